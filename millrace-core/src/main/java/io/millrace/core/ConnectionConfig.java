@@ -1,0 +1,280 @@
+package io.millrace.core;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Settings and limits of one connection, immutable. Every limit is on by default; the defaults suit
+ * service-to-service traffic and keep the memory a hostile peer can make a connection hold to a few
+ * megabytes.
+ *
+ * <pre>{@code
+ * ConnectionConfig config = ConnectionConfig.builder()
+ *     .keepAlive(Duration.ofSeconds(20), Duration.ofSeconds(90))
+ *     .fragmentSize(64 * 1024)
+ *     .build();
+ * }</pre>
+ */
+public final class ConnectionConfig {
+  /** The default: every setting at its documented default. */
+  public static final ConnectionConfig DEFAULT = builder().build();
+
+  private final String metadataMimeType;
+  private final String dataMimeType;
+  private final Duration keepAliveInterval;
+  private final Duration maxLifetime;
+  private final boolean lease;
+  private final LeaseIssuer leaseIssuer;
+  private final int fragmentSize;
+  private final int maxFrameLength;
+  private final int maxReassembledLength;
+  private final int maxConcurrentStreams;
+  private final Duration setupTimeout;
+  private final int maxInboundKeepAlivesPerSecond;
+  private final int maxInboundMetadataPushesPerSecond;
+  private final long maxQueuedBytes;
+
+  private ConnectionConfig(Builder b) {
+    this.metadataMimeType = b.metadataMimeType;
+    this.dataMimeType = b.dataMimeType;
+    this.keepAliveInterval = b.keepAliveInterval;
+    this.maxLifetime = b.maxLifetime;
+    this.lease = b.lease;
+    this.leaseIssuer = b.leaseIssuer;
+    this.fragmentSize = b.fragmentSize;
+    this.maxFrameLength = b.maxFrameLength;
+    this.maxReassembledLength = b.maxReassembledLength;
+    this.maxConcurrentStreams = b.maxConcurrentStreams;
+    this.setupTimeout = b.setupTimeout;
+    this.maxInboundKeepAlivesPerSecond = b.maxInboundKeepAlivesPerSecond;
+    this.maxInboundMetadataPushesPerSecond = b.maxInboundMetadataPushesPerSecond;
+    this.maxQueuedBytes = b.maxQueuedBytes;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  public Builder toBuilder() {
+    Builder b = new Builder();
+    b.metadataMimeType = metadataMimeType;
+    b.dataMimeType = dataMimeType;
+    b.keepAliveInterval = keepAliveInterval;
+    b.maxLifetime = maxLifetime;
+    b.lease = lease;
+    b.leaseIssuer = leaseIssuer;
+    b.fragmentSize = fragmentSize;
+    b.maxFrameLength = maxFrameLength;
+    b.maxReassembledLength = maxReassembledLength;
+    b.maxConcurrentStreams = maxConcurrentStreams;
+    b.setupTimeout = setupTimeout;
+    b.maxInboundKeepAlivesPerSecond = maxInboundKeepAlivesPerSecond;
+    b.maxInboundMetadataPushesPerSecond = maxInboundMetadataPushesPerSecond;
+    b.maxQueuedBytes = maxQueuedBytes;
+    return b;
+  }
+
+  /** Client: the metadata MIME type sent in SETUP. Default {@code application/binary}. */
+  public String metadataMimeType() {
+    return metadataMimeType;
+  }
+
+  /** Client: the data MIME type sent in SETUP. Default {@code application/binary}. */
+  public String dataMimeType() {
+    return dataMimeType;
+  }
+
+  /** Client: how often to send KEEPALIVE. Default 20 s. */
+  public Duration keepAliveInterval() {
+    return keepAliveInterval;
+  }
+
+  /** Client: silence from the server tolerated before the connection is closed. Default 90 s. */
+  public Duration maxLifetime() {
+    return maxLifetime;
+  }
+
+  /** Client: whether SETUP asks for leases (L flag). Default false. */
+  public boolean lease() {
+    return lease;
+  }
+
+  /**
+   * The hook that grants leases to the peer on lease-enabled connections; a server without one
+   * rejects SETUPs that ask for leases with UNSUPPORTED_SETUP. Default none.
+   */
+  public LeaseIssuer leaseIssuer() {
+    return leaseIssuer;
+  }
+
+  /**
+   * Outbound frames longer than this are fragmented; counts the 3-byte length prefix and header as
+   * rsocket-java does. 0 disables fragmentation below {@link #maxFrameLength()}. Default 0.
+   */
+  public int fragmentSize() {
+    return fragmentSize;
+  }
+
+  /**
+   * Longest inbound frame accepted; a longer one closes the connection with CONNECTION_ERROR.
+   * Outbound frames are fragmented to stay within it too. Default 1 MiB (protocol maximum 16 MiB).
+   */
+  public int maxFrameLength() {
+    return maxFrameLength;
+  }
+
+  /**
+   * Longest message reassembled from fragments, metadata and data together, each fragment also
+   * charged 16 bytes of overhead so floods of empty fragments hit the limit. Breaking it closes the
+   * connection with CONNECTION_ERROR. Default 16 MiB.
+   */
+  public int maxReassembledLength() {
+    return maxReassembledLength;
+  }
+
+  /**
+   * Streams the peer may have open at once; beyond it requests get ERROR[REJECTED]. Default 4096.
+   */
+  public int maxConcurrentStreams() {
+    return maxConcurrentStreams;
+  }
+
+  /** Server: time from accept to SETUP before the connection is closed. Default 5 s. */
+  public Duration setupTimeout() {
+    return setupTimeout;
+  }
+
+  /** Inbound KEEPALIVE frames allowed per second (burst as large). Default 20. */
+  public int maxInboundKeepAlivesPerSecond() {
+    return maxInboundKeepAlivesPerSecond;
+  }
+
+  /** Inbound METADATA_PUSH frames allowed per second (burst as large). Default 1000. */
+  public int maxInboundMetadataPushesPerSecond() {
+    return maxInboundMetadataPushesPerSecond;
+  }
+
+  /**
+   * Outbound bytes queued for a peer beyond which this side stops reading from it until the queue
+   * drains: a peer that does not read cannot make this side buffer without bound. Default 4 MiB.
+   */
+  public long maxQueuedBytes() {
+    return maxQueuedBytes;
+  }
+
+  /** Builds a {@link ConnectionConfig}; every setter checks its argument. */
+  public static final class Builder {
+    private String metadataMimeType = "application/binary";
+    private String dataMimeType = "application/binary";
+    private Duration keepAliveInterval = Duration.ofSeconds(20);
+    private Duration maxLifetime = Duration.ofSeconds(90);
+    private boolean lease;
+    private LeaseIssuer leaseIssuer;
+    private int fragmentSize;
+    private int maxFrameLength = 1 << 20;
+    private int maxReassembledLength = 16 << 20;
+    private int maxConcurrentStreams = 4096;
+    private Duration setupTimeout = Duration.ofSeconds(5);
+    private int maxInboundKeepAlivesPerSecond = 20;
+    private int maxInboundMetadataPushesPerSecond = 1000;
+    private long maxQueuedBytes = 4L << 20;
+
+    private Builder() {}
+
+    public Builder mimeTypes(String metadataMimeType, String dataMimeType) {
+      this.metadataMimeType = Objects.requireNonNull(metadataMimeType);
+      this.dataMimeType = Objects.requireNonNull(dataMimeType);
+      return this;
+    }
+
+    public Builder keepAlive(Duration interval, Duration maxLifetime) {
+      if (interval.toMillis() <= 0 || maxLifetime.toMillis() <= 0) {
+        throw new IllegalArgumentException("keepalive interval and max lifetime must be positive");
+      }
+      if (interval.toMillis() > Integer.MAX_VALUE || maxLifetime.toMillis() > Integer.MAX_VALUE) {
+        throw new IllegalArgumentException("keepalive interval and max lifetime must fit 31 bits");
+      }
+      this.keepAliveInterval = interval;
+      this.maxLifetime = maxLifetime;
+      return this;
+    }
+
+    public Builder lease(boolean lease) {
+      this.lease = lease;
+      return this;
+    }
+
+    public Builder leaseIssuer(LeaseIssuer leaseIssuer) {
+      this.leaseIssuer = leaseIssuer;
+      return this;
+    }
+
+    public Builder fragmentSize(int fragmentSize) {
+      if (fragmentSize != 0 && fragmentSize < 64) {
+        throw new IllegalArgumentException("fragment size must be 0 (off) or at least 64");
+      }
+      this.fragmentSize = fragmentSize;
+      return this;
+    }
+
+    public Builder maxFrameLength(int maxFrameLength) {
+      if (maxFrameLength < 64 || maxFrameLength > 0xFF_FFFF) {
+        throw new IllegalArgumentException("max frame length must be 64 to 16777215");
+      }
+      this.maxFrameLength = maxFrameLength;
+      return this;
+    }
+
+    public Builder maxReassembledLength(int maxReassembledLength) {
+      if (maxReassembledLength < 64) {
+        throw new IllegalArgumentException("max reassembled length must be at least 64");
+      }
+      this.maxReassembledLength = maxReassembledLength;
+      return this;
+    }
+
+    public Builder maxConcurrentStreams(int maxConcurrentStreams) {
+      if (maxConcurrentStreams < 1) {
+        throw new IllegalArgumentException("max concurrent streams must be positive");
+      }
+      this.maxConcurrentStreams = maxConcurrentStreams;
+      return this;
+    }
+
+    public Builder setupTimeout(Duration setupTimeout) {
+      if (setupTimeout.toMillis() <= 0) {
+        throw new IllegalArgumentException("setup timeout must be positive");
+      }
+      this.setupTimeout = setupTimeout;
+      return this;
+    }
+
+    public Builder maxInboundKeepAlivesPerSecond(int rate) {
+      if (rate < 1) {
+        throw new IllegalArgumentException("rate must be positive");
+      }
+      this.maxInboundKeepAlivesPerSecond = rate;
+      return this;
+    }
+
+    public Builder maxInboundMetadataPushesPerSecond(int rate) {
+      if (rate < 1) {
+        throw new IllegalArgumentException("rate must be positive");
+      }
+      this.maxInboundMetadataPushesPerSecond = rate;
+      return this;
+    }
+
+    public Builder maxQueuedBytes(long maxQueuedBytes) {
+      if (maxQueuedBytes < 1024) {
+        throw new IllegalArgumentException("max queued bytes must be at least 1024");
+      }
+      this.maxQueuedBytes = maxQueuedBytes;
+      return this;
+    }
+
+    public ConnectionConfig build() {
+      return new ConnectionConfig(this);
+    }
+  }
+}

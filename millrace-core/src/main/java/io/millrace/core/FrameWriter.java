@@ -1,0 +1,241 @@
+package io.millrace.core;
+
+import io.millrace.frame.CancelFrame;
+import io.millrace.frame.ErrorFrame;
+import io.millrace.frame.FrameHeader;
+import io.millrace.frame.FrameType;
+import io.millrace.frame.KeepAliveFrame;
+import io.millrace.frame.LeaseFrame;
+import io.millrace.frame.MetadataPushFrame;
+import io.millrace.frame.PayloadFrame;
+import io.millrace.frame.RequestChannelFrame;
+import io.millrace.frame.RequestFnfFrame;
+import io.millrace.frame.RequestNFrame;
+import io.millrace.frame.RequestResponseFrame;
+import io.millrace.frame.RequestStreamFrame;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+
+/**
+ * Encodes the engine's outbound frames into the transport, fragmenting payload-bearing frames that
+ * exceed the fragment size.
+ *
+ * <p>Fragmentation design: the limit counts the transport's 3-byte length prefix, as rsocket-java's
+ * "mtu" does, so both libraries cut the same message into the same frames. The first fragment is
+ * the original frame type with F set; continuations are PAYLOAD frames with N (as rsocket-java
+ * sends them) and F, and the last one carries C if the original did. All metadata goes before any
+ * data, and each fragment that carries metadata has its own M flag and length. Fragments are slices
+ * of the caller's buffers, so fragmenting never copies a payload twice.
+ *
+ * <p>Ownership: methods taking {@code metadata} and {@code data} release them. Event loop only.
+ * Writes are not flushed here; {@link ConnectionEngine} flushes once per batch.
+ */
+final class FrameWriter {
+  private final Transport transport;
+  private final ByteBufAllocator alloc;
+  private final int headroom;
+  private final int frameLimit;
+  private final ConnectionEngine engine;
+
+  FrameWriter(Transport transport, ConnectionConfig config, ConnectionEngine engine) {
+    this.transport = transport;
+    this.alloc = transport.alloc();
+    this.headroom = transport.headroom();
+    this.engine = engine;
+    int limit = config.maxFrameLength();
+    if (config.fragmentSize() > 0) {
+      limit = Math.min(limit, config.fragmentSize() - FrameHeader.LENGTH_PREFIX_SIZE);
+    }
+    this.frameLimit = limit;
+  }
+
+  ByteBufAllocator alloc() {
+    return alloc;
+  }
+
+  int headroom() {
+    return headroom;
+  }
+
+  void write(ByteBuf frame) {
+    transport.write(frame);
+    engine.onWritten();
+  }
+
+  /**
+   * Sends a request frame ({@code type} one of the four REQUEST types); {@code initialRequestN} is
+   * ignored for request-response and fire-and-forget.
+   */
+  void request(
+      int type,
+      int streamId,
+      long initialRequestN,
+      boolean complete,
+      ByteBuf metadata,
+      ByteBuf data) {
+    int extra = type == FrameType.REQUEST_STREAM || type == FrameType.REQUEST_CHANNEL ? 4 : 0;
+    try {
+      if (length(extra, metadata, data) <= frameLimit) {
+        write(encodeFirst(type, streamId, false, complete, initialRequestN, metadata, data));
+      } else {
+        fragment(
+            type,
+            streamId,
+            extra,
+            complete ? FrameHeader.FLAG_COMPLETE : 0,
+            initialRequestN,
+            metadata,
+            data);
+      }
+    } finally {
+      release(metadata, data);
+    }
+  }
+
+  /** Sends a PAYLOAD with {@code flags} among N and C. */
+  void payload(int streamId, int flags, ByteBuf metadata, ByteBuf data) {
+    try {
+      if (length(0, metadata, data) <= frameLimit) {
+        write(PayloadFrame.encode(alloc, headroom, streamId, flags, metadata, data));
+      } else {
+        fragment(
+            FrameType.PAYLOAD,
+            streamId,
+            0,
+            flags & FrameHeader.FLAG_COMPLETE | flags & FrameHeader.FLAG_NEXT,
+            0,
+            metadata,
+            data);
+      }
+    } finally {
+      release(metadata, data);
+    }
+  }
+
+  void complete(int streamId) {
+    write(PayloadFrame.encodeComplete(alloc, headroom, streamId));
+  }
+
+  void requestN(int streamId, long n) {
+    write(RequestNFrame.encode(alloc, headroom, streamId, n));
+  }
+
+  void cancel(int streamId) {
+    write(CancelFrame.encode(alloc, headroom, streamId));
+  }
+
+  void error(int streamId, int code, String message) {
+    write(ErrorFrame.encode(alloc, headroom, streamId, code, message));
+  }
+
+  void keepAlive(boolean respond, ByteBuf data) {
+    write(KeepAliveFrame.encode(alloc, headroom, respond, 0, data));
+  }
+
+  void lease(int ttlMillis, int numberOfRequests, ByteBuf metadata) {
+    try {
+      write(LeaseFrame.encode(alloc, headroom, ttlMillis, numberOfRequests, metadata));
+    } finally {
+      release(metadata, null);
+    }
+  }
+
+  void metadataPush(ByteBuf metadata) {
+    try {
+      write(MetadataPushFrame.encode(alloc, headroom, metadata));
+    } finally {
+      release(metadata, null);
+    }
+  }
+
+  private static int length(int extra, ByteBuf metadata, ByteBuf data) {
+    return FrameHeader.SIZE
+        + extra
+        + (metadata == null ? 0 : 3 + metadata.readableBytes())
+        + (data == null ? 0 : data.readableBytes());
+  }
+
+  private ByteBuf encodeFirst(
+      int type,
+      int streamId,
+      boolean follows,
+      boolean complete,
+      long initialRequestN,
+      ByteBuf metadata,
+      ByteBuf data) {
+    switch (type) {
+      case FrameType.REQUEST_RESPONSE:
+        return RequestResponseFrame.encode(alloc, headroom, streamId, follows, metadata, data);
+      case FrameType.REQUEST_FNF:
+        return RequestFnfFrame.encode(alloc, headroom, streamId, follows, metadata, data);
+      case FrameType.REQUEST_STREAM:
+        return RequestStreamFrame.encode(
+            alloc, headroom, streamId, follows, initialRequestN, metadata, data);
+      case FrameType.REQUEST_CHANNEL:
+        return RequestChannelFrame.encode(
+            alloc, headroom, streamId, follows, complete, initialRequestN, metadata, data);
+      default:
+        throw new IllegalArgumentException("not a request type: " + FrameType.name(type));
+    }
+  }
+
+  private void fragment(
+      int type,
+      int streamId,
+      int extra,
+      int lastFlags,
+      long initialRequestN,
+      ByteBuf metadata,
+      ByteBuf data) {
+    int metadataIndex = metadata == null ? 0 : metadata.readerIndex();
+    int metadataLeft = metadata == null ? 0 : metadata.readableBytes();
+    int dataIndex = data == null ? 0 : data.readerIndex();
+    int dataLeft = data == null ? 0 : data.readableBytes();
+    boolean first = true;
+    while (true) {
+      int room = frameLimit - FrameHeader.SIZE - (first ? extra : 0);
+      ByteBuf metadataPart = null;
+      if (metadataLeft > 0 || first && metadata != null) {
+        int take = Math.max(0, Math.min(metadataLeft, room - 3));
+        metadataPart = metadata.slice(metadataIndex, take);
+        metadataIndex += take;
+        metadataLeft -= take;
+        room -= 3 + take;
+      }
+      ByteBuf dataPart = null;
+      if (metadataLeft == 0 && dataLeft > 0 && room > 0) {
+        int take = Math.min(dataLeft, room);
+        dataPart = data.slice(dataIndex, take);
+        dataIndex += take;
+        dataLeft -= take;
+      }
+      boolean last = metadataLeft == 0 && dataLeft == 0;
+      if (first) {
+        if (type == FrameType.PAYLOAD) {
+          int flags = (lastFlags & FrameHeader.FLAG_NEXT) | FrameHeader.FLAG_FOLLOWS;
+          write(PayloadFrame.encode(alloc, headroom, streamId, flags, metadataPart, dataPart));
+        } else {
+          write(encodeFirst(type, streamId, true, false, initialRequestN, metadataPart, dataPart));
+        }
+        first = false;
+      } else {
+        int flags =
+            FrameHeader.FLAG_NEXT
+                | (last ? lastFlags & FrameHeader.FLAG_COMPLETE : FrameHeader.FLAG_FOLLOWS);
+        write(PayloadFrame.encode(alloc, headroom, streamId, flags, metadataPart, dataPart));
+      }
+      if (last) {
+        return;
+      }
+    }
+  }
+
+  private static void release(ByteBuf metadata, ByteBuf data) {
+    if (metadata != null) {
+      metadata.release();
+    }
+    if (data != null) {
+      data.release();
+    }
+  }
+}

@@ -1,0 +1,60 @@
+package io.millrace.core;
+
+import io.netty.buffer.ByteBuf;
+
+/**
+ * One RSocket stream as seen from this side: an outbound half (payloads this side sends, limited by
+ * the credit the peer grants) and an inbound half (payloads the peer sends, limited by the credit
+ * this side grants with {@link #request}).
+ *
+ * <p>Which halves exist depends on the interaction and the side: a request-stream requester only
+ * receives, its responder only sends, and both sides of a channel do both. A request-response
+ * responder sends exactly one payload: {@link #next} completes it.
+ *
+ * <p>Threading: all methods must be called on the connection's event loop ({@link
+ * Connection#executor()}); other threads hop there first with {@code executor().execute(...)}.
+ * Methods throw {@link IllegalStateException} when called elsewhere. This keeps the per-message
+ * path free of locks and atomics.
+ *
+ * <p>Ownership: {@link #next} takes ownership of the buffers passed in, whatever happens (they are
+ * released even when the stream has already ended).
+ */
+public interface Stream {
+
+  /** The stream id; 0 until a request issued off the event loop has been sent. */
+  int streamId();
+
+  /** Credit the peer has granted for outbound payloads; {@link Long#MAX_VALUE} is unbounded. */
+  long credit();
+
+  /**
+   * Whether {@link #next} may be called now: the outbound half is open, the peer granted credit and
+   * the transport is writable. When false, wait for {@link StreamListener#onReady}.
+   */
+  boolean isReady();
+
+  /**
+   * Sends one payload. {@code metadata} may be null (no metadata). Throws {@link
+   * IllegalStateException} without credit; check {@link #credit()} or {@link #isReady()}. Sending
+   * while the transport is not writable is allowed (it queues) but a producer should pause.
+   */
+  void next(ByteBuf metadata, ByteBuf data);
+
+  /** Sends a final payload and completes the outbound half, in one frame. */
+  void nextAndComplete(ByteBuf metadata, ByteBuf data);
+
+  /** Completes the outbound half. */
+  void complete();
+
+  /** Ends the stream with an ERROR frame; {@code errorCode} is APPLICATION_ERROR or a user code. */
+  void error(int errorCode, String message);
+
+  /** Grants the peer {@code n} more inbound payloads; n at or above 2^31-1 means unbounded. */
+  void request(long n);
+
+  /** Cancels the inbound half: sends CANCEL; no more inbound events are delivered. */
+  void cancel();
+
+  /** The connection this stream belongs to. */
+  Connection connection();
+}

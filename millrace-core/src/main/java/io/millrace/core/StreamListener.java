@@ -1,0 +1,41 @@
+package io.millrace.core;
+
+import io.netty.buffer.ByteBuf;
+
+/**
+ * Receives the events of one stream, on the connection's event loop.
+ *
+ * <p>Ownership: {@code metadata} and {@code data} in {@link #onNext} are borrowed: they are valid
+ * until the method returns and the engine releases them afterwards. Keep one by calling {@code
+ * retain()} on it (and release it later), or pass a retained buffer straight to {@link
+ * Stream#next}. A null {@code metadata} means the payload has no metadata (M flag clear).
+ *
+ * <p>Every method has an empty default, so a listener overrides only what its interaction needs.
+ */
+public interface StreamListener {
+
+  /** A listener that ignores every event. */
+  StreamListener NOOP = new StreamListener() {};
+
+  /** A payload arrived from the peer (it counted against the credit this side granted). */
+  default void onNext(Stream stream, ByteBuf metadata, ByteBuf data) {}
+
+  /** The peer completed its side of the stream; no more {@link #onNext} follows. */
+  default void onComplete(Stream stream) {}
+
+  /**
+   * The stream ended with an error: an ERROR frame from the peer, a local failure (the connection
+   * closed, a lease missing) or a protocol violation. {@code errorCode} is one of {@link
+   * io.millrace.frame.ErrorCode}'s or an application code. Nothing else follows.
+   */
+  default void onError(Stream stream, int errorCode, String message) {}
+
+  /**
+   * Outbound payloads may be sent: the peer granted credit or the transport drained. Send while
+   * {@link Stream#isReady()} holds.
+   */
+  default void onReady(Stream stream) {}
+
+  /** The peer cancelled this side's outbound half: stop sending. */
+  default void onCancel(Stream stream) {}
+}

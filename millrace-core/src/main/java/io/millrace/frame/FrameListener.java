@@ -1,0 +1,61 @@
+package io.millrace.frame;
+
+import io.netty.buffer.ByteBuf;
+
+/**
+ * Receives the frames that {@link FrameReader} decodes, one call per frame.
+ *
+ * <p>Ownership: every {@link ByteBuf} argument is a slice of the frame being read, borrowed for the
+ * duration of the call. The reader's caller releases the frame afterwards; a listener that keeps a
+ * buffer past the call must {@code retain()} it (or {@code retainedSlice()}) and release it later.
+ * A null metadata argument means the M flag was not set (no metadata, as opposed to empty).
+ */
+public interface FrameListener {
+
+  /** SETUP. {@code resumeToken} is null unless R is set. */
+  void onSetup(
+      int flags,
+      int majorVersion,
+      int minorVersion,
+      int keepAliveIntervalMillis,
+      int maxLifetimeMillis,
+      ByteBuf resumeToken,
+      String metadataMimeType,
+      String dataMimeType,
+      ByteBuf metadata,
+      ByteBuf data);
+
+  void onLease(int ttlMillis, int numberOfRequests, ByteBuf metadata);
+
+  void onKeepAlive(boolean respond, long lastReceivedPosition, ByteBuf data);
+
+  /**
+   * REQUEST_RESPONSE, REQUEST_FNF, REQUEST_STREAM or REQUEST_CHANNEL ({@code frameType} tells
+   * which). {@code initialRequestN} is 0 for the first two; {@code flags} carries F and C.
+   */
+  void onRequest(
+      int frameType, int streamId, int flags, int initialRequestN, ByteBuf metadata, ByteBuf data);
+
+  /** REQUEST_N with n from 1 to 2^31-1. */
+  void onRequestN(int streamId, int n);
+
+  void onCancel(int streamId);
+
+  /** PAYLOAD; {@code flags} carries F, C and N. */
+  void onPayload(int streamId, int flags, ByteBuf metadata, ByteBuf data);
+
+  void onError(int streamId, int errorCode, String message);
+
+  void onMetadataPush(ByteBuf metadata);
+
+  void onResume(
+      int majorVersion,
+      int minorVersion,
+      ByteBuf token,
+      long lastReceivedServerPosition,
+      long firstAvailableClientPosition);
+
+  void onResumeOk(long lastReceivedClientPosition);
+
+  void onExt(int streamId, int flags, int extendedType, ByteBuf metadata, ByteBuf data);
+}

@@ -1,0 +1,222 @@
+package io.millrace.frame;
+
+import io.netty.buffer.ByteBuf;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Validates one frame and calls the matching {@link FrameListener} method.
+ *
+ * <p>The frame is a buffer holding exactly one frame without its transport length prefix. The
+ * reader checks every length against the frame before slicing, so a hostile peer can make it throw
+ * {@link FrameFormatException} but never read past the frame. It neither retains nor releases the
+ * frame; see {@link FrameListener} for the slices it hands out.
+ *
+ * <p>Stateless and allocation-free apart from the slices; safe to share between connections.
+ */
+public final class FrameReader {
+  private FrameReader() {}
+
+  /**
+   * Decodes {@code frame} and dispatches it to {@code listener}.
+   *
+   * @return false when the frame was an unknown type with the ignore flag and was skipped
+   * @throws FrameFormatException when the frame is malformed
+   */
+  public static boolean read(ByteBuf frame, FrameListener listener) {
+    int length = frame.readableBytes();
+    if (length < FrameHeader.SIZE) {
+      throw new FrameFormatException("frame shorter than its header: " + length + " bytes");
+    }
+    int streamId = FrameHeader.streamId(frame);
+    int type = FrameHeader.type(frame);
+    int flags = FrameHeader.flags(frame);
+    switch (type) {
+      case FrameType.REQUEST_RESPONSE:
+      case FrameType.REQUEST_FNF:
+        requireStream(streamId, type);
+        requirePayloadFits(frame, FrameHeader.SIZE, type);
+        listener.onRequest(
+            type,
+            streamId,
+            flags,
+            0,
+            Frames.metadata(frame, FrameHeader.SIZE),
+            Frames.data(frame, FrameHeader.SIZE));
+        return true;
+      case FrameType.REQUEST_STREAM:
+      case FrameType.REQUEST_CHANNEL:
+        {
+          requireStream(streamId, type);
+          requirePayloadFits(frame, RequestStreamFrame.PAYLOAD_OFFSET, type);
+          int n = RequestStreamFrame.initialRequestN(frame);
+          if (n == 0) {
+            throw new FrameFormatException(FrameType.name(type) + " with initial request-n 0");
+          }
+          listener.onRequest(
+              type,
+              streamId,
+              flags,
+              n,
+              Frames.metadata(frame, RequestStreamFrame.PAYLOAD_OFFSET),
+              Frames.data(frame, RequestStreamFrame.PAYLOAD_OFFSET));
+          return true;
+        }
+      case FrameType.PAYLOAD:
+        requireStream(streamId, type);
+        requirePayloadFits(frame, FrameHeader.SIZE, type);
+        if ((flags & (FrameHeader.FLAG_NEXT | FrameHeader.FLAG_COMPLETE | FrameHeader.FLAG_FOLLOWS))
+            == 0) {
+          throw new FrameFormatException("PAYLOAD with neither NEXT nor COMPLETE");
+        }
+        listener.onPayload(
+            streamId,
+            flags,
+            Frames.metadata(frame, FrameHeader.SIZE),
+            Frames.data(frame, FrameHeader.SIZE));
+        return true;
+      case FrameType.REQUEST_N:
+        {
+          requireStream(streamId, type);
+          requireLength(frame, FrameHeader.SIZE + 4, type);
+          int n = RequestNFrame.requestN(frame);
+          if (n == 0) {
+            throw new FrameFormatException("REQUEST_N with n 0");
+          }
+          listener.onRequestN(streamId, n);
+          return true;
+        }
+      case FrameType.CANCEL:
+        requireStream(streamId, type);
+        listener.onCancel(streamId);
+        return true;
+      case FrameType.ERROR:
+        requireLength(frame, ErrorFrame.DATA_OFFSET, type);
+        listener.onError(streamId, ErrorFrame.errorCode(frame), ErrorFrame.message(frame));
+        return true;
+      case FrameType.KEEPALIVE:
+        requireConnection(streamId, type);
+        requireLength(frame, KeepAliveFrame.DATA_OFFSET, type);
+        listener.onKeepAlive(
+            KeepAliveFrame.respond(frame),
+            KeepAliveFrame.lastReceivedPosition(frame),
+            KeepAliveFrame.data(frame));
+        return true;
+      case FrameType.LEASE:
+        requireConnection(streamId, type);
+        requireLength(frame, LeaseFrame.METADATA_OFFSET, type);
+        listener.onLease(
+            LeaseFrame.ttl(frame) & 0x7FFF_FFFF,
+            LeaseFrame.numberOfRequests(frame) & 0x7FFF_FFFF,
+            LeaseFrame.metadata(frame));
+        return true;
+      case FrameType.METADATA_PUSH:
+        requireConnection(streamId, type);
+        listener.onMetadataPush(MetadataPushFrame.metadata(frame));
+        return true;
+      case FrameType.SETUP:
+        requireConnection(streamId, type);
+        readSetup(frame, flags, listener);
+        return true;
+      case FrameType.RESUME:
+        requireConnection(streamId, type);
+        requireLength(frame, ResumeFrame.TOKEN_LENGTH_OFFSET + 2, type);
+        requireLength(frame, ResumeFrame.positionsOffset(frame) - frame.readerIndex() + 16, type);
+        listener.onResume(
+            ResumeFrame.majorVersion(frame),
+            ResumeFrame.minorVersion(frame),
+            ResumeFrame.token(frame),
+            ResumeFrame.lastReceivedServerPosition(frame),
+            ResumeFrame.firstAvailableClientPosition(frame));
+        return true;
+      case FrameType.RESUME_OK:
+        requireConnection(streamId, type);
+        requireLength(frame, FrameHeader.SIZE + 8, type);
+        listener.onResumeOk(ResumeOkFrame.lastReceivedClientPosition(frame));
+        return true;
+      case FrameType.EXT:
+        requirePayloadFits(frame, ExtFrame.PAYLOAD_OFFSET, type);
+        listener.onExt(
+            streamId,
+            flags,
+            ExtFrame.extendedType(frame),
+            ExtFrame.metadata(frame),
+            ExtFrame.data(frame));
+        return true;
+      default:
+        if ((flags & FrameHeader.FLAG_IGNORE) != 0) {
+          return false;
+        }
+        throw new FrameFormatException("unknown frame type " + FrameType.name(type));
+    }
+  }
+
+  private static void readSetup(ByteBuf frame, int flags, FrameListener listener) {
+    int base = frame.readerIndex();
+    int end = frame.writerIndex();
+    int offset = base + SetupFrame.VARIABLE_OFFSET;
+    if (offset > end) {
+      throw new FrameFormatException("SETUP too short");
+    }
+    ByteBuf token = null;
+    if ((flags & FrameHeader.FLAG_RESUME) != 0) {
+      offset = need(offset, 2, end);
+      int tokenLength = frame.getUnsignedShort(offset - 2);
+      offset = need(offset, tokenLength, end);
+      token = frame.slice(offset - tokenLength, tokenLength);
+    }
+    offset = need(offset, 1, end);
+    int metadataMimeLength = frame.getUnsignedByte(offset - 1);
+    offset = need(offset, metadataMimeLength, end);
+    String metadataMime =
+        frame.toString(offset - metadataMimeLength, metadataMimeLength, StandardCharsets.US_ASCII);
+    offset = need(offset, 1, end);
+    int dataMimeLength = frame.getUnsignedByte(offset - 1);
+    offset = need(offset, dataMimeLength, end);
+    String dataMime =
+        frame.toString(offset - dataMimeLength, dataMimeLength, StandardCharsets.US_ASCII);
+    int payloadOffset = offset - base;
+    requirePayloadFits(frame, payloadOffset, FrameType.SETUP);
+    listener.onSetup(
+        flags,
+        SetupFrame.majorVersion(frame),
+        SetupFrame.minorVersion(frame),
+        SetupFrame.keepAliveInterval(frame),
+        SetupFrame.maxLifetime(frame),
+        token,
+        metadataMime,
+        dataMime,
+        Frames.metadata(frame, payloadOffset),
+        Frames.data(frame, payloadOffset));
+  }
+
+  private static int need(int offset, int count, int end) {
+    if (offset + count > end) {
+      throw new FrameFormatException("SETUP too short");
+    }
+    return offset + count;
+  }
+
+  private static void requireStream(int streamId, int type) {
+    if (streamId == 0) {
+      throw new FrameFormatException(FrameType.name(type) + " on stream 0");
+    }
+  }
+
+  private static void requireConnection(int streamId, int type) {
+    if (streamId != 0) {
+      throw new FrameFormatException(FrameType.name(type) + " on stream " + streamId);
+    }
+  }
+
+  private static void requireLength(ByteBuf frame, int length, int type) {
+    if (frame.readableBytes() < length) {
+      throw new FrameFormatException(FrameType.name(type) + " too short");
+    }
+  }
+
+  private static void requirePayloadFits(ByteBuf frame, int offset, int type) {
+    if (!Frames.payloadFits(frame, offset)) {
+      throw new FrameFormatException(FrameType.name(type) + " metadata length overruns the frame");
+    }
+  }
+}
