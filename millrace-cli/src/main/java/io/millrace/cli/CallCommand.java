@@ -1,0 +1,249 @@
+package io.millrace.cli;
+
+import io.millrace.core.Connection;
+import io.millrace.core.Stream;
+import io.millrace.core.StreamListener;
+import io.millrace.transport.netty.TcpClient;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import java.io.BufferedOutputStream;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code millrace call}: one request of any interaction, printing each payload received as a line
+ * (data as UTF-8, then a TAB and the metadata when the payload has metadata).
+ *
+ * <p>Exit codes: 0 on completion, 1 after an ERROR frame (printed to stderr as {@code ERROR
+ * 0x<code> <message>}), 2 when nothing completed within the timeout, 3 when the connection could
+ * not be made.
+ */
+@Command(
+    name = "call",
+    mixinStandardHelpOptions = true,
+    description = "Sends one request and prints what comes back, one payload per line.")
+final class CallCommand implements Callable<Integer> {
+  static final int EXIT_OK = 0;
+  static final int EXIT_ERROR_FRAME = 1;
+  static final int EXIT_TIMEOUT = 2;
+  static final int EXIT_CONNECT_FAILED = 3;
+
+  enum Interaction {
+    REQUEST_RESPONSE("request-response"),
+    FIRE_AND_FORGET("fire-and-forget"),
+    REQUEST_STREAM("request-stream"),
+    REQUEST_CHANNEL("request-channel");
+
+    final String cliName;
+
+    Interaction(String cliName) {
+      this.cliName = cliName;
+    }
+
+    static Interaction parse(String name) {
+      for (Interaction interaction : values()) {
+        if (interaction.cliName.equals(name)) {
+          return interaction;
+        }
+      }
+      throw new IllegalArgumentException(
+          "unknown interaction '"
+              + name
+              + "': use request-response, fire-and-forget, request-stream or request-channel");
+    }
+  }
+
+  @Mixin TransportOptions transport;
+
+  @Option(
+      names = "--interaction",
+      required = true,
+      converter = InteractionConverter.class,
+      description = "request-response, fire-and-forget, request-stream or request-channel.")
+  Interaction interaction;
+
+  @Option(names = "--data", defaultValue = "", description = "Request data (UTF-8).")
+  String data;
+
+  @Option(names = "--metadata", description = "Request metadata (UTF-8); none when absent.")
+  String metadata;
+
+  @Option(
+      names = "--request-n",
+      defaultValue = "0",
+      description = "Ask for N at first and N more each time N arrived (default: unbounded).")
+  long requestN;
+
+  @Option(
+      names = "--inputs",
+      split = ",",
+      description = "request-channel: payloads sent after the first one, then completes.")
+  List<String> inputs = List.of();
+
+  @Option(names = "--take", defaultValue = "0", description = "Cancel after K payloads.")
+  long take;
+
+  @Option(
+      names = "--timeout",
+      defaultValue = "10",
+      description = "Seconds to wait for completion before exiting with 2 (default: 10).")
+  long timeoutSeconds;
+
+  @Option(names = "--metadata-mime", defaultValue = "application/binary")
+  String metadataMime;
+
+  @Option(names = "--data-mime", defaultValue = "application/binary")
+  String dataMime;
+
+  static final class InteractionConverter
+      implements picocli.CommandLine.ITypeConverter<Interaction> {
+    @Override
+    public Interaction convert(String value) {
+      return Interaction.parse(value);
+    }
+  }
+
+  @Override
+  public Integer call() throws InterruptedException {
+    PrintStream out =
+        new PrintStream(
+            new BufferedOutputStream(new FileOutputStream(FileDescriptor.out), 1 << 16),
+            false,
+            StandardCharsets.UTF_8);
+    try (TcpClient client =
+        TcpClient.builder()
+            .config(transport.config().mimeTypes(metadataMime, dataMime).build())
+            .build()) {
+      Connection connection;
+      try {
+        connection =
+            client.connect(transport.host, transport.port).get(timeoutSeconds, TimeUnit.SECONDS);
+      } catch (ExecutionException | TimeoutException e) {
+        Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
+        System.err.println(
+            "cannot connect to " + transport.host + ":" + transport.port + ": " + cause);
+        return EXIT_CONNECT_FAILED;
+      }
+      CompletableFuture<Integer> exit = new CompletableFuture<>();
+      Printer printer = new Printer(out, exit);
+      connection.executor().execute(() -> start(connection, printer, exit));
+      int code;
+      try {
+        code = exit.get(timeoutSeconds, TimeUnit.SECONDS);
+      } catch (TimeoutException e) {
+        System.err.println("no completion within " + timeoutSeconds + " s");
+        code = EXIT_TIMEOUT;
+      } catch (ExecutionException e) {
+        System.err.println("failed: " + e.getCause());
+        code = EXIT_ERROR_FRAME;
+      }
+      connection.executor().submit(() -> out.flush()).await(1, TimeUnit.SECONDS);
+      connection.close();
+      connection.onClose().await(1, TimeUnit.SECONDS);
+      return code;
+    } finally {
+      out.flush();
+    }
+  }
+
+  private void start(Connection connection, Printer printer, CompletableFuture<Integer> exit) {
+    ByteBuf metadataBuf =
+        metadata == null ? null : ByteBufUtil.writeUtf8(connection.alloc(), metadata);
+    ByteBuf dataBuf = ByteBufUtil.writeUtf8(connection.alloc(), data);
+    long initial = requestN > 0 ? requestN : Long.MAX_VALUE;
+    switch (interaction) {
+      case FIRE_AND_FORGET:
+        connection.fireAndForget(metadataBuf, dataBuf);
+        connection.executor().schedule(() -> exit.complete(EXIT_OK), 200, TimeUnit.MILLISECONDS);
+        break;
+      case REQUEST_RESPONSE:
+        connection.requestResponse(metadataBuf, dataBuf, printer);
+        break;
+      case REQUEST_STREAM:
+        connection.requestStream(metadataBuf, dataBuf, initial, printer);
+        break;
+      case REQUEST_CHANNEL:
+        printer.inputs = inputs;
+        Stream channel = connection.requestChannel(metadataBuf, dataBuf, initial, false, printer);
+        if (inputs.isEmpty()) {
+          printer.outboundComplete = true;
+          channel.complete();
+        }
+        break;
+    }
+  }
+
+  /** Prints payloads and drives request-n, --take and the channel's inputs. */
+  private final class Printer implements StreamListener {
+    private final PrintStream out;
+    private final CompletableFuture<Integer> exit;
+    List<String> inputs = List.of();
+    private int nextInput;
+    private boolean outboundComplete;
+    private long received;
+    private long sinceRequest;
+
+    Printer(PrintStream out, CompletableFuture<Integer> exit) {
+      this.out = out;
+      this.exit = exit;
+    }
+
+    @Override
+    public void onNext(Stream stream, ByteBuf metadata, ByteBuf data) {
+      out.print(data.toString(StandardCharsets.UTF_8));
+      if (metadata != null) {
+        out.print('\t');
+        out.print(metadata.toString(StandardCharsets.UTF_8));
+      }
+      out.print('\n');
+      received++;
+      if (take > 0 && received >= take) {
+        stream.cancel();
+        out.flush();
+        exit.complete(EXIT_OK);
+        return;
+      }
+      if (requestN > 0 && ++sinceRequest == requestN) {
+        sinceRequest = 0;
+        stream.request(requestN);
+      }
+    }
+
+    @Override
+    public void onComplete(Stream stream) {
+      out.flush();
+      exit.complete(EXIT_OK);
+    }
+
+    @Override
+    public void onError(Stream stream, int errorCode, String message) {
+      out.flush();
+      System.err.printf("ERROR 0x%08x %s%n", errorCode, message);
+      System.err.flush();
+      exit.complete(EXIT_ERROR_FRAME);
+    }
+
+    @Override
+    public void onReady(Stream stream) {
+      while (nextInput < inputs.size() && stream.isReady()) {
+        String input = inputs.get(nextInput++);
+        stream.next(null, ByteBufUtil.writeUtf8(stream.connection().alloc(), input));
+      }
+      if (nextInput == inputs.size() && !outboundComplete) {
+        outboundComplete = true;
+        stream.complete();
+      }
+    }
+  }
+}

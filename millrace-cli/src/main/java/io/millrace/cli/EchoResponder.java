@@ -1,0 +1,233 @@
+package io.millrace.cli;
+
+import io.millrace.core.Connection;
+import io.millrace.core.Responder;
+import io.millrace.core.Stream;
+import io.millrace.core.StreamListener;
+import io.millrace.frame.ErrorCode;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+
+/**
+ * The echo server's fixed semantics, used for interop checks and demos.
+ *
+ * <ul>
+ *   <li>request-response echoes data and metadata; data starting with {@code error:} gets
+ *       APPLICATION_ERROR with the rest as its message;
+ *   <li>fire-and-forget and metadata push are ignored;
+ *   <li>request-stream reads the data as a decimal N and sends N payloads with data "0".."N-1" and
+ *       the request's metadata, as fast as the requester's credit and the transport allow, then
+ *       completes; other data gets APPLICATION_ERROR;
+ *   <li>request-channel echoes every inbound payload, the first included, and completes when the
+ *       requester completes.
+ * </ul>
+ *
+ * Memory per stream is bounded: a channel asks the requester for no more payloads than it can echo
+ * at once ({@link #CHANNEL_WINDOW}), so a requester that does not read makes it stop asking.
+ */
+public final class EchoResponder implements Responder {
+  static final String ERROR_PREFIX = "error:";
+
+  /** Inbound payloads a channel asks for ahead of echoing them. */
+  static final int CHANNEL_WINDOW = 256;
+
+  @Override
+  public StreamListener requestResponse(Stream stream, ByteBuf metadata, ByteBuf data) {
+    String error = errorMessage(data);
+    if (error != null) {
+      stream.error(ErrorCode.APPLICATION_ERROR, error);
+    } else {
+      stream.next(retain(metadata), data.retain());
+    }
+    return null;
+  }
+
+  @Override
+  public StreamListener requestStream(Stream stream, ByteBuf metadata, ByteBuf data) {
+    long count;
+    try {
+      count = Long.parseLong(data.toString(StandardCharsets.UTF_8).trim());
+      if (count < 0) {
+        throw new NumberFormatException("negative");
+      }
+    } catch (NumberFormatException e) {
+      stream.error(
+          ErrorCode.APPLICATION_ERROR,
+          "request-stream data must be a decimal count, got '"
+              + data.toString(StandardCharsets.UTF_8)
+              + "'");
+      return null;
+    }
+    // The request's metadata is borrowed: copy it, since every payload of the stream repeats it.
+    CountingStream producer = new CountingStream(count, metadata == null ? null : metadata.copy());
+    producer.onReady(stream);
+    return producer;
+  }
+
+  @Override
+  public StreamListener requestChannel(
+      Stream stream, ByteBuf metadata, ByteBuf data, boolean inboundComplete) {
+    ChannelEcho echo = new ChannelEcho(inboundComplete);
+    echo.onNext(stream, metadata, data);
+    if (inboundComplete) {
+      echo.onComplete(stream);
+    }
+    return echo;
+  }
+
+  @Override
+  public void fireAndForget(Connection connection, ByteBuf metadata, ByteBuf data) {}
+
+  @Override
+  public void metadataPush(Connection connection, ByteBuf metadata) {}
+
+  private static String errorMessage(ByteBuf data) {
+    int prefix = ERROR_PREFIX.length();
+    if (data.readableBytes() < prefix) {
+      return null;
+    }
+    for (int i = 0; i < prefix; i++) {
+      if (data.getByte(data.readerIndex() + i) != ERROR_PREFIX.charAt(i)) {
+        return null;
+      }
+    }
+    return data.toString(
+        data.readerIndex() + prefix, data.readableBytes() - prefix, StandardCharsets.UTF_8);
+  }
+
+  private static ByteBuf retain(ByteBuf buf) {
+    return buf == null ? null : buf.retain();
+  }
+
+  /** Sends "0".."count-1" while the stream is ready. */
+  private static final class CountingStream implements StreamListener {
+    private final long count;
+    private ByteBuf metadata;
+    private long sent;
+    private boolean done;
+
+    CountingStream(long count, ByteBuf metadata) {
+      this.count = count;
+      this.metadata = metadata;
+    }
+
+    @Override
+    public void onReady(Stream stream) {
+      if (done) {
+        return;
+      }
+      while (sent < count && stream.isReady()) {
+        ByteBuf data = ByteBufUtil.writeAscii(stream.connection().alloc(), Long.toString(sent));
+        sent++;
+        if (sent == count) {
+          done = true;
+          stream.nextAndComplete(metadata, data);
+          metadata = null;
+          return;
+        }
+        stream.next(metadata == null ? null : metadata.retainedDuplicate(), data);
+      }
+      if (sent == count) {
+        done = true;
+        stream.complete();
+        release();
+      }
+    }
+
+    @Override
+    public void onCancel(Stream stream) {
+      release();
+    }
+
+    @Override
+    public void onError(Stream stream, int errorCode, String message) {
+      release();
+    }
+
+    private void release() {
+      if (metadata != null) {
+        metadata.release();
+        metadata = null;
+      }
+    }
+  }
+
+  /**
+   * Echoes a channel's inbound payloads, keeping at most {@link #CHANNEL_WINDOW} of them waiting
+   * for outbound credit.
+   */
+  private static final class ChannelEcho implements StreamListener {
+    private final ArrayDeque<ByteBuf[]> pending = new ArrayDeque<>();
+    private boolean inboundComplete;
+    private long requested;
+
+    ChannelEcho(boolean inboundComplete) {
+      this.inboundComplete = inboundComplete;
+    }
+
+    @Override
+    public void onNext(Stream stream, ByteBuf metadata, ByteBuf data) {
+      if (requested > 0) {
+        requested--;
+      }
+      if (pending.isEmpty() && stream.isReady()) {
+        stream.next(retain(metadata), data.retain());
+      } else {
+        pending.add(new ByteBuf[] {retain(metadata), data.retain()});
+      }
+      drainAndRequest(stream);
+    }
+
+    @Override
+    public void onComplete(Stream stream) {
+      inboundComplete = true;
+      drainAndRequest(stream);
+    }
+
+    @Override
+    public void onReady(Stream stream) {
+      drainAndRequest(stream);
+    }
+
+    @Override
+    public void onCancel(Stream stream) {
+      releasePending();
+      stream.cancel();
+    }
+
+    @Override
+    public void onError(Stream stream, int errorCode, String message) {
+      releasePending();
+    }
+
+    private void drainAndRequest(Stream stream) {
+      while (!pending.isEmpty() && stream.isReady()) {
+        ByteBuf[] payload = pending.poll();
+        stream.next(payload[0], payload[1]);
+      }
+      if (inboundComplete) {
+        if (pending.isEmpty()) {
+          stream.complete();
+        }
+        return;
+      }
+      long want = CHANNEL_WINDOW - pending.size() - requested;
+      if (want >= CHANNEL_WINDOW / 2) {
+        requested += want;
+        stream.request(want);
+      }
+    }
+
+    private void releasePending() {
+      ByteBuf[] payload;
+      while ((payload = pending.poll()) != null) {
+        if (payload[0] != null) {
+          payload[0].release();
+        }
+        payload[1].release();
+      }
+    }
+  }
+}

@@ -1,0 +1,114 @@
+package io.millrace.transport.netty;
+
+import io.millrace.core.ConnectionEngine;
+import io.millrace.frame.FrameHeader;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.ByteToMessageDecoder;
+import java.lang.System.Logger.Level;
+
+/**
+ * Splits the inbound byte stream into length-prefixed frames and hands each to the connection
+ * engine; forwards read-complete, writability and close events to it.
+ *
+ * <p>Not a {@link ByteToMessageDecoder}: frames go straight to the engine instead of through the
+ * pipeline, and that class asks the channel for more data when a read produced no message even with
+ * auto-read off, which would defeat the engine's read pausing. The cumulation logic is Netty's own
+ * {@link ByteToMessageDecoder#MERGE_CUMULATOR}.
+ *
+ * <p>A length above the configured maximum frame length is reported to the engine, which closes the
+ * connection with CONNECTION_ERROR; nothing of such a frame is buffered.
+ */
+final class FrameHandler extends ChannelInboundHandlerAdapter {
+  private static final System.Logger LOG = System.getLogger(FrameHandler.class.getName());
+  private static final int DISCARD_AFTER_BYTES = 64 * 1024;
+
+  private final int maxFrameLength;
+  private ConnectionEngine engine;
+  private ByteBuf cumulation;
+  private boolean failed;
+
+  FrameHandler(int maxFrameLength) {
+    this.maxFrameLength = maxFrameLength;
+  }
+
+  void engine(ConnectionEngine engine) {
+    this.engine = engine;
+  }
+
+  @Override
+  public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    ByteBuf in = (ByteBuf) msg;
+    if (failed) {
+      in.release();
+      return;
+    }
+    cumulation =
+        cumulation == null
+            ? in
+            : ByteToMessageDecoder.MERGE_CUMULATOR.cumulate(ctx.alloc(), cumulation, in);
+    ByteBuf buf = cumulation;
+    while (buf.readableBytes() >= FrameHeader.LENGTH_PREFIX_SIZE) {
+      int length = buf.getUnsignedMedium(buf.readerIndex());
+      if (length > maxFrameLength) {
+        failed = true;
+        releaseCumulation();
+        engine.onFrameTooLong(length);
+        return;
+      }
+      if (buf.readableBytes() < FrameHeader.LENGTH_PREFIX_SIZE + length) {
+        break;
+      }
+      buf.skipBytes(FrameHeader.LENGTH_PREFIX_SIZE);
+      ByteBuf frame = buf.readRetainedSlice(length);
+      try {
+        engine.onFrame(frame);
+      } finally {
+        frame.release();
+      }
+      if (cumulation == null) {
+        return; // the channel closed while handling the frame
+      }
+    }
+    if (!buf.isReadable()) {
+      releaseCumulation();
+    } else if (buf.readerIndex() >= DISCARD_AFTER_BYTES) {
+      buf.discardSomeReadBytes();
+    }
+  }
+
+  @Override
+  public void channelReadComplete(ChannelHandlerContext ctx) {
+    engine.onReadComplete();
+  }
+
+  @Override
+  public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+    engine.onWritabilityChanged();
+  }
+
+  @Override
+  public void channelInactive(ChannelHandlerContext ctx) {
+    releaseCumulation();
+    engine.onTransportClosed(null);
+  }
+
+  @Override
+  public void handlerRemoved(ChannelHandlerContext ctx) {
+    releaseCumulation();
+  }
+
+  @Override
+  public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    LOG.log(Level.DEBUG, "closing " + ctx.channel() + " after an I/O error", cause);
+    ctx.close();
+  }
+
+  private void releaseCumulation() {
+    if (cumulation != null) {
+      cumulation.release();
+      cumulation = null;
+    }
+  }
+}

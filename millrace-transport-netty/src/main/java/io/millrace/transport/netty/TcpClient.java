@@ -1,0 +1,165 @@
+package io.millrace.transport.netty;
+
+import io.millrace.core.Connection;
+import io.millrace.core.ConnectionConfig;
+import io.millrace.core.ConnectionEngine;
+import io.millrace.core.Responder;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.socket.SocketChannel;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Connects RSocket clients over TCP. One {@code TcpClient} owns an event-loop group and may open
+ * many connections; closing it closes them all.
+ *
+ * <pre>{@code
+ * try (TcpClient client = TcpClient.builder().build()) {
+ *   Connection connection = client.connect("127.0.0.1", 7878).get();
+ *   connection.requestResponse(null, Unpooled.copiedBuffer("hi", UTF_8), listener);
+ * }
+ * }</pre>
+ */
+public final class TcpClient implements AutoCloseable {
+  private final EventLoopGroup group;
+  private final ConnectionConfig config;
+  private final Responder responder;
+  private final WriteBufferWaterMark waterMark;
+  private final int connectTimeoutMillis;
+
+  private TcpClient(Builder b) {
+    this.group = EventLoops.newGroup(b.eventLoopThreads, "millrace-client");
+    this.config = b.config;
+    this.responder = b.responder;
+    this.waterMark = new WriteBufferWaterMark(b.lowWaterMark, b.highWaterMark);
+    this.connectTimeoutMillis = b.connectTimeoutMillis;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Connects and sends a SETUP without metadata or data. */
+  public CompletableFuture<Connection> connect(String host, int port) {
+    return connect(host, port, null, null);
+  }
+
+  /**
+   * Connects and sends SETUP with the given metadata and data (nullable; ownership taken). The
+   * future completes once SETUP is written: requests may follow at once, as the protocol allows.
+   */
+  public CompletableFuture<Connection> connect(
+      String host, int port, ByteBuf setupMetadata, ByteBuf setupData) {
+    CompletableFuture<Connection> result = new CompletableFuture<>();
+    ConnectionConfig config = this.config;
+    Responder responder = this.responder;
+    Bootstrap bootstrap =
+        new Bootstrap()
+            .group(group)
+            .channel(EventLoops.clientChannel())
+            .option(ChannelOption.TCP_NODELAY, true)
+            .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMillis)
+            .option(ChannelOption.WRITE_BUFFER_WATER_MARK, waterMark)
+            .handler(
+                new ChannelInitializer<SocketChannel>() {
+                  @Override
+                  protected void initChannel(SocketChannel channel) {
+                    FrameHandler handler = new FrameHandler(config.maxFrameLength());
+                    ConnectionEngine engine =
+                        ConnectionEngine.client(new ChannelTransport(channel), config, responder);
+                    handler.engine(engine);
+                    channel.pipeline().addLast(handler);
+                    channel.attr(Attributes.ENGINE).set(engine);
+                  }
+                });
+    ChannelFuture connect = bootstrap.connect(host, port);
+    connect.addListener(
+        (ChannelFuture f) -> {
+          if (!f.isSuccess()) {
+            release(setupMetadata, setupData);
+            result.completeExceptionally(f.cause());
+            return;
+          }
+          Channel channel = f.channel();
+          ConnectionEngine engine = channel.attr(Attributes.ENGINE).get();
+          try {
+            engine.start(setupMetadata, setupData);
+            result.complete(engine);
+          } catch (RuntimeException e) {
+            channel.close();
+            result.completeExceptionally(e);
+          }
+        });
+    return result;
+  }
+
+  private static void release(ByteBuf metadata, ByteBuf data) {
+    if (metadata != null) {
+      metadata.release();
+    }
+    if (data != null) {
+      data.release();
+    }
+  }
+
+  /** Closes every connection and shuts the event loops down. */
+  @Override
+  public void close() {
+    group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+  }
+
+  /** Configures a {@link TcpClient}. */
+  public static final class Builder {
+    private ConnectionConfig config = ConnectionConfig.DEFAULT;
+    private Responder responder = Responder.REJECT_ALL;
+    private int eventLoopThreads = 1;
+    private int lowWaterMark = 128 * 1024;
+    private int highWaterMark = 256 * 1024;
+    private int connectTimeoutMillis = 10_000;
+
+    private Builder() {}
+
+    public Builder config(ConnectionConfig config) {
+      this.config = Objects.requireNonNull(config);
+      return this;
+    }
+
+    /** Serves requests the server sends on the connection. Default: rejects them. */
+    public Builder responder(Responder responder) {
+      this.responder = Objects.requireNonNull(responder);
+      return this;
+    }
+
+    public Builder eventLoopThreads(int threads) {
+      if (threads < 1) {
+        throw new IllegalArgumentException("event loop threads must be positive");
+      }
+      this.eventLoopThreads = threads;
+      return this;
+    }
+
+    public Builder writeBufferWaterMarks(int low, int high) {
+      new WriteBufferWaterMark(low, high);
+      this.lowWaterMark = low;
+      this.highWaterMark = high;
+      return this;
+    }
+
+    public Builder connectTimeoutMillis(int millis) {
+      this.connectTimeoutMillis = millis;
+      return this;
+    }
+
+    public TcpClient build() {
+      return new TcpClient(this);
+    }
+  }
+}
