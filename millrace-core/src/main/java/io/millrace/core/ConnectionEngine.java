@@ -253,7 +253,6 @@ public final class ConnectionEngine implements Connection {
     for (DefaultStream stream : ready) {
       stream.notifyReady();
     }
-    flushIfIdle();
   }
 
   /** The transport closed; {@code cause} is null for an orderly close. */
@@ -327,7 +326,6 @@ public final class ConnectionEngine implements Connection {
     }
     int id = allocateStreamId();
     writer.request(FrameType.REQUEST_FNF, id, 0, false, metadata, data);
-    flushIfIdle();
   }
 
   @Override
@@ -341,7 +339,6 @@ public final class ConnectionEngine implements Connection {
       return;
     }
     writer.metadataPush(metadata);
-    flushIfIdle();
   }
 
   @Override
@@ -391,7 +388,6 @@ public final class ConnectionEngine implements Connection {
     responderLeaseLeft = numberOfRequests;
     responderLeaseExpiry = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ttlMillis);
     writer.lease(ttlMillis, numberOfRequests, metadata);
-    flushIfIdle();
   }
 
   @Override
@@ -485,12 +481,6 @@ public final class ConnectionEngine implements Connection {
 
   // ---------------------------------------------------------------- internals
 
-  private void flushIfIdle() {
-    if (!reading) {
-      flushNow();
-    }
-  }
-
   private void flushNow() {
     flushScheduled = false;
     if (dirty) {
@@ -528,7 +518,6 @@ public final class ConnectionEngine implements Connection {
     stream.outboundDone = stream.kind != DefaultStream.REQUEST_CHANNEL || complete;
     streams.put(stream.id, stream);
     writer.request(type, stream.id, initialRequestN, complete, metadata, data);
-    flushIfIdle();
   }
 
   /** Why a new request cannot go out now, or null when it can. Consumes a unit of lease. */
@@ -833,6 +822,7 @@ public final class ConnectionEngine implements Connection {
     }
     if (listener != null) {
       stream.listener = listener;
+      stream.notifyReady();
     }
   }
 

@@ -12,8 +12,10 @@ import io.netty.buffer.ByteBuf;
  * {@code retain()} what you keep. Null metadata means none was sent.
  *
  * <p>Each request method returns the listener for later events of that stream (cancel, credit,
- * inbound channel payloads), or null when the handler needs none. The default implementations
- * reject the interaction with APPLICATION_ERROR, so a responder overrides what it supports.
+ * inbound channel payloads), or null when the handler needs none. If the stream can still send when
+ * the method returns, the listener's {@link StreamListener#onReady} is called at once, so a handler
+ * may simply return a producer that sends from {@code onReady}. The default implementations reject
+ * the interaction with APPLICATION_ERROR, so a responder overrides what it supports.
  */
 public interface Responder {
 

@@ -1,0 +1,234 @@
+package io.millrace.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.millrace.frame.ErrorCode;
+import io.millrace.frame.FrameHeader;
+import io.millrace.frame.FrameType;
+import io.netty.buffer.ByteBuf;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class KeepAliveAndLeaseTest {
+  private final TestLoop loop = new TestLoop();
+
+  @AfterEach
+  void closeLoop() {
+    loop.close();
+  }
+
+  private static final Responder ECHO =
+      new Responder() {
+        @Override
+        public StreamListener requestResponse(Stream stream, ByteBuf m, ByteBuf d) {
+          stream.next(null, d.retain());
+          return null;
+        }
+      };
+
+  @Test
+  void keepAliveWithRespond_answeredWithSameDataAndRespondCleared() {
+    ScriptedTransport t = ScriptedTransport.server(loop, ConnectionConfig.DEFAULT, (s, c) -> ECHO);
+    t.inject(Frames.setup(), Frames.keepAlive(true, "ping-data"));
+    List<WireFrame> frames = t.take();
+    assertThat(frames).hasSize(1);
+    assertThat(frames.get(0).type).isEqualTo(FrameType.KEEPALIVE);
+    assertThat(frames.get(0).has(FrameHeader.FLAG_RESPOND)).isFalse();
+    assertThat(frames.get(0).data).isEqualTo("ping-data");
+  }
+
+  @Test
+  void keepAliveWithoutRespond_notAnswered() {
+    ScriptedTransport t = ScriptedTransport.server(loop, ConnectionConfig.DEFAULT, (s, c) -> ECHO);
+    t.inject(Frames.setup(), Frames.keepAlive(false, "pong"));
+    assertThat(t.take()).isEmpty();
+  }
+
+  @Test
+  void keepAliveFlood_connectionErrorAfterRateLimit() {
+    ScriptedTransport t =
+        ScriptedTransport.server(
+            loop,
+            ConnectionConfig.builder().maxInboundKeepAlivesPerSecond(5).build(),
+            (s, c) -> ECHO);
+    t.inject(Frames.setup());
+    ByteBuf[] flood = new ByteBuf[20];
+    for (int i = 0; i < flood.length; i++) {
+      flood[i] = Frames.keepAlive(true, "x");
+    }
+    t.inject(flood);
+    List<WireFrame> frames = t.take();
+    assertThat(frames.subList(0, 5)).extracting(f -> f.type).containsOnly(FrameType.KEEPALIVE);
+    assertThat(frames.get(5).errorCode).isEqualTo(ErrorCode.CONNECTION_ERROR);
+    assertThat(frames).hasSize(6);
+    assertThat(t.closed).isTrue();
+  }
+
+  @Test
+  void metadataPushFlood_connectionErrorAfterRateLimit() {
+    int[] pushes = new int[1];
+    ScriptedTransport t =
+        ScriptedTransport.server(
+            loop,
+            ConnectionConfig.builder().maxInboundMetadataPushesPerSecond(10).build(),
+            (s, c) ->
+                new Responder() {
+                  @Override
+                  public void metadataPush(Connection connection, ByteBuf metadata) {
+                    pushes[0]++;
+                  }
+                });
+    t.inject(Frames.setup());
+    ByteBuf[] flood = new ByteBuf[50];
+    for (int i = 0; i < flood.length; i++) {
+      ByteBuf m = Frames.utf8("m");
+      flood[i] = io.millrace.frame.MetadataPushFrame.encode(Frames.ALLOC, 0, m);
+      m.release();
+    }
+    t.inject(flood);
+    assertThat(pushes[0]).isEqualTo(10);
+    assertThat(t.take()).extracting(f -> f.errorCode).containsExactly(ErrorCode.CONNECTION_ERROR);
+    assertThat(t.closed).isTrue();
+  }
+
+  @Test
+  void client_sendsKeepAliveEveryInterval() throws InterruptedException {
+    ScriptedTransport t =
+        ScriptedTransport.client(
+            loop,
+            ConnectionConfig.builder()
+                .keepAlive(Duration.ofMillis(50), Duration.ofSeconds(10))
+                .build(),
+            null);
+    Thread.sleep(300);
+    List<WireFrame> frames = t.take();
+    long keepAlives =
+        frames.stream().filter(f -> f.type == FrameType.KEEPALIVE && f.has(0x80)).count();
+    assertThat(keepAlives).isBetween(2L, 7L);
+  }
+
+  @Test
+  void client_peerSilentBeyondMaxLifetime_connectionClosed() throws InterruptedException {
+    ScriptedTransport t =
+        ScriptedTransport.client(
+            loop,
+            ConnectionConfig.builder()
+                .keepAlive(Duration.ofMillis(20), Duration.ofMillis(100))
+                .build(),
+            null);
+    RecordingListener listener = new RecordingListener();
+    loop.run(() -> t.engine.requestStream(null, Frames.utf8("q"), 1, listener));
+    for (int i = 0; i < 100 && !loop.call(() -> t.closed); i++) {
+      Thread.sleep(10);
+    }
+    assertThat(t.closed).isTrue();
+    loop.drain();
+    assertThat(listener.events).hasSize(1);
+    assertThat(listener.events.get(0)).startsWith("error 0x101: no frame from the peer");
+  }
+
+  @Test
+  void server_clientSilentBeyondMaxLifetime_connectionClosed() throws InterruptedException {
+    ScriptedTransport t = ScriptedTransport.server(loop, ConnectionConfig.DEFAULT, (s, c) -> ECHO);
+    ByteBuf setup =
+        io.millrace.frame.SetupFrame.encode(
+            Frames.ALLOC, 0, false, 20, 100, null, "a", "b", null, null);
+    t.inject(setup);
+    for (int i = 0; i < 100 && !loop.call(() -> t.closed); i++) {
+      Thread.sleep(10);
+    }
+    assertThat(t.closed).isTrue();
+    assertThat(t.take()).extracting(f -> f.errorCode).containsExactly(ErrorCode.CONNECTION_ERROR);
+  }
+
+  @Test
+  void leaseClient_requestBeforeLease_failsLocallyWithRejected() {
+    ScriptedTransport t =
+        ScriptedTransport.client(loop, ConnectionConfig.builder().lease(true).build(), null);
+    List<WireFrame> setup = t.take();
+    assertThat(setup.get(0).has(FrameHeader.FLAG_LEASE)).isTrue();
+    RecordingListener listener = new RecordingListener();
+    loop.run(() -> t.engine.requestResponse(null, Frames.utf8("q"), listener));
+    assertThat(listener.events).hasSize(1);
+    assertThat(listener.events.get(0)).startsWith("error 0x202");
+    assertThat(t.take()).isEmpty();
+  }
+
+  @Test
+  void leaseClient_respectsCountAndTtl() throws InterruptedException {
+    ScriptedTransport t =
+        ScriptedTransport.client(loop, ConnectionConfig.builder().lease(true).build(), null);
+    t.take();
+    t.inject(Frames.lease(60_000, 2));
+    RecordingListener[] listeners = {
+      new RecordingListener(), new RecordingListener(), new RecordingListener()
+    };
+    loop.run(
+        () -> {
+          for (RecordingListener l : listeners) {
+            t.engine.requestResponse(null, Frames.utf8("q"), l);
+          }
+        });
+    assertThat(t.take()).hasSize(2);
+    assertThat(listeners[0].events).isEmpty();
+    assertThat(listeners[1].events).isEmpty();
+    assertThat(listeners[2].events.get(0)).startsWith("error 0x202");
+
+    t.inject(Frames.lease(30, 5));
+    Thread.sleep(60);
+    RecordingListener expired = new RecordingListener();
+    loop.run(() -> t.engine.requestResponse(null, Frames.utf8("q"), expired));
+    assertThat(expired.events.get(0)).startsWith("error 0x202");
+  }
+
+  @Test
+  void leaseServer_requestsBeyondGrant_rejected() {
+    ScriptedTransport t =
+        ScriptedTransport.server(
+            loop,
+            ConnectionConfig.builder().leaseIssuer(LeaseIssuer.fixed(60_000, 2)).build(),
+            (s, c) -> ECHO);
+    t.inject(Frames.setup(true));
+    List<WireFrame> lease = t.take();
+    assertThat(lease).hasSize(1);
+    assertThat(lease.get(0).type).isEqualTo(FrameType.LEASE);
+    assertThat(lease.get(0).n).isEqualTo(2);
+    assertThat(lease.get(0).ttl).isEqualTo(60_000);
+    t.inject(
+        Frames.requestResponse(1, null, "a"),
+        Frames.requestResponse(3, null, "b"),
+        Frames.requestResponse(5, null, "c"));
+    List<WireFrame> frames = t.take();
+    assertThat(frames)
+        .extracting(f -> f.type)
+        .containsExactly(FrameType.PAYLOAD, FrameType.PAYLOAD, FrameType.ERROR);
+    assertThat(frames.get(2).streamId).isEqualTo(5);
+    assertThat(frames.get(2).errorCode).isEqualTo(ErrorCode.REJECTED);
+    assertThat(t.closed).isFalse();
+  }
+
+  @Test
+  void leaseBothWays_loopback_requestsFlowWithinLease() {
+    ConnectionConfig client =
+        ConnectionConfig.builder().lease(true).leaseIssuer(LeaseIssuer.fixed(60_000, 1)).build();
+    ConnectionConfig server =
+        ConnectionConfig.builder().leaseIssuer(LeaseIssuer.fixed(60_000, 3)).build();
+    try (LoopbackPair pair = new LoopbackPair(client, server, ECHO)) {
+      RecordingListener[] listeners = new RecordingListener[4];
+      pair.loop.run(
+          () -> {
+            for (int i = 0; i < listeners.length; i++) {
+              listeners[i] = new RecordingListener();
+              pair.client.engine.requestResponse(null, Frames.utf8("r" + i), listeners[i]);
+            }
+          });
+      pair.loop.drain();
+      for (int i = 0; i < 3; i++) {
+        assertThat(listeners[i].events).containsExactly("next r" + i, "complete");
+      }
+      assertThat(listeners[3].events.get(0)).startsWith("error 0x202");
+    }
+  }
+}
