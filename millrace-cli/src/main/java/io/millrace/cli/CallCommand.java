@@ -6,10 +6,7 @@ import io.millrace.core.StreamListener;
 import io.millrace.transport.netty.TcpClient;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
-import java.io.BufferedOutputStream;
-import java.io.FileDescriptor;
-import java.io.FileOutputStream;
-import java.io.PrintStream;
+import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -19,7 +16,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code millrace call}: one request of any interaction, printing each payload received as a line
@@ -63,6 +62,8 @@ final class CallCommand implements Callable<Integer> {
               + "': use request-response, fire-and-forget, request-stream or request-channel");
     }
   }
+
+  @Spec CommandSpec spec;
 
   @Mixin TransportOptions transport;
 
@@ -116,11 +117,8 @@ final class CallCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws InterruptedException {
-    PrintStream out =
-        new PrintStream(
-            new BufferedOutputStream(new FileOutputStream(FileDescriptor.out), 1 << 16),
-            false,
-            StandardCharsets.UTF_8);
+    PrintWriter out = spec.commandLine().getOut();
+    PrintWriter err = spec.commandLine().getErr();
     try (TcpClient client =
         TcpClient.builder()
             .config(transport.config().mimeTypes(metadataMime, dataMime).build())
@@ -131,21 +129,21 @@ final class CallCommand implements Callable<Integer> {
             client.connect(transport.host, transport.port).get(timeoutSeconds, TimeUnit.SECONDS);
       } catch (ExecutionException | TimeoutException e) {
         Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
-        System.err.println(
-            "cannot connect to " + transport.host + ":" + transport.port + ": " + cause);
+        err.println("cannot connect to " + transport.host + ":" + transport.port + ": " + cause);
+        err.flush();
         return EXIT_CONNECT_FAILED;
       }
       CompletableFuture<Integer> exit = new CompletableFuture<>();
-      Printer printer = new Printer(out, exit);
+      Printer printer = new Printer(out, err, exit);
       connection.executor().execute(() -> start(connection, printer, exit));
       int code;
       try {
         code = exit.get(timeoutSeconds, TimeUnit.SECONDS);
       } catch (TimeoutException e) {
-        System.err.println("no completion within " + timeoutSeconds + " s");
+        err.println("no completion within " + timeoutSeconds + " s");
         code = EXIT_TIMEOUT;
       } catch (ExecutionException e) {
-        System.err.println("failed: " + e.getCause());
+        err.println("failed: " + e.getCause());
         code = EXIT_ERROR_FRAME;
       }
       connection.executor().submit(() -> out.flush()).await(1, TimeUnit.SECONDS);
@@ -154,6 +152,7 @@ final class CallCommand implements Callable<Integer> {
       return code;
     } finally {
       out.flush();
+      err.flush();
     }
   }
 
@@ -186,16 +185,18 @@ final class CallCommand implements Callable<Integer> {
 
   /** Prints payloads and drives request-n, --take and the channel's inputs. */
   private final class Printer implements StreamListener {
-    private final PrintStream out;
+    private final PrintWriter out;
+    private final PrintWriter err;
     private final CompletableFuture<Integer> exit;
     List<String> inputs = List.of();
     private int nextInput;
-    private boolean outboundComplete;
+    boolean outboundComplete;
     private long received;
     private long sinceRequest;
 
-    Printer(PrintStream out, CompletableFuture<Integer> exit) {
+    Printer(PrintWriter out, PrintWriter err, CompletableFuture<Integer> exit) {
       this.out = out;
+      this.err = err;
       this.exit = exit;
     }
 
@@ -229,8 +230,8 @@ final class CallCommand implements Callable<Integer> {
     @Override
     public void onError(Stream stream, int errorCode, String message) {
       out.flush();
-      System.err.printf("ERROR 0x%08x %s%n", errorCode, message);
-      System.err.flush();
+      err.printf("ERROR 0x%08x %s%n", errorCode, message);
+      err.flush();
       exit.complete(EXIT_ERROR_FRAME);
     }
 

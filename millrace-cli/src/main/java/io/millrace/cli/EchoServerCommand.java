@@ -21,6 +21,8 @@ import picocli.CommandLine.Option;
       "  fire-and-forget and metadata push are ignored."
     })
 final class EchoServerCommand implements Callable<Integer> {
+  @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
+
   @Mixin TransportOptions transport;
 
   @Option(names = "--event-loops", defaultValue = "1", description = "Event loop threads.")
@@ -50,13 +52,14 @@ final class EchoServerCommand implements Callable<Integer> {
             .acceptor((setup, connection) -> responder)
             .bind();
     Runtime.getRuntime().addShutdownHook(new Thread(server::close, "millrace-shutdown"));
-    System.out.println(
+    java.io.PrintWriter out = spec.commandLine().getOut();
+    out.println(
         "millrace echo-server listening on "
             + server.address().getHostString()
             + ":"
             + server.port()
             + (EventLoops.epoll() ? " (epoll)" : " (nio)"));
-    System.out.flush();
+    out.flush();
     server.awaitClose();
     return 0;
   }

@@ -1,5 +1,11 @@
 package io.millrace.cli;
 
+import java.io.BufferedWriter;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.OutputStreamWriter;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -20,11 +26,21 @@ public final class Main implements Runnable {
 
   /** Runs the command line and returns its exit code (for tests). */
   public static int run(String... args) {
-    return new CommandLine(new Main()).execute(args);
+    PrintWriter out =
+        new PrintWriter(
+            new BufferedWriter(
+                new OutputStreamWriter(
+                    new FileOutputStream(FileDescriptor.out), StandardCharsets.UTF_8),
+                1 << 16));
+    try {
+      return new CommandLine(new Main()).setOut(out).execute(args);
+    } finally {
+      out.flush();
+    }
   }
 
   @Override
   public void run() {
-    spec.commandLine().usage(System.out);
+    spec.commandLine().usage(spec.commandLine().getOut());
   }
 }
