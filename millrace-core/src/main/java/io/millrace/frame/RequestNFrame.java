@@ -20,8 +20,9 @@ public final class RequestNFrame {
 
   /** Encodes the frame; n above 2^31-1 is written as 2^31-1 (unbounded). */
   public static ByteBuf encode(ByteBufAllocator alloc, int headroom, int streamId, long n) {
+    int requestN = clamp(n); // validate before allocating, or an invalid n leaks the buffer
     ByteBuf out = Frames.start(alloc, headroom, 4, streamId, FrameType.REQUEST_N, 0);
-    out.writeInt(clamp(n));
+    out.writeInt(requestN);
     return out;
   }
 

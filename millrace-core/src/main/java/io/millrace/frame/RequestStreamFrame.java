@@ -55,6 +55,7 @@ public final class RequestStreamFrame {
       long initialRequestN,
       ByteBuf metadata,
       ByteBuf data) {
+    int requestN = RequestNFrame.clamp(initialRequestN); // validate before allocating
     ByteBuf out =
         Frames.start(
             alloc,
@@ -63,7 +64,7 @@ public final class RequestStreamFrame {
             streamId,
             type,
             flags | Frames.metadataFlag(metadata));
-    out.writeInt(RequestNFrame.clamp(initialRequestN));
+    out.writeInt(requestN);
     return Frames.payload(alloc, out, metadata, data);
   }
 

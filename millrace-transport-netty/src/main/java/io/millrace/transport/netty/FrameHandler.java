@@ -73,7 +73,9 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
     }
     if (!buf.isReadable()) {
       releaseCumulation();
-    } else if (buf.readerIndex() >= DISCARD_AFTER_BYTES) {
+    } else if (buf.readerIndex() >= DISCARD_AFTER_BYTES && buf.refCnt() == 1) {
+      // Only while no frame slice is alive: a slice kept for reassembly or by the application
+      // shares this memory, and discarding moves the bytes under it.
       buf.discardSomeReadBytes();
     }
   }

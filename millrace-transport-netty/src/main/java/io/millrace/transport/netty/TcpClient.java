@@ -6,6 +6,7 @@ import io.millrace.core.ConnectionEngine;
 import io.millrace.core.Responder;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
@@ -34,6 +35,7 @@ public final class TcpClient implements AutoCloseable {
   private final Responder responder;
   private final WriteBufferWaterMark waterMark;
   private final int connectTimeoutMillis;
+  private final ByteBufAllocator allocator;
 
   private TcpClient(Builder b) {
     this.group = EventLoops.newGroup(b.eventLoopThreads, "millrace-client");
@@ -41,6 +43,7 @@ public final class TcpClient implements AutoCloseable {
     this.responder = b.responder;
     this.waterMark = new WriteBufferWaterMark(b.lowWaterMark, b.highWaterMark);
     this.connectTimeoutMillis = b.connectTimeoutMillis;
+    this.allocator = b.allocator;
   }
 
   public static Builder builder() {
@@ -66,6 +69,7 @@ public final class TcpClient implements AutoCloseable {
             .group(group)
             .channel(EventLoops.clientChannel())
             .option(ChannelOption.TCP_NODELAY, true)
+            .option(ChannelOption.ALLOCATOR, allocator)
             .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMillis)
             .option(ChannelOption.WRITE_BUFFER_WATER_MARK, waterMark)
             .handler(
@@ -123,6 +127,7 @@ public final class TcpClient implements AutoCloseable {
     private int eventLoopThreads = 1;
     private int lowWaterMark = 128 * 1024;
     private int highWaterMark = 256 * 1024;
+    private ByteBufAllocator allocator = ByteBufAllocator.DEFAULT;
     private int connectTimeoutMillis = 10_000;
 
     private Builder() {}
@@ -143,6 +148,12 @@ public final class TcpClient implements AutoCloseable {
         throw new IllegalArgumentException("event loop threads must be positive");
       }
       this.eventLoopThreads = threads;
+      return this;
+    }
+
+    /** The allocator for frame buffers and socket reads. Default: Netty's default allocator. */
+    public Builder allocator(ByteBufAllocator allocator) {
+      this.allocator = Objects.requireNonNull(allocator);
       return this;
     }
 

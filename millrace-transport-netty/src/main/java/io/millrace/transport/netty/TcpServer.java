@@ -4,6 +4,7 @@ import io.millrace.core.Acceptor;
 import io.millrace.core.ConnectionConfig;
 import io.millrace.core.ConnectionEngine;
 import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
@@ -75,6 +76,7 @@ public final class TcpServer implements AutoCloseable {
     private int eventLoopThreads = 1;
     private int lowWaterMark = 128 * 1024;
     private int highWaterMark = 256 * 1024;
+    private ByteBufAllocator allocator = ByteBufAllocator.DEFAULT;
 
     private Builder() {}
 
@@ -107,6 +109,12 @@ public final class TcpServer implements AutoCloseable {
      * Outbound bytes queued per connection above which streams pause ({@code high}) and below which
      * they resume ({@code low}). Default 128 KiB and 256 KiB.
      */
+    /** The allocator for frame buffers and socket reads. Default: Netty's default allocator. */
+    public Builder allocator(ByteBufAllocator allocator) {
+      this.allocator = Objects.requireNonNull(allocator);
+      return this;
+    }
+
     public Builder writeBufferWaterMarks(int low, int high) {
       new WriteBufferWaterMark(low, high);
       this.lowWaterMark = low;
@@ -129,6 +137,7 @@ public final class TcpServer implements AutoCloseable {
               .channel(EventLoops.serverChannel())
               .option(ChannelOption.SO_REUSEADDR, true)
               .childOption(ChannelOption.TCP_NODELAY, true)
+              .childOption(ChannelOption.ALLOCATOR, allocator)
               .childOption(
                   ChannelOption.WRITE_BUFFER_WATER_MARK,
                   new WriteBufferWaterMark(lowWaterMark, highWaterMark))

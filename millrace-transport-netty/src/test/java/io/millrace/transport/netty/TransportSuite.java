@@ -1,0 +1,447 @@
+package io.millrace.transport.netty;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.millrace.core.Acceptor;
+import io.millrace.core.Connection;
+import io.millrace.core.ConnectionConfig;
+import io.millrace.core.Responder;
+import io.millrace.core.Stream;
+import io.millrace.core.StreamListener;
+import io.millrace.frame.ErrorCode;
+import io.millrace.frame.FrameHeader;
+import io.millrace.frame.FrameType;
+import io.millrace.frame.RequestResponseFrame;
+import io.millrace.frame.RequestStreamFrame;
+import io.millrace.frame.SetupFrame;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The behaviour every transport must show, end to end over real connections: each transport's test
+ * class extends this and says how to start a server, connect a client and open a raw connection
+ * that speaks bytes (for peers that misbehave).
+ */
+abstract class TransportSuite {
+
+  /** A running server. */
+  interface ServerHandle extends AutoCloseable {
+    @Override
+    void close();
+  }
+
+  /** A connection that writes and reads raw frames, to play a broken or hostile peer. */
+  interface RawPeer extends AutoCloseable {
+    /** Sends one frame (without transport framing; the peer adds it). Releases {@code frame}. */
+    void send(ByteBuf frame) throws Exception;
+
+    /** Sends bytes exactly as given, framing included. */
+    void sendRaw(byte[] bytes) throws Exception;
+
+    /** Reads the next frame, or null when the connection closed; fails after the timeout. */
+    ByteBuf read(Duration timeout) throws Exception;
+
+    @Override
+    void close();
+  }
+
+  protected abstract ServerHandle startServer(
+      ConnectionConfig config, Acceptor acceptor, ByteBufAllocator allocator) throws Exception;
+
+  protected abstract Connection connect(ServerHandle server, ConnectionConfig config)
+      throws Exception;
+
+  protected abstract RawPeer openRaw(ServerHandle server) throws Exception;
+
+  /** Largest frame header prefix a raw peer can claim (to test the frame-length limit). */
+  protected abstract void sendOversizedFrameHeader(RawPeer peer, int length) throws Exception;
+
+  private final java.util.List<AutoCloseable> resources = new java.util.ArrayList<>();
+
+  @AfterEach
+  void closeResources() throws Exception {
+    for (int i = resources.size() - 1; i >= 0; i--) {
+      resources.get(i).close();
+    }
+    resources.clear();
+  }
+
+  private <T extends AutoCloseable> T track(T resource) {
+    resources.add(resource);
+    return resource;
+  }
+
+  private ServerHandle server(ConnectionConfig config, Responder responder) throws Exception {
+    return track(startServer(config, (s, c) -> responder, ByteBufAllocator.DEFAULT));
+  }
+
+  static ByteBuf utf8(String s) {
+    return Unpooled.copiedBuffer(s, StandardCharsets.UTF_8);
+  }
+
+  /** Echo for request-response and channel; streams of N numbered items. */
+  static final Responder ECHO =
+      new Responder() {
+        @Override
+        public StreamListener requestResponse(Stream stream, ByteBuf m, ByteBuf d) {
+          stream.next(m == null ? null : m.retain(), d.retain());
+          return null;
+        }
+
+        @Override
+        public StreamListener requestStream(Stream stream, ByteBuf m, ByteBuf d) {
+          long count = Long.parseLong(d.toString(StandardCharsets.UTF_8));
+          return new StreamListener() {
+            long sent;
+
+            @Override
+            public void onReady(Stream s) {
+              while (sent < count && s.isReady()) {
+                ByteBuf item =
+                    ByteBufUtil.writeAscii(s.connection().alloc(), Long.toString(sent++));
+                if (sent == count) {
+                  s.nextAndComplete(null, item);
+                } else {
+                  s.next(null, item);
+                }
+              }
+            }
+          };
+        }
+
+        @Override
+        public StreamListener requestChannel(
+            Stream stream, ByteBuf m, ByteBuf d, boolean complete) {
+          stream.next(null, d.retain());
+          stream.request(Long.MAX_VALUE);
+          return new StreamListener() {
+            @Override
+            public void onNext(Stream s, ByteBuf metadata, ByteBuf data) {
+              s.next(null, data.retain()); // the requester grants unbounded credit in these tests
+            }
+
+            @Override
+            public void onComplete(Stream s) {
+              s.complete();
+            }
+          };
+        }
+      };
+
+  /** Collects a stream's items and completes a future at the end. */
+  static final class Collector implements StreamListener {
+    final StringBuilder items = new StringBuilder();
+    final CompletableFuture<String> done = new CompletableFuture<>();
+    long count;
+    final long batch;
+
+    Collector(long batch) {
+      this.batch = batch;
+    }
+
+    @Override
+    public void onNext(Stream stream, ByteBuf metadata, ByteBuf data) {
+      if (items.length() < 100_000) {
+        items.append(data.toString(StandardCharsets.UTF_8)).append(',');
+      }
+      count++;
+      if (batch > 0 && count % batch == 0) {
+        stream.request(batch);
+      }
+    }
+
+    @Override
+    public void onComplete(Stream stream) {
+      done.complete(items.toString());
+    }
+
+    @Override
+    public void onError(Stream stream, int errorCode, String message) {
+      done.completeExceptionally(
+          new AssertionError("error 0x" + Integer.toHexString(errorCode) + ": " + message));
+    }
+  }
+
+  @Test
+  void requestResponse_roundTripsDataAndMetadata() throws Exception {
+    ServerHandle server = server(ConnectionConfig.DEFAULT, ECHO);
+    Connection connection = connect(server, ConnectionConfig.DEFAULT);
+    Collector collector = new Collector(0);
+    connection.requestResponse(utf8("meta"), utf8("hello"), collector);
+    assertThat(collector.done.get(5, TimeUnit.SECONDS)).isEqualTo("hello,");
+  }
+
+  @Test
+  void requestStream_batchesOfRequestN_deliverEveryItemInOrder() throws Exception {
+    ServerHandle server = server(ConnectionConfig.DEFAULT, ECHO);
+    Connection connection = connect(server, ConnectionConfig.DEFAULT);
+    Collector collector = new Collector(7);
+    connection.requestStream(null, utf8("1000"), 7, collector);
+    String items = collector.done.get(10, TimeUnit.SECONDS);
+    assertThat(collector.count).isEqualTo(1000);
+    assertThat(items).startsWith("0,1,2,3,").endsWith(",998,999,");
+  }
+
+  @Test
+  void requestStream_unbounded_largeStreamCompletes() throws Exception {
+    ServerHandle server = server(ConnectionConfig.DEFAULT, ECHO);
+    Connection connection = connect(server, ConnectionConfig.DEFAULT);
+    Collector collector = new Collector(0);
+    connection.requestStream(null, utf8("200000"), Integer.MAX_VALUE, collector);
+    collector.done.get(30, TimeUnit.SECONDS);
+    assertThat(collector.count).isEqualTo(200_000);
+  }
+
+  @Test
+  void manyConcurrentRequests_allAnswered() throws Exception {
+    ServerHandle server = server(ConnectionConfig.DEFAULT, ECHO);
+    Connection connection = connect(server, ConnectionConfig.DEFAULT);
+    int requests = 2000;
+    CountDownLatch answered = new CountDownLatch(requests);
+    AtomicLong wrong = new AtomicLong();
+    for (int i = 0; i < requests; i++) {
+      String expected = "r" + i;
+      connection.requestResponse(
+          null,
+          utf8(expected),
+          new StreamListener() {
+            @Override
+            public void onNext(Stream stream, ByteBuf metadata, ByteBuf data) {
+              if (!data.toString(StandardCharsets.UTF_8).equals(expected)) {
+                wrong.incrementAndGet();
+              }
+              answered.countDown();
+            }
+          });
+    }
+    assertThat(answered.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(wrong.get()).isZero();
+  }
+
+  @Test
+  void largePayload_aboveMaxFrameLength_fragmentedAndReassembled() throws Exception {
+    ConnectionConfig config = ConnectionConfig.builder().maxFrameLength(64 * 1024).build();
+    ServerHandle server = server(config, ECHO);
+    Connection connection = connect(server, config);
+    byte[] big = new byte[1_000_000];
+    new java.util.Random(42).nextBytes(big);
+    CompletableFuture<byte[]> echoed = new CompletableFuture<>();
+    connection.requestResponse(
+        null,
+        Unpooled.wrappedBuffer(big.clone()),
+        new StreamListener() {
+          @Override
+          public void onNext(Stream stream, ByteBuf metadata, ByteBuf data) {
+            echoed.complete(ByteBufUtil.getBytes(data));
+          }
+        });
+    byte[] received = echoed.get(10, TimeUnit.SECONDS);
+    assertThat(received.length).isEqualTo(big.length);
+    assertThat(java.util.Arrays.mismatch(received, big)).as("first differing byte").isEqualTo(-1);
+  }
+
+  @Test
+  void requestChannel_echoesAndCompletes() throws Exception {
+    ServerHandle server = server(ConnectionConfig.DEFAULT, ECHO);
+    Connection connection = connect(server, ConnectionConfig.DEFAULT);
+    Collector collector = new Collector(0);
+    connection
+        .executor()
+        .execute(
+            () -> {
+              Stream channel =
+                  connection.requestChannel(
+                      null,
+                      utf8("first"),
+                      Long.MAX_VALUE,
+                      false,
+                      new StreamListener() {
+                        int sent;
+
+                        @Override
+                        public void onNext(Stream s, ByteBuf m, ByteBuf d) {
+                          collector.onNext(s, m, d);
+                        }
+
+                        @Override
+                        public void onComplete(Stream s) {
+                          collector.onComplete(s);
+                        }
+
+                        @Override
+                        public void onReady(Stream s) {
+                          while (sent < 100 && s.isReady()) {
+                            s.next(null, utf8("i" + sent++));
+                          }
+                          if (sent == 100) {
+                            sent++;
+                            s.complete();
+                          }
+                        }
+                      });
+              assertThat(channel.streamId()).isOdd();
+            });
+    String items = collector.done.get(10, TimeUnit.SECONDS);
+    assertThat(collector.count).isEqualTo(101);
+    assertThat(items).startsWith("first,i0,i1,").endsWith("i99,");
+  }
+
+  @Test
+  void frameLongerThanLimit_connectionErrorAndServerKeepsServingOthers() throws Exception {
+    ServerHandle server = server(ConnectionConfig.builder().maxFrameLength(1024).build(), ECHO);
+    try (RawPeer raw = openRaw(server)) {
+      raw.send(setupFrame());
+      sendOversizedFrameHeader(raw, 1_000_000);
+      assertConnectionError(raw, ErrorCode.CONNECTION_ERROR);
+    }
+    assertServes(server);
+  }
+
+  @Test
+  void garbageAfterSetup_connectionErrorAndServerKeepsServingOthers() throws Exception {
+    ServerHandle server = server(ConnectionConfig.DEFAULT, ECHO);
+    try (RawPeer raw = openRaw(server)) {
+      raw.send(setupFrame());
+      raw.send(Unpooled.wrappedBuffer(new byte[] {0, 0, 0, 1, (byte) 0xFC, 0, 1, 2, 3}));
+      assertConnectionError(raw, ErrorCode.CONNECTION_ERROR);
+    }
+    assertServes(server);
+  }
+
+  @Test
+  void silentConnection_closedWithinSetupTimeout() throws Exception {
+    ServerHandle server =
+        server(ConnectionConfig.builder().setupTimeout(Duration.ofMillis(300)).build(), ECHO);
+    try (RawPeer raw = openRaw(server)) {
+      long start = System.nanoTime();
+      assertConnectionError(raw, ErrorCode.INVALID_SETUP);
+      assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(3));
+    }
+  }
+
+  /**
+   * A client asks for an endless stream and never reads: the server stops producing when the
+   * transport stops being writable, so its memory stays bounded, and others are still served.
+   */
+  @Test
+  void nonReadingClient_endlessStream_serverMemoryBounded() throws Exception {
+    PooledByteBufAllocator allocator = new PooledByteBufAllocator(true);
+    ServerHandle server = track(startServer(ConnectionConfig.DEFAULT, (s, c) -> ECHO, allocator));
+    try (RawPeer raw = openRaw(server)) {
+      raw.send(setupFrame());
+      ByteBuf data = utf8("1000000000");
+      raw.send(
+          RequestStreamFrame.encode(
+              ByteBufAllocator.DEFAULT, 0, 1, false, Integer.MAX_VALUE, null, data));
+      data.release();
+      Thread.sleep(1500);
+      long used = allocator.metric().usedDirectMemory() + allocator.metric().usedHeapMemory();
+      assertThat(used).as("server buffer memory").isLessThan(16L << 20);
+      assertServes(server);
+    }
+  }
+
+  /**
+   * A client floods requests and never reads the responses: the server stops reading from it once
+   * its queue for that client is full, so the flood backs up into the client's socket.
+   */
+  @Test
+  void nonReadingClient_requestFlood_serverStopsReadingAndMemoryBounded() throws Exception {
+    PooledByteBufAllocator allocator = new PooledByteBufAllocator(true);
+    ConnectionConfig config =
+        ConnectionConfig.builder().maxQueuedBytes(1 << 20).maxConcurrentStreams(1 << 20).build();
+    ServerHandle server = track(startServer(config, (s, c) -> ECHO, allocator));
+    RawPeer raw = openRaw(server);
+    raw.send(setupFrame());
+    int total = 2_000_000;
+    AtomicLong sent = new AtomicLong();
+    Thread flooder =
+        new Thread(
+            () -> {
+              try {
+                ByteBuf chunk = Unpooled.buffer(64 * 1024);
+                ByteBuf payload = Unpooled.wrappedBuffer(new byte[100]);
+                int id = 1;
+                while (id < 2 * total) {
+                  chunk.clear();
+                  int inChunk = 0;
+                  while (chunk.writableBytes() > 200 && id < 2 * total) {
+                    ByteBuf frame =
+                        RequestResponseFrame.encode(
+                            ByteBufAllocator.DEFAULT, 3, id, false, null, payload);
+                    frame.setMedium(0, frame.readableBytes() - 3);
+                    chunk.writeBytes(frame);
+                    frame.release();
+                    id += 2;
+                    inChunk++;
+                  }
+                  raw.sendRaw(io.netty.buffer.ByteBufUtil.getBytes(chunk));
+                  sent.addAndGet(inChunk);
+                }
+              } catch (Exception e) {
+                // the socket was closed by the test: expected
+              }
+            });
+    flooder.setDaemon(true);
+    flooder.start();
+    // Wait until the flood stalls: no progress for a full second (bounded to 15 s).
+    long last = -1;
+    for (int i = 0; i < 60; i++) {
+      Thread.sleep(250);
+      long now = sent.get();
+      if (i % 4 == 3) {
+        if (now == last) {
+          break;
+        }
+        last = now;
+      }
+    }
+    assertThat(sent.get())
+        .as("requests written before the server stopped reading")
+        .isLessThan(total);
+    long used = allocator.metric().usedDirectMemory() + allocator.metric().usedHeapMemory();
+    assertThat(used).as("server buffer memory").isLessThan(24L << 20);
+    assertServes(server);
+    raw.close();
+    flooder.join(5000);
+  }
+
+  private static ByteBuf setupFrame() {
+    return SetupFrame.encode(
+        ByteBufAllocator.DEFAULT, 0, false, 30_000, 90_000, null, "a/b", "c/d", null, null);
+  }
+
+  private static void assertConnectionError(RawPeer raw, int code) throws Exception {
+    ByteBuf frame = raw.read(Duration.ofSeconds(5));
+    assertThat(frame).as("an ERROR frame before the close").isNotNull();
+    try {
+      assertThat(FrameHeader.type(frame)).isEqualTo(FrameType.ERROR);
+      assertThat(frame.getInt(frame.readerIndex() + FrameHeader.SIZE)).isEqualTo(code);
+    } finally {
+      frame.release();
+    }
+    ByteBuf after = raw.read(Duration.ofSeconds(5));
+    if (after != null) {
+      after.release();
+    }
+    assertThat(after).as("connection closed after the error").isNull();
+  }
+
+  private void assertServes(ServerHandle server) throws Exception {
+    Connection honest = connect(server, ConnectionConfig.DEFAULT);
+    Collector collector = new Collector(0);
+    honest.requestResponse(null, utf8("still here"), collector);
+    assertThat(collector.done.get(5, TimeUnit.SECONDS)).isEqualTo("still here,");
+  }
+}
