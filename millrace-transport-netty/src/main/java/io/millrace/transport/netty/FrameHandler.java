@@ -1,12 +1,16 @@
 package io.millrace.transport.netty;
 
+import io.millrace.core.ConnectionConfig;
 import io.millrace.core.ConnectionEngine;
+import io.millrace.core.Transport;
 import io.millrace.frame.FrameHeader;
 import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import java.lang.System.Logger.Level;
+import java.util.function.Function;
 
 /**
  * Splits the inbound byte stream into length-prefixed frames and hands each to the connection
@@ -33,8 +37,16 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
     this.maxFrameLength = maxFrameLength;
   }
 
-  void engine(ConnectionEngine engine) {
-    this.engine = engine;
+  /**
+   * Puts a frame handler on {@code channel} and creates its engine with {@code factory}; the caller
+   * starts the engine.
+   */
+  static ConnectionEngine install(
+      Channel channel, ConnectionConfig config, Function<Transport, ConnectionEngine> factory) {
+    FrameHandler handler = new FrameHandler(config.maxFrameLength());
+    handler.engine = factory.apply(new ChannelTransport(channel));
+    channel.pipeline().addLast(handler);
+    return handler.engine;
   }
 
   @Override

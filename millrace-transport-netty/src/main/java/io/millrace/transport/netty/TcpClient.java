@@ -12,7 +12,6 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.socket.SocketChannel;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -33,17 +32,15 @@ public final class TcpClient implements AutoCloseable {
   private final EventLoopGroup group;
   private final ConnectionConfig config;
   private final Responder responder;
-  private final WriteBufferWaterMark waterMark;
+  private final SocketSettings socket;
   private final int connectTimeoutMillis;
-  private final ByteBufAllocator allocator;
 
   private TcpClient(Builder b) {
-    this.group = EventLoops.newGroup(b.eventLoopThreads, "millrace-client");
+    this.group = EventLoops.newGroup(b.socket.eventLoopThreads, "millrace-client");
     this.config = b.config;
     this.responder = b.responder;
-    this.waterMark = new WriteBufferWaterMark(b.lowWaterMark, b.highWaterMark);
+    this.socket = b.socket.copy();
     this.connectTimeoutMillis = b.connectTimeoutMillis;
-    this.allocator = b.allocator;
   }
 
   public static Builder builder() {
@@ -69,18 +66,18 @@ public final class TcpClient implements AutoCloseable {
             .group(group)
             .channel(EventLoops.clientChannel())
             .option(ChannelOption.TCP_NODELAY, true)
-            .option(ChannelOption.ALLOCATOR, allocator)
+            .option(ChannelOption.ALLOCATOR, socket.allocator)
             .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMillis)
-            .option(ChannelOption.WRITE_BUFFER_WATER_MARK, waterMark)
+            .option(ChannelOption.WRITE_BUFFER_WATER_MARK, socket.waterMark)
             .handler(
                 new ChannelInitializer<SocketChannel>() {
                   @Override
                   protected void initChannel(SocketChannel channel) {
-                    FrameHandler handler = new FrameHandler(config.maxFrameLength());
                     ConnectionEngine engine =
-                        ConnectionEngine.client(new ChannelTransport(channel), config, responder);
-                    handler.engine(engine);
-                    channel.pipeline().addLast(handler);
+                        FrameHandler.install(
+                            channel,
+                            config,
+                            transport -> ConnectionEngine.client(transport, config, responder));
                     channel.attr(Attributes.ENGINE).set(engine);
                   }
                 });
@@ -124,10 +121,7 @@ public final class TcpClient implements AutoCloseable {
   public static final class Builder {
     private ConnectionConfig config = ConnectionConfig.DEFAULT;
     private Responder responder = Responder.REJECT_ALL;
-    private int eventLoopThreads = 1;
-    private int lowWaterMark = 128 * 1024;
-    private int highWaterMark = 256 * 1024;
-    private ByteBufAllocator allocator = ByteBufAllocator.DEFAULT;
+    private final SocketSettings socket = new SocketSettings();
     private int connectTimeoutMillis = 10_000;
 
     private Builder() {}
@@ -143,24 +137,21 @@ public final class TcpClient implements AutoCloseable {
       return this;
     }
 
+    /** Event loops for this client's connections (each connection stays on one). Default 1. */
     public Builder eventLoopThreads(int threads) {
-      if (threads < 1) {
-        throw new IllegalArgumentException("event loop threads must be positive");
-      }
-      this.eventLoopThreads = threads;
+      socket.eventLoopThreads(threads);
+      return this;
+    }
+
+    /** Outbound water marks per connection, as for {@link TcpServer.Builder}. */
+    public Builder writeBufferWaterMarks(int low, int high) {
+      socket.waterMarks(low, high);
       return this;
     }
 
     /** The allocator for frame buffers and socket reads. Default: Netty's default allocator. */
     public Builder allocator(ByteBufAllocator allocator) {
-      this.allocator = Objects.requireNonNull(allocator);
-      return this;
-    }
-
-    public Builder writeBufferWaterMarks(int low, int high) {
-      new WriteBufferWaterMark(low, high);
-      this.lowWaterMark = low;
-      this.highWaterMark = high;
+      socket.allocator(allocator);
       return this;
     }
 

@@ -9,7 +9,6 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.socket.SocketChannel;
 import java.net.InetSocketAddress;
 import java.util.Objects;
@@ -73,10 +72,7 @@ public final class TcpServer implements AutoCloseable {
     private int port;
     private ConnectionConfig config = ConnectionConfig.DEFAULT;
     private Acceptor acceptor;
-    private int eventLoopThreads = 1;
-    private int lowWaterMark = 128 * 1024;
-    private int highWaterMark = 256 * 1024;
-    private ByteBufAllocator allocator = ByteBufAllocator.DEFAULT;
+    private final SocketSettings socket = new SocketSettings();
 
     private Builder() {}
 
@@ -98,10 +94,7 @@ public final class TcpServer implements AutoCloseable {
 
     /** Worker event loops serving connections (each connection stays on one). Default 1. */
     public Builder eventLoopThreads(int threads) {
-      if (threads < 1) {
-        throw new IllegalArgumentException("event loop threads must be positive");
-      }
-      this.eventLoopThreads = threads;
+      socket.eventLoopThreads(threads);
       return this;
     }
 
@@ -109,16 +102,14 @@ public final class TcpServer implements AutoCloseable {
      * Outbound bytes queued per connection above which streams pause ({@code high}) and below which
      * they resume ({@code low}). Default 128 KiB and 256 KiB.
      */
-    /** The allocator for frame buffers and socket reads. Default: Netty's default allocator. */
-    public Builder allocator(ByteBufAllocator allocator) {
-      this.allocator = Objects.requireNonNull(allocator);
+    public Builder writeBufferWaterMarks(int low, int high) {
+      socket.waterMarks(low, high);
       return this;
     }
 
-    public Builder writeBufferWaterMarks(int low, int high) {
-      new WriteBufferWaterMark(low, high);
-      this.lowWaterMark = low;
-      this.highWaterMark = high;
+    /** The allocator for frame buffers and socket reads. Default: Netty's default allocator. */
+    public Builder allocator(ByteBufAllocator allocator) {
+      socket.allocator(allocator);
       return this;
     }
 
@@ -128,7 +119,7 @@ public final class TcpServer implements AutoCloseable {
         throw new IllegalStateException("an acceptor is required");
       }
       EventLoopGroup boss = EventLoops.newGroup(1, "millrace-accept");
-      EventLoopGroup workers = EventLoops.newGroup(eventLoopThreads, "millrace-server");
+      EventLoopGroup workers = EventLoops.newGroup(socket.eventLoopThreads, "millrace-server");
       ConnectionConfig config = this.config;
       Acceptor acceptor = this.acceptor;
       ServerBootstrap bootstrap =
@@ -137,20 +128,17 @@ public final class TcpServer implements AutoCloseable {
               .channel(EventLoops.serverChannel())
               .option(ChannelOption.SO_REUSEADDR, true)
               .childOption(ChannelOption.TCP_NODELAY, true)
-              .childOption(ChannelOption.ALLOCATOR, allocator)
-              .childOption(
-                  ChannelOption.WRITE_BUFFER_WATER_MARK,
-                  new WriteBufferWaterMark(lowWaterMark, highWaterMark))
+              .childOption(ChannelOption.ALLOCATOR, socket.allocator)
+              .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, socket.waterMark)
               .childHandler(
                   new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel channel) {
-                      FrameHandler handler = new FrameHandler(config.maxFrameLength());
-                      ConnectionEngine engine =
-                          ConnectionEngine.server(new ChannelTransport(channel), config, acceptor);
-                      handler.engine(engine);
-                      channel.pipeline().addLast(handler);
-                      engine.start(null, null);
+                      FrameHandler.install(
+                              channel,
+                              config,
+                              transport -> ConnectionEngine.server(transport, config, acceptor))
+                          .start(null, null);
                     }
                   });
       try {
