@@ -24,14 +24,19 @@ import java.util.ArrayDeque;
  *       requester completes.
  * </ul>
  *
- * Memory per stream is bounded: a channel asks the requester for no more payloads than it can echo
- * at once ({@link #CHANNEL_WINDOW}), so a requester that does not read makes it stop asking.
+ * Memory per stream is bounded: a channel asks the requester for no more payloads than the
+ * requester has granted it credit to echo, at most {@link #CHANNEL_WINDOW} at a time, and stops
+ * asking while {@link #CHANNEL_MAX_PENDING_BYTES} wait to be echoed, so a requester that does not
+ * read or does not grant credit makes it stop asking.
  */
 public final class EchoResponder implements Responder {
   static final String ERROR_PREFIX = "error:";
 
   /** Inbound payloads a channel asks for ahead of echoing them. */
   static final int CHANNEL_WINDOW = 256;
+
+  /** Bytes of inbound payloads a channel holds before it stops asking for more. */
+  static final int CHANNEL_MAX_PENDING_BYTES = 1 << 20;
 
   @Override
   public StreamListener requestResponse(Stream stream, ByteBuf metadata, ByteBuf data) {
@@ -55,15 +60,12 @@ public final class EchoResponder implements Responder {
     } catch (NumberFormatException e) {
       stream.error(
           ErrorCode.APPLICATION_ERROR,
-          "request-stream data must be a decimal count, got '"
-              + data.toString(StandardCharsets.UTF_8)
-              + "'");
+          "request-stream data must be a decimal count, got '" + quote(data) + "'");
       return null;
     }
     // The request's metadata is borrowed: copy it, since every payload of the stream repeats it.
     CountingStream producer = new CountingStream(count, metadata == null ? null : metadata.copy());
-    producer.onReady(stream);
-    return producer;
+    return producer; // the engine calls onReady at once while the stream has credit
   }
 
   @Override
@@ -95,6 +97,13 @@ public final class EchoResponder implements Responder {
     }
     return data.toString(
         data.readerIndex() + prefix, data.readableBytes() - prefix, StandardCharsets.UTF_8);
+  }
+
+  /** At most the first 64 bytes of {@code data}, for error messages. */
+  private static String quote(ByteBuf data) {
+    int length = Math.min(64, data.readableBytes());
+    String text = data.toString(data.readerIndex(), length, StandardCharsets.UTF_8);
+    return length < data.readableBytes() ? text + "..." : text;
   }
 
   private static ByteBuf retain(ByteBuf buf) {
@@ -160,6 +169,7 @@ public final class EchoResponder implements Responder {
    */
   private static final class ChannelEcho implements StreamListener {
     private final ArrayDeque<ByteBuf[]> pending = new ArrayDeque<>();
+    private long pendingBytes;
     private boolean inboundComplete;
     private long requested;
 
@@ -176,6 +186,7 @@ public final class EchoResponder implements Responder {
         stream.next(retain(metadata), data.retain());
       } else {
         pending.add(new ByteBuf[] {retain(metadata), data.retain()});
+        pendingBytes += size(metadata, data);
       }
       drainAndRequest(stream);
     }
@@ -205,6 +216,7 @@ public final class EchoResponder implements Responder {
     private void drainAndRequest(Stream stream) {
       while (!pending.isEmpty() && stream.isReady()) {
         ByteBuf[] payload = pending.poll();
+        pendingBytes -= size(payload[0], payload[1]);
         stream.next(payload[0], payload[1]);
       }
       if (inboundComplete) {
@@ -213,15 +225,23 @@ public final class EchoResponder implements Responder {
         }
         return;
       }
-      long want = CHANNEL_WINDOW - pending.size() - requested;
-      if (want >= CHANNEL_WINDOW / 2) {
+      if (pendingBytes >= CHANNEL_MAX_PENDING_BYTES) {
+        return;
+      }
+      long want = Math.min(CHANNEL_WINDOW, stream.credit()) - pending.size() - requested;
+      if (want > 0 && (want >= CHANNEL_WINDOW / 2 || requested == 0)) {
         requested += want;
         stream.request(want);
       }
     }
 
+    private static long size(ByteBuf metadata, ByteBuf data) {
+      return (metadata == null ? 0 : metadata.readableBytes()) + data.readableBytes();
+    }
+
     private void releasePending() {
       ByteBuf[] payload;
+      pendingBytes = 0;
       while ((payload = pending.poll()) != null) {
         if (payload[0] != null) {
           payload[0].release();

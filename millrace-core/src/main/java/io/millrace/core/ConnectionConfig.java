@@ -28,6 +28,7 @@ public final class ConnectionConfig {
   private final int fragmentSize;
   private final int maxFrameLength;
   private final int maxReassembledLength;
+  private final long maxReassemblyBytesPerConnection;
   private final int maxConcurrentStreams;
   private final Duration setupTimeout;
   private final int maxInboundKeepAlivesPerSecond;
@@ -44,6 +45,7 @@ public final class ConnectionConfig {
     this.fragmentSize = b.fragmentSize;
     this.maxFrameLength = b.maxFrameLength;
     this.maxReassembledLength = b.maxReassembledLength;
+    this.maxReassemblyBytesPerConnection = b.maxReassemblyBytesPerConnection;
     this.maxConcurrentStreams = b.maxConcurrentStreams;
     this.setupTimeout = b.setupTimeout;
     this.maxInboundKeepAlivesPerSecond = b.maxInboundKeepAlivesPerSecond;
@@ -66,6 +68,7 @@ public final class ConnectionConfig {
     b.fragmentSize = fragmentSize;
     b.maxFrameLength = maxFrameLength;
     b.maxReassembledLength = maxReassembledLength;
+    b.maxReassemblyBytesPerConnection = maxReassemblyBytesPerConnection;
     b.maxConcurrentStreams = maxConcurrentStreams;
     b.setupTimeout = setupTimeout;
     b.maxInboundKeepAlivesPerSecond = maxInboundKeepAlivesPerSecond;
@@ -133,6 +136,15 @@ public final class ConnectionConfig {
   }
 
   /**
+   * Bytes held for all fragmented messages of a connection in progress at once, charged as for
+   * {@link #maxReassembledLength()}; breaking it closes the connection with CONNECTION_ERROR.
+   * Default 32 MiB.
+   */
+  public long maxReassemblyBytesPerConnection() {
+    return maxReassemblyBytesPerConnection;
+  }
+
+  /**
    * Streams the peer may have open at once; beyond it requests get ERROR[REJECTED]. Default 4096.
    */
   public int maxConcurrentStreams() {
@@ -173,6 +185,7 @@ public final class ConnectionConfig {
     private int fragmentSize;
     private int maxFrameLength = 1 << 20;
     private int maxReassembledLength = 16 << 20;
+    private long maxReassemblyBytesPerConnection = 32L << 20;
     private int maxConcurrentStreams = 4096;
     private Duration setupTimeout = Duration.ofSeconds(5);
     private int maxInboundKeepAlivesPerSecond = 20;
@@ -230,6 +243,14 @@ public final class ConnectionConfig {
         throw new IllegalArgumentException("max reassembled length must be at least 64");
       }
       this.maxReassembledLength = maxReassembledLength;
+      return this;
+    }
+
+    public Builder maxReassemblyBytesPerConnection(long bytes) {
+      if (bytes < 64) {
+        throw new IllegalArgumentException("max reassembly bytes must be at least 64");
+      }
+      this.maxReassemblyBytesPerConnection = bytes;
       return this;
     }
 

@@ -68,7 +68,7 @@ public final class ConnectionEngine implements Connection {
   private final TokenBucket metadataPushBucket;
 
   private Responder responder;
-  private int state;
+  private volatile int state;
   private int nextStreamId;
   private int peerStreams;
   private String metadataMimeType;
@@ -82,6 +82,7 @@ public final class ConnectionEngine implements Connection {
   private long maxLifetimeNanos;
   private ScheduledFuture<?> ticker;
   private ScheduledFuture<?> setupTimer;
+  private long reassemblyBytes;
   private int closeCode = ErrorCode.CONNECTION_ERROR;
   private String closeMessage = "connection closed";
 
@@ -157,7 +158,7 @@ public final class ConnectionEngine implements Connection {
       }
       startKeepAlive(config.keepAliveInterval().toMillis(), config.maxLifetime().toMillis());
       if (leaseEnabled && config.leaseIssuer() != null) {
-        config.leaseIssuer().onConnected(this);
+        startLeaseIssuer();
       }
       flushNow();
     } else {
@@ -297,6 +298,7 @@ public final class ConnectionEngine implements Connection {
     return transport.isWritable();
   }
 
+  /** Event loop only (the stream map is not thread-safe). */
   @Override
   public int activeStreams() {
     return streams.size();
@@ -372,6 +374,12 @@ public final class ConnectionEngine implements Connection {
 
   @Override
   public void sendLease(int ttlMillis, int numberOfRequests, ByteBuf metadata) {
+    if (!leaseEnabled && state != AWAITING_SETUP) {
+      if (metadata != null) {
+        metadata.release();
+      }
+      throw new IllegalStateException("leases were not negotiated on this connection");
+    }
     if (!executor.inEventLoop()) {
       executor.execute(() -> sendLease(ttlMillis, numberOfRequests, metadata));
       return;
@@ -698,9 +706,22 @@ public final class ConnectionEngine implements Connection {
     }
     responder = accepted;
     state = OPEN;
-    startKeepAlive(keepAlive, maxLifetime);
+    // The peer's numbers are not trusted: the liveness check runs every 100 ms to 1 s, and
+    // silence is tolerated for at most this server's own max lifetime.
+    startKeepAlive(
+        Math.max(100, Math.min(keepAlive, 1000)),
+        Math.min(maxLifetime, config.maxLifetime().toMillis()));
     if (lease) {
+      startLeaseIssuer();
+    }
+  }
+
+  private void startLeaseIssuer() {
+    try {
       config.leaseIssuer().onConnected(this);
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "lease issuer threw", e);
+      terminate(ErrorCode.CONNECTION_ERROR, "lease issuer failed", true);
     }
   }
 
@@ -725,11 +746,9 @@ public final class ConnectionEngine implements Connection {
       return;
     }
     if (state != OPEN) {
-      writer.error(streamId, ErrorCode.REJECTED, "the connection is closing");
-      return;
-    }
-    if (!takeResponderLease()) {
-      writer.error(streamId, ErrorCode.REJECTED, "request exceeds the lease");
+      if (type != FrameType.REQUEST_FNF) {
+        writer.error(streamId, ErrorCode.REJECTED, "the connection is closing");
+      }
       return;
     }
     if (peerStreams >= config.maxConcurrentStreams()) {
@@ -739,15 +758,17 @@ public final class ConnectionEngine implements Connection {
           "too many concurrent streams (limit " + config.maxConcurrentStreams() + ")");
       return;
     }
+    if (!takeResponderLease()) {
+      writer.error(streamId, ErrorCode.REJECTED, "request exceeds the lease");
+      return;
+    }
     DefaultStream stream = new DefaultStream(this, kindOf(type), false, null);
     stream.id = streamId;
     streams.put(streamId, stream);
     peerStreams++;
     if (fragmented) {
       stream.reassembly = new Reassembly(alloc(), type, flags, initialRequestN);
-      if (!stream.reassembly.add(metadata, data, config.maxReassembledLength())) {
-        reassemblyTooLong();
-      }
+      addFragment(stream.reassembly, metadata, data);
       return;
     }
     dispatchRequest(stream, type, flags, initialRequestN, metadata, data);
@@ -793,14 +814,12 @@ public final class ConnectionEngine implements Connection {
           listener = responder.requestResponse(stream, metadata, data);
           break;
         case FrameType.REQUEST_STREAM:
-          stream.outboundCredit =
-              initialRequestN == Integer.MAX_VALUE ? Long.MAX_VALUE : initialRequestN;
+          stream.addOutboundCredit(initialRequestN);
           stream.inboundDone = true;
           listener = responder.requestStream(stream, metadata, data);
           break;
         case FrameType.REQUEST_CHANNEL:
-          stream.outboundCredit =
-              initialRequestN == Integer.MAX_VALUE ? Long.MAX_VALUE : initialRequestN;
+          stream.addOutboundCredit(initialRequestN);
           boolean complete = (flags & FrameHeader.FLAG_COMPLETE) != 0;
           if (complete) {
             stream.markInboundComplete();
@@ -832,7 +851,9 @@ public final class ConnectionEngine implements Connection {
       return; // late frame for a finished stream: ignored (spec)
     }
     Reassembly reassembly = stream.reassembly;
-    boolean follows = (flags & FrameHeader.FLAG_FOLLOWS) != 0;
+    // F together with C: F is ignored (spec), the payload is complete.
+    boolean follows =
+        (flags & FrameHeader.FLAG_FOLLOWS) != 0 && (flags & FrameHeader.FLAG_COMPLETE) == 0;
     if (reassembly == null) {
       if (!follows) {
         if (!stream.onPayload(flags, metadata, data)) {
@@ -840,35 +861,31 @@ public final class ConnectionEngine implements Connection {
         }
         return;
       }
-      if ((flags & FrameHeader.FLAG_NEXT) != 0
-          && !stream.inboundDone
-          && !stream.takeInboundCredit()) {
+      if (stream.inboundDone) {
+        return; // nothing is expected on this half: not buffered
+      }
+      if ((flags & FrameHeader.FLAG_NEXT) == 0) {
+        protocolViolation("first fragment without NEXT on stream " + streamId);
+        return;
+      }
+      if (!stream.takeInboundCredit()) {
         protocolViolation("payload beyond the credit granted on stream " + streamId);
         return;
       }
       stream.reassembly = new Reassembly(alloc(), FrameType.PAYLOAD, flags, 0);
-      if (!stream.reassembly.add(metadata, data, config.maxReassembledLength())) {
-        reassemblyTooLong();
-      }
+      addFragment(stream.reassembly, metadata, data);
       return;
     }
-    if (!reassembly.add(metadata, data, config.maxReassembledLength())) {
-      reassemblyTooLong();
-      return;
-    }
-    if (follows) {
+    if (!addFragment(reassembly, metadata, data) || follows) {
       return;
     }
     stream.reassembly = null;
     try {
       if (reassembly.frameType == FrameType.PAYLOAD) {
-        int finalFlags =
-            reassembly.firstFlags & FrameHeader.FLAG_NEXT | flags & FrameHeader.FLAG_COMPLETE;
-        if ((finalFlags & FrameHeader.FLAG_NEXT) != 0) {
-          stream.onReassembledPayload(finalFlags, reassembly.metadata(), reassembly.data());
-        } else {
-          stream.onPayload(finalFlags, null, null);
-        }
+        stream.onReassembledPayload(
+            FrameHeader.FLAG_NEXT | flags & FrameHeader.FLAG_COMPLETE,
+            reassembly.metadata(),
+            reassembly.data());
       } else {
         int requestFlags = reassembly.firstFlags | flags & FrameHeader.FLAG_COMPLETE;
         dispatchRequest(
@@ -880,13 +897,41 @@ public final class ConnectionEngine implements Connection {
             reassembly.data());
       }
     } finally {
-      reassembly.release();
+      releaseReassembly(reassembly);
     }
   }
 
-  private void reassemblyTooLong() {
-    protocolViolation(
-        "fragmented message exceeds the limit of " + config.maxReassembledLength() + " bytes");
+  /**
+   * Adds a fragment, charging it to the message and to the connection; on a breach closes the
+   * connection with CONNECTION_ERROR and returns false.
+   */
+  private boolean addFragment(Reassembly reassembly, ByteBuf metadata, ByteBuf data) {
+    long before = reassembly.charged();
+    int status = reassembly.add(metadata, data, config.maxReassembledLength());
+    if (status == Reassembly.METADATA_AFTER_DATA) {
+      protocolViolation("fragment with metadata after data");
+      return false;
+    }
+    if (status == Reassembly.TOO_LONG) {
+      protocolViolation(
+          "fragmented message exceeds the limit of " + config.maxReassembledLength() + " bytes");
+      return false;
+    }
+    reassemblyBytes += reassembly.charged() - before;
+    if (reassemblyBytes > config.maxReassemblyBytesPerConnection()) {
+      protocolViolation(
+          "fragmented messages in progress exceed the connection's limit of "
+              + config.maxReassemblyBytesPerConnection()
+              + " bytes");
+      return false;
+    }
+    return true;
+  }
+
+  /** Releases a reassembly and takes its bytes off the connection's total. */
+  void releaseReassembly(Reassembly reassembly) {
+    reassemblyBytes -= reassembly.charged();
+    reassembly.release();
   }
 
   private void handleError(int streamId, int code, String message) {

@@ -208,6 +208,7 @@ final class DefaultStream implements Stream {
       listener.onNext(this, metadata, data);
     } catch (RuntimeException e) {
       engine.listenerFailed(this, e);
+      endIfDone();
       return;
     }
     if (completes) {
@@ -233,13 +234,18 @@ final class DefaultStream implements Stream {
     if (outboundDone) {
       return;
     }
+    addOutboundCredit(n);
+    notifyReady();
+  }
+
+  /** Adds a grant from the peer: saturating, and 2^31-1 means unbounded. */
+  void addOutboundCredit(int n) {
     if (n == Integer.MAX_VALUE) {
       outboundCredit = Long.MAX_VALUE;
     } else if (outboundCredit != Long.MAX_VALUE) {
       long total = outboundCredit + n;
       outboundCredit = total < 0 ? Long.MAX_VALUE : total;
     }
-    notifyReady();
   }
 
   void notifyReady() {
@@ -271,6 +277,7 @@ final class DefaultStream implements Stream {
   /** Ends the stream with an error from the peer or a local failure; notifies the listener. */
   void onError(int errorCode, String message) {
     if (outboundDone && inboundDone) {
+      end(); // idempotent: releases anything still held
       return;
     }
     outboundDone = true;
@@ -302,7 +309,7 @@ final class DefaultStream implements Stream {
 
   private void end() {
     if (reassembly != null) {
-      reassembly.release();
+      engine.releaseReassembly(reassembly);
       reassembly = null;
     }
     engine.remove(this);

@@ -31,6 +31,9 @@ import io.netty.buffer.ByteBufAllocator;
  * Writes are not flushed here; {@link ConnectionEngine} flushes once per batch.
  */
 final class FrameWriter {
+  /** Longest error message sent, in characters. */
+  static final int MAX_ERROR_MESSAGE_CHARS = 4096;
+
   private final Transport transport;
   private final ByteBufAllocator alloc;
   private final int headroom;
@@ -124,8 +127,16 @@ final class FrameWriter {
     write(CancelFrame.encode(alloc, headroom, streamId));
   }
 
+  /**
+   * Sends ERROR. Messages are cut to {@link #MAX_ERROR_MESSAGE_CHARS} characters (at most three
+   * UTF-8 bytes each), so that an error can never exceed a peer's frame limit.
+   */
   void error(int streamId, int code, String message) {
-    write(ErrorFrame.encode(alloc, headroom, streamId, code, message));
+    String text = message;
+    if (text != null && text.length() > MAX_ERROR_MESSAGE_CHARS) {
+      text = text.substring(0, MAX_ERROR_MESSAGE_CHARS - 3) + "...";
+    }
+    write(ErrorFrame.encode(alloc, headroom, streamId, code, text));
   }
 
   void keepAlive(boolean respond, ByteBuf data) {

@@ -37,7 +37,13 @@ final class ChannelTransport implements Transport {
 
   @Override
   public void write(ByteBuf frame) {
-    frame.setMedium(frame.readerIndex(), frame.readableBytes() - FrameHeader.LENGTH_PREFIX_SIZE);
+    int length = frame.readableBytes() - FrameHeader.LENGTH_PREFIX_SIZE;
+    if (length > FrameHeader.MAX_FRAME_LENGTH) {
+      frame.release();
+      throw new IllegalStateException(
+          "frame of " + length + " bytes cannot be framed over TCP (24-bit length)");
+    }
+    frame.setMedium(frame.readerIndex(), length);
     channel.write(frame, channel.voidPromise());
   }
 
