@@ -1,0 +1,40 @@
+package io.millrace.bench;
+
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The client side of a {@link BenchSystem}: one connection with one event-loop thread. The
+ * harness's drivers build windows, ping-pong and open-loop load on {@link #requestResponse}.
+ */
+public interface BenchClient extends AutoCloseable {
+
+  /**
+   * Sends one request-response; {@code onResponse} runs when the response arrives (on the client's
+   * event loop, or whatever thread the system calls back on). Must be callable from that callback
+   * itself and from any other thread.
+   */
+  void requestResponse(Runnable onResponse);
+
+  /**
+   * Starts sending fire-and-forget messages as fast as the transport accepts them, pausing while
+   * the transport is not writable (never buffering without bound); each message sent increments
+   * {@code sent}. Runs until {@link #close}.
+   */
+  void startFireAndForget(LongAdder sent);
+
+  /**
+   * Starts one endless request-stream; the client grants credit in batches (as a well-behaved
+   * consumer would) and each item received increments {@code received}. Runs until {@link #close}.
+   */
+  void startStream(LongAdder received);
+
+  /**
+   * Starts one endless request-channel: the client sends payloads as fast as the server's credit
+   * and the transport allow, the server echoes them, and each echo received increments {@code
+   * received}. Runs until {@link #close}.
+   */
+  void startChannel(LongAdder received);
+
+  @Override
+  void close();
+}

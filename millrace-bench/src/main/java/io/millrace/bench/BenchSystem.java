@@ -1,0 +1,36 @@
+package io.millrace.bench;
+
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * A messaging system under test. Each runs its server and its client with exactly one event-loop
+ * (I/O) thread, over TCP on 127.0.0.1, configured for its best honest speed (settings written in
+ * docs/benchmarks.md).
+ *
+ * <p>Payloads are {@code payloadSize} bytes of data and no metadata, at the "core" level: raw
+ * bytes, no serialization framework.
+ */
+public interface BenchSystem {
+
+  /** The name used on the command line and in results: millrace, grpc-java, rsocket-java. */
+  String name();
+
+  /**
+   * Starts a server on 127.0.0.1:{@code port} serving every interaction:
+   *
+   * <ul>
+   *   <li>request-response: answers each request with a payload of {@code payloadSize} bytes;
+   *   <li>fire-and-forget: consumes each message;
+   *   <li>request-stream: sends an endless stream of {@code payloadSize}-byte payloads, honouring
+   *       the client's flow control;
+   *   <li>request-channel: echoes every payload it receives, honouring flow control both ways.
+   * </ul>
+   *
+   * Every message the server handles (request answered, fire-and-forget received, stream item sent,
+   * channel item echoed) increments {@code handled}.
+   */
+  BenchServer startServer(int port, int payloadSize, LongAdder handled) throws Exception;
+
+  /** Connects a client to 127.0.0.1:{@code port} that sends payloads of {@code payloadSize}. */
+  BenchClient connect(int port, int payloadSize) throws Exception;
+}
