@@ -1,0 +1,173 @@
+package io.millrace.bench;
+
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Runs one measurement: a server JVM and a client JVM, each pinned to its own core with {@code
+ * taskset} when the machine has it, with the same JVM flags for every system.
+ */
+final class ProcessRunner {
+  private static final boolean TASKSET = new File("/usr/bin/taskset").canExecute();
+  private final Path logDir;
+  private final List<String> serverOptions;
+  private final List<String> clientOptions;
+
+  ProcessRunner(Path logDir, List<String> serverOptions, List<String> clientOptions) {
+    this.logDir = logDir;
+    this.serverOptions = serverOptions;
+    this.clientOptions = clientOptions;
+  }
+
+  static boolean pinned() {
+    return TASKSET && Runtime.getRuntime().availableProcessors() >= 2;
+  }
+
+  /** The output of a client process and the ticks its server printed meanwhile. */
+  record Output(List<String> client, List<String> server, String failure) {}
+
+  Output run(String system, int size, String heap, String runName, List<String> driveArgs)
+      throws IOException, InterruptedException {
+    int port = freePort();
+    Path serverLog = logDir.resolve(runName + "-server.log");
+    Path clientLog = logDir.resolve(runName + "-client.log");
+    Process server =
+        start(
+            "1",
+            heap,
+            serverLog,
+            List.of(
+                "serve",
+                "--system",
+                system,
+                "--port",
+                Integer.toString(port),
+                "--size",
+                Integer.toString(size)));
+    List<String> serverLines = new CopyOnWriteArrayList<>();
+    CountDownLatch ready = new CountDownLatch(1);
+    Thread reader =
+        new Thread(
+            () -> {
+              try (BufferedReader in =
+                  new BufferedReader(
+                      new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = in.readLine()) != null) {
+                  if (line.equals("READY")) {
+                    ready.countDown();
+                  } else if (line.startsWith("TICK")) {
+                    serverLines.add(line);
+                  }
+                }
+              } catch (IOException e) {
+                // the process ended
+              }
+            },
+            "bench-server-reader");
+    reader.setDaemon(true);
+    reader.start();
+    try {
+      if (!ready.await(60, TimeUnit.SECONDS)) {
+        return new Output(List.of(), List.of(), "server did not start: see " + serverLog);
+      }
+      List<String> args = new ArrayList<>(driveArgs);
+      args.addAll(
+          List.of(
+              "--system",
+              system,
+              "--port",
+              Integer.toString(port),
+              "--size",
+              Integer.toString(size)));
+      List<String> command = new ArrayList<>(List.of("drive"));
+      command.addAll(args);
+      Process client = start("0", heap, clientLog, command);
+      client.getOutputStream().close();
+      List<String> clientLines = new ArrayList<>();
+      try (BufferedReader in =
+          new BufferedReader(
+              new InputStreamReader(client.getInputStream(), StandardCharsets.UTF_8))) {
+        String line;
+        while ((line = in.readLine()) != null) {
+          clientLines.add(line);
+        }
+      }
+      if (!client.waitFor(60, TimeUnit.SECONDS)) {
+        client.destroyForcibly();
+        return new Output(clientLines, serverLines, "client did not exit: see " + clientLog);
+      }
+      if (client.exitValue() != 0) {
+        return new Output(
+            clientLines,
+            serverLines,
+            "client failed (exit " + client.exitValue() + "): " + tail(clientLog));
+      }
+      return new Output(clientLines, serverLines, null);
+    } finally {
+      stop(server);
+    }
+  }
+
+  private static String tail(Path log) throws IOException {
+    List<String> lines = Files.readAllLines(log);
+    return String.join(" | ", lines.subList(Math.max(0, lines.size() - 3), lines.size()));
+  }
+
+  private static void stop(Process server) throws InterruptedException {
+    try {
+      OutputStream in = server.getOutputStream();
+      in.close();
+    } catch (IOException e) {
+      // already gone
+    }
+    if (!server.waitFor(15, TimeUnit.SECONDS)) {
+      server.destroyForcibly();
+      server.waitFor(5, TimeUnit.SECONDS);
+    }
+  }
+
+  private Process start(String cpu, String heap, Path log, List<String> args) throws IOException {
+    List<String> command = new ArrayList<>();
+    if (pinned()) {
+      command.addAll(List.of("/usr/bin/taskset", "-c", cpu));
+    }
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.addAll(jvmFlags(heap));
+    command.addAll(cpu.equals("1") ? serverOptions : clientOptions);
+    command.add("-cp");
+    command.add(System.getProperty("java.class.path"));
+    command.add(BenchMain.class.getName());
+    command.addAll(args);
+    return new ProcessBuilder(command).redirectError(log.toFile()).start();
+  }
+
+  /** The same flags for every system. */
+  static List<String> jvmFlags(String heap) {
+    return List.of(
+        "-Xms" + heap,
+        "-Xmx" + heap,
+        "-XX:+UseG1GC",
+        "-Dio.netty.leakDetection.level=disabled",
+        "--enable-native-access=ALL-UNNAMED",
+        "-Djava.awt.headless=true");
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return socket.getLocalPort();
+    }
+  }
+}

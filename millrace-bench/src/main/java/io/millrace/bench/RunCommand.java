@@ -1,0 +1,541 @@
+package io.millrace.bench;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code millrace bench}: measures Millrace, grpc-java and rsocket-java side by side in one run, as
+ * shared/BENCHMARKING.md describes, and prints a table (plus CSV and PNG on request).
+ */
+@Command(
+    name = "bench",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Measures Millrace against grpc-java and rsocket-java in one run: a server JVM and a client",
+      "JVM per measurement, pinned to separate cores, one event loop each, same JVM flags."
+    })
+final class RunCommand implements Callable<Integer> {
+  @Option(names = "--systems", split = ",", defaultValue = "millrace,grpc-java,rsocket-java")
+  List<String> systems;
+
+  @Option(
+      names = "--interactions",
+      split = ",",
+      defaultValue = "request-response,fire-and-forget,request-stream,request-channel")
+  List<String> interactions;
+
+  @Option(names = "--sizes", split = ",", defaultValue = "8,128,512")
+  List<Integer> sizes;
+
+  @Option(names = "--warmup", defaultValue = "10", description = "Warm-up seconds per run.")
+  int warmup;
+
+  @Option(names = "--duration", defaultValue = "10", description = "Measured seconds per run.")
+  int duration;
+
+  @Option(names = "--window", defaultValue = "1024", description = "Requests in flight.")
+  int window;
+
+  @Option(names = "--large-heap", defaultValue = "1g", description = "Heap of the main pass.")
+  String largeHeap;
+
+  @Option(names = "--heap", defaultValue = "20m", description = "Heap of the small-heap pass.")
+  String smallHeap;
+
+  @Option(names = "--skip-heap", description = "Skip the small-heap pass.")
+  boolean skipHeap;
+
+  @Option(names = "--skip-latency", description = "Skip the latency runs.")
+  boolean skipLatency;
+
+  @Option(names = "--quick", description = "About a minute: 8 bytes, 2 s warm-up, 2 s measured.")
+  boolean quick;
+
+  @Option(names = "--csv", description = "Write one row per throughput measurement here.")
+  File csv;
+
+  @Option(names = "--png", description = "Write a throughput chart here.")
+  File png;
+
+  @Option(names = "--logs", defaultValue = "target/bench-logs", description = "Process logs.")
+  Path logs;
+
+  @Option(
+      names = "--server-jvm-opts",
+      defaultValue = "",
+      description = "Extra JVM options for server processes (profiling), space separated.")
+  String serverJvmOpts;
+
+  @Option(
+      names = "--client-jvm-opts",
+      defaultValue = "",
+      description = "Extra JVM options for client processes (profiling), space separated.")
+  String clientJvmOpts;
+
+  private final List<RunResult> results = new ArrayList<>();
+  private final List<LatencyResult> latencies = new ArrayList<>();
+
+  @Override
+  public Integer call() throws Exception {
+    if (quick) {
+      sizes = List.of(8);
+      warmup = 2;
+      duration = 2;
+      skipHeap = true;
+      skipLatency = true;
+    }
+    for (String system : systems) {
+      Systems.byName(system); // fail fast on a typo
+    }
+    List<Interaction> chosen = new ArrayList<>();
+    for (String name : interactions) {
+      chosen.add(Interaction.parse(name));
+    }
+    Files.createDirectories(logs);
+    ProcessRunner runner = new ProcessRunner(logs, split(serverJvmOpts), split(clientJvmOpts));
+    System.out.println(header());
+    List<String> heaps = new ArrayList<>(List.of(largeHeap));
+    if (!skipHeap) {
+      heaps.add(smallHeap);
+    }
+    int total = heaps.size() * sizes.size() * chosen.size() * systems.size();
+    int done = 0;
+    for (String heap : heaps) {
+      for (int size : sizes) {
+        for (Interaction interaction : chosen) {
+          for (String system : systems) {
+            RunResult r = throughput(runner, system, interaction, size, heap);
+            results.add(r);
+            System.out.printf(Locale.ROOT, "[%2d/%d] %s%n", ++done, total, line(r));
+          }
+        }
+      }
+    }
+    if (!skipLatency && chosen.contains(Interaction.REQUEST_RESPONSE)) {
+      latency(runner, sizes.get(0));
+    }
+    System.out.println();
+    System.out.print(report());
+    if (csv != null) {
+      writeCsv(csv);
+      System.out.println("CSV: " + csv);
+    }
+    if (png != null) {
+      List<RunResult> main = new ArrayList<>();
+      for (RunResult r : results) {
+        if (r.heap.equals(largeHeap)) {
+          main.add(r);
+        }
+      }
+      Chart.write(
+          main,
+          systems,
+          "Throughput, one core per side (" + ZonedDateTime.now().toLocalDate() + ")",
+          png);
+      System.out.println("Chart: " + png);
+    }
+    return 0;
+  }
+
+  private static List<String> split(String options) {
+    return options.isBlank() ? List.of() : List.of(options.trim().split("\\s+"));
+  }
+
+  private RunResult throughput(
+      ProcessRunner runner, String system, Interaction interaction, int size, String heap)
+      throws IOException, InterruptedException {
+    RunResult result = new RunResult(system, interaction, size, heap);
+    ProcessRunner.Output out =
+        runner.run(
+            system,
+            size,
+            heap,
+            system + "-" + interaction.cliName + "-" + size + "-" + heap,
+            List.of(
+                "--interaction",
+                interaction.cliName,
+                "--mode",
+                "throughput",
+                "--window",
+                Integer.toString(window),
+                "--warmup",
+                Integer.toString(warmup),
+                "--duration",
+                Integer.toString(duration)));
+    if (out.failure() != null) {
+      result.failure = out.failure();
+      return result;
+    }
+    List<RunResult.Tick> clientTicks = new ArrayList<>();
+    long start = -1;
+    long end = -1;
+    for (String line : out.client()) {
+      if (line.startsWith("TICK")) {
+        clientTicks.add(RunResult.Tick.parse(line));
+      } else if (line.startsWith("MEASURE_START")) {
+        start = Long.parseLong(line.split(" ")[1]);
+      } else if (line.startsWith("MEASURE_END")) {
+        end = Long.parseLong(line.split(" ")[1]);
+      }
+    }
+    List<RunResult.Tick> serverTicks = new ArrayList<>();
+    for (String line : out.server()) {
+      serverTicks.add(RunResult.Tick.parse(line));
+    }
+    if (start < 0 || end < 0) {
+      result.failure = "client printed no measurement window";
+      return result;
+    }
+    result.compute(clientTicks, serverTicks, start, end);
+    return result;
+  }
+
+  private void latency(ProcessRunner runner, int size) throws IOException, InterruptedException {
+    for (String system : systems) {
+      latencies.add(latencyRun(runner, system, size, "ping-pong", 0));
+    }
+    for (int percent : new int[] {10, 50, 90}) {
+      for (String system : systems) {
+        RunResult max = find(system, Interaction.REQUEST_RESPONSE, size, largeHeap);
+        if (max == null || !max.ok()) {
+          continue;
+        }
+        long rate = Math.max(1, (long) (max.median * percent / 100));
+        latencies.add(latencyRun(runner, system, size, percent + " % of max", rate));
+      }
+    }
+  }
+
+  private LatencyResult latencyRun(
+      ProcessRunner runner, String system, int size, String load, long rate)
+      throws IOException, InterruptedException {
+    ProcessRunner.Output out =
+        runner.run(
+            system,
+            size,
+            largeHeap,
+            system + "-latency-" + (rate == 0 ? "pingpong" : Long.toString(rate)),
+            List.of(
+                "--interaction",
+                "request-response",
+                "--mode",
+                rate == 0 ? "pingpong" : "rate",
+                "--rate",
+                Long.toString(rate),
+                "--warmup",
+                Integer.toString(warmup),
+                "--duration",
+                Integer.toString(duration)));
+    double achieved = Double.NaN;
+    List<RunResult.Tick> ticks = new ArrayList<>();
+    long start = -1;
+    long end = -1;
+    String latencyLine = null;
+    for (String line : out.client()) {
+      if (line.startsWith("TICK")) {
+        ticks.add(RunResult.Tick.parse(line));
+      } else if (line.startsWith("MEASURE_START")) {
+        start = Long.parseLong(line.split(" ")[1]);
+      } else if (line.startsWith("MEASURE_END")) {
+        end = Long.parseLong(line.split(" ")[1]);
+      } else if (line.startsWith("LATENCY")) {
+        latencyLine = line;
+      }
+    }
+    RunResult rates = new RunResult(system, Interaction.REQUEST_RESPONSE, size, largeHeap);
+    if (start >= 0 && end >= 0) {
+      rates.compute(ticks, List.of(), start, end);
+      achieved = rates.ok() ? rates.median : Double.NaN;
+    }
+    if (latencyLine == null) {
+      System.out.printf(
+          Locale.ROOT, "latency %-13s %-12s failed: %s%n", system, load, out.failure());
+      return new LatencyResult(system, load, rate, achieved, 0, 0, 0, 0, 0, 0);
+    }
+    String[] p = latencyLine.split(" ");
+    LatencyResult r =
+        new LatencyResult(
+            system,
+            load,
+            rate,
+            achieved,
+            Long.parseLong(p[1]),
+            Double.parseDouble(p[2]),
+            Double.parseDouble(p[3]),
+            Double.parseDouble(p[4]),
+            Double.parseDouble(p[5]),
+            Double.parseDouble(p[6]));
+    System.out.printf(
+        Locale.ROOT,
+        "latency %-13s %-12s %s%n",
+        system,
+        load,
+        String.format(
+            Locale.ROOT,
+            "p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f us  (%.0f/s)",
+            r.p50(),
+            r.p90(),
+            r.p99(),
+            r.p999(),
+            achieved));
+    return r;
+  }
+
+  private RunResult find(String system, Interaction interaction, int size, String heap) {
+    for (RunResult r : results) {
+      if (r.system.equals(system)
+          && r.interaction == interaction
+          && r.size == size
+          && r.heap.equals(heap)) {
+        return r;
+      }
+    }
+    return null;
+  }
+
+  static String line(RunResult r) {
+    if (!r.ok()) {
+      return String.format(
+          Locale.ROOT,
+          "%-16s %4d B %-5s %-13s FAILED: %s",
+          r.interaction.cliName,
+          r.size,
+          r.heap,
+          r.system,
+          r.failure);
+    }
+    return String.format(
+        Locale.ROOT,
+        "%-16s %4d B %-5s %-13s %,12.0f msg/s (%,.0f - %,.0f)  alloc B/msg client %s server %s",
+        r.interaction.cliName,
+        r.size,
+        r.heap,
+        r.system,
+        r.median,
+        r.min,
+        r.max,
+        bytes(r.allocClient),
+        bytes(r.allocServer));
+  }
+
+  private static String bytes(double value) {
+    return Double.isNaN(value) ? "-" : String.format(Locale.ROOT, "%.0f", value);
+  }
+
+  static String header() {
+    return String.format(
+        Locale.ROOT,
+        "millrace bench %s | %d cores%s | %s %s | JDK %s | Netty %s, grpc-java %s, rsocket-java %s",
+        ZonedDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE),
+        Runtime.getRuntime().availableProcessors(),
+        ProcessRunner.pinned() ? ", server on cpu 1, client on cpu 0" : ", not pinned",
+        System.getProperty("os.name"),
+        System.getProperty("os.version"),
+        Runtime.version(),
+        version("io.netty", "netty-common"),
+        version("io.grpc", "grpc-core"),
+        version("io.rsocket", "rsocket-core"));
+  }
+
+  /**
+   * A dependency's version: from its Maven pom.properties, or else from its jar's file name on the
+   * class path (the harness jar's manifest lists lib/ARTIFACT-VERSION.jar).
+   */
+  static String version(String group, String artifact) {
+    String resource = "/META-INF/maven/" + group + "/" + artifact + "/pom.properties";
+    try (InputStream in = RunCommand.class.getResourceAsStream(resource)) {
+      if (in != null) {
+        Properties p = new Properties();
+        p.load(in);
+        return p.getProperty("version", "?");
+      }
+    } catch (IOException e) {
+      // fall through to the class path
+    }
+    java.util.regex.Pattern jar =
+        java.util.regex.Pattern.compile(
+            "(?:^|/)" + java.util.regex.Pattern.quote(artifact) + "-([0-9][^/]*)\\.jar$");
+    List<String> entries =
+        new ArrayList<>(List.of(System.getProperty("java.class.path").split(File.pathSeparator)));
+    for (String entry : List.copyOf(entries)) {
+      if (entry.endsWith(".jar")) {
+        try (java.util.jar.JarFile file = new java.util.jar.JarFile(entry)) {
+          java.util.jar.Manifest manifest = file.getManifest();
+          String classPath =
+              manifest == null ? null : manifest.getMainAttributes().getValue("Class-Path");
+          if (classPath != null) {
+            entries.addAll(List.of(classPath.split(" ")));
+          }
+        } catch (IOException e) {
+          // not a readable jar
+        }
+      }
+    }
+    for (String entry : entries) {
+      java.util.regex.Matcher m = jar.matcher(entry);
+      if (m.find()) {
+        return m.group(1);
+      }
+    }
+    return "?";
+  }
+
+  /** The summary: throughput per group with ratios, the small-heap change, and latency. */
+  String report() {
+    StringBuilder out = new StringBuilder();
+    Map<String, List<RunResult>> groups = new LinkedHashMap<>();
+    for (RunResult r : results) {
+      if (r.heap.equals(largeHeap)) {
+        groups
+            .computeIfAbsent(r.interaction.cliName + " " + r.size + " B", k -> new ArrayList<>())
+            .add(r);
+      }
+    }
+    out.append(
+        String.format(
+            Locale.ROOT,
+            "Throughput (heap %s), msgs/s: median (min - max); millrace's ratio; allocated bytes per"
+                + " message client/server%n",
+            largeHeap));
+    for (Map.Entry<String, List<RunResult>> group : groups.entrySet()) {
+      out.append(group.getKey()).append('\n');
+      RunResult ours = null;
+      for (RunResult r : group.getValue()) {
+        if (r.system.equals("millrace") && r.ok()) {
+          ours = r;
+        }
+      }
+      for (RunResult r : group.getValue()) {
+        if (!r.ok()) {
+          out.append(String.format(Locale.ROOT, "  %-13s FAILED: %s%n", r.system, r.failure));
+          continue;
+        }
+        String ratio =
+            ours == null || r == ours
+                ? ""
+                : String.format(Locale.ROOT, "x%.1f", ours.median / r.median);
+        out.append(
+            String.format(
+                Locale.ROOT,
+                "  %-13s %,12.0f (%,.0f - %,.0f) %7s  %s/%s%n",
+                r.system,
+                r.median,
+                r.min,
+                r.max,
+                ratio,
+                bytes(r.allocClient),
+                bytes(r.allocServer)));
+      }
+    }
+    if (!skipHeap) {
+      out.append(
+          String.format(
+              Locale.ROOT, "%nThroughput change at -Xmx%s against -Xmx%s%n", smallHeap, largeHeap));
+      for (RunResult small : results) {
+        if (!small.heap.equals(smallHeap)) {
+          continue;
+        }
+        RunResult large = find(small.system, small.interaction, small.size, largeHeap);
+        if (large == null || !large.ok() || !small.ok()) {
+          out.append(
+              String.format(
+                  Locale.ROOT,
+                  "  %-16s %4d B %-13s n/a%n",
+                  small.interaction.cliName,
+                  small.size,
+                  small.system));
+          continue;
+        }
+        out.append(
+            String.format(
+                Locale.ROOT,
+                "  %-16s %4d B %-13s %+6.1f %%%n",
+                small.interaction.cliName,
+                small.size,
+                small.system,
+                (small.median / large.median - 1) * 100));
+      }
+    }
+    if (!latencies.isEmpty()) {
+      out.append(String.format(Locale.ROOT, "%nRequest-response round trip, microseconds%n"));
+      for (LatencyResult l : latencies) {
+        out.append(
+            String.format(
+                Locale.ROOT,
+                "  %-13s %-13s p50 %8.1f  p90 %8.1f  p99 %8.1f  p99.9 %8.1f  max %9.1f  (%,.0f/s)%n",
+                l.system(),
+                l.load(),
+                l.p50(),
+                l.p90(),
+                l.p99(),
+                l.p999(),
+                l.max(),
+                l.achievedRate()));
+      }
+    }
+    return out.toString();
+  }
+
+  private void writeCsv(File file) throws IOException {
+    try (PrintWriter w = new PrintWriter(file, StandardCharsets.UTF_8)) {
+      w.println(
+          "system,level,interaction,payload_bytes,heap,msgs_per_sec_median,msgs_per_sec_min,"
+              + "msgs_per_sec_max,alloc_bytes_per_msg_client,alloc_bytes_per_msg_server");
+      for (RunResult r : results) {
+        if (!r.ok()) {
+          continue;
+        }
+        w.printf(
+            Locale.ROOT,
+            "%s,core,%s,%d,%s,%.0f,%.0f,%.0f,%s,%s%n",
+            r.system,
+            r.interaction.cliName,
+            r.size,
+            r.heap,
+            r.median,
+            r.min,
+            r.max,
+            bytes(r.allocClient),
+            bytes(r.allocServer));
+      }
+    }
+    if (!latencies.isEmpty()) {
+      File latencyFile = new File(file.getPath().replaceFirst("(\\.csv)?$", ".latency.csv"));
+      try (PrintWriter w = new PrintWriter(latencyFile, StandardCharsets.UTF_8)) {
+        w.println(
+            "system,load,target_rate,achieved_rate,count,p50_us,p90_us,p99_us,p999_us,max_us");
+        for (LatencyResult l : latencies) {
+          w.printf(
+              Locale.ROOT,
+              "%s,%s,%d,%.0f,%d,%.1f,%.1f,%.1f,%.1f,%.1f%n",
+              l.system(),
+              l.load(),
+              l.targetRate(),
+              l.achievedRate(),
+              l.count(),
+              l.p50(),
+              l.p90(),
+              l.p99(),
+              l.p999(),
+              l.max());
+        }
+      }
+    }
+  }
+}

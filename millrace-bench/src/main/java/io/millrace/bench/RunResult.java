@@ -1,0 +1,93 @@
+package io.millrace.bench;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/** What one run measured, computed from the TICK lines of its two processes. */
+final class RunResult {
+  final String system;
+  final Interaction interaction;
+  final int size;
+  final String heap;
+  double median;
+  double min;
+  double max;
+  double allocClient = Double.NaN;
+  double allocServer = Double.NaN;
+  String failure;
+
+  RunResult(String system, Interaction interaction, int size, String heap) {
+    this.system = system;
+    this.interaction = interaction;
+    this.size = size;
+    this.heap = heap;
+  }
+
+  /** One {@code TICK} line: time, cumulative messages, cumulative bytes allocated. */
+  record Tick(long millis, long count, long allocated) {
+    static Tick parse(String line) {
+      String[] parts = line.split(" ");
+      return new Tick(Long.parseLong(parts[1]), Long.parseLong(parts[2]), Long.parseLong(parts[3]));
+    }
+  }
+
+  /**
+   * Fills the throughput figures from the client's ticks between measurement start and end, and the
+   * allocation figures from both sides over the same window.
+   */
+  void compute(List<Tick> clientTicks, List<Tick> serverTicks, long start, long end) {
+    List<Tick> window = new ArrayList<>();
+    for (Tick t : clientTicks) {
+      if (t.millis() >= start && t.millis() <= end) {
+        window.add(t);
+      }
+    }
+    if (window.size() < 2) {
+      failure = "no measurement window";
+      return;
+    }
+    List<Double> rates = new ArrayList<>();
+    for (int i = 1; i < window.size(); i++) {
+      Tick a = window.get(i - 1);
+      Tick b = window.get(i);
+      if (b.millis() - a.millis() >= 500) {
+        rates.add((b.count() - a.count()) * 1000.0 / (b.millis() - a.millis()));
+      }
+    }
+    if (rates.isEmpty()) {
+      failure = "no full second measured";
+      return;
+    }
+    Collections.sort(rates);
+    int n = rates.size();
+    median = n % 2 == 1 ? rates.get(n / 2) : (rates.get(n / 2 - 1) + rates.get(n / 2)) / 2;
+    min = rates.get(0);
+    max = rates.get(n - 1);
+    Tick first = window.get(0);
+    Tick last = window.get(window.size() - 1);
+    if (last.count() > first.count()) {
+      allocClient =
+          (double) (last.allocated() - first.allocated()) / (last.count() - first.count());
+    }
+    Tick serverFirst = null;
+    Tick serverLast = null;
+    for (Tick t : serverTicks) {
+      if (t.millis() >= start - 100 && t.millis() <= end + 100) {
+        if (serverFirst == null) {
+          serverFirst = t;
+        }
+        serverLast = t;
+      }
+    }
+    if (serverFirst != null && serverLast.count() > serverFirst.count()) {
+      allocServer =
+          (double) (serverLast.allocated() - serverFirst.allocated())
+              / (serverLast.count() - serverFirst.count());
+    }
+  }
+
+  boolean ok() {
+    return failure == null;
+  }
+}

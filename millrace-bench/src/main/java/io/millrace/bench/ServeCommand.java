@@ -1,0 +1,64 @@
+package io.millrace.bench;
+
+import java.io.InputStream;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.LongAdder;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * The server process of one run: starts a system's server, prints {@code READY}, then once a second
+ * {@code TICK <millis> <messages handled> <bytes allocated>} until its standard input closes (the
+ * harness closes it, or dies).
+ */
+@Command(name = "serve", hidden = true, description = "Server process of one benchmark run.")
+final class ServeCommand implements Callable<Integer> {
+  @Option(names = "--system", required = true)
+  String system;
+
+  @Option(names = "--port", required = true)
+  int port;
+
+  @Option(names = "--size", required = true)
+  int size;
+
+  @Override
+  public Integer call() throws Exception {
+    LongAdder handled = new LongAdder();
+    BenchServer server = Systems.byName(system).startServer(port, size, handled);
+    try {
+      System.out.println("READY");
+      System.out.flush();
+      Thread ticker =
+          new Thread(
+              () -> {
+                try {
+                  while (true) {
+                    Thread.sleep(1000 - System.currentTimeMillis() % 1000);
+                    System.out.println(
+                        "TICK "
+                            + System.currentTimeMillis()
+                            + " "
+                            + handled.sum()
+                            + " "
+                            + Systems.allocatedBytes());
+                    System.out.flush();
+                  }
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              },
+              "bench-ticker");
+      ticker.setDaemon(true);
+      ticker.start();
+      InputStream in = System.in;
+      while (in.read() >= 0) {
+        // wait for the harness to close our input
+      }
+      ticker.interrupt();
+    } finally {
+      server.close();
+    }
+    return 0;
+  }
+}

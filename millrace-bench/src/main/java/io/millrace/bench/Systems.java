@@ -1,0 +1,39 @@
+package io.millrace.bench;
+
+import io.millrace.bench.millrace.MillraceSystem;
+import java.lang.management.ManagementFactory;
+import java.util.List;
+
+/** The systems the harness knows, and the JVM-wide counters it reads. */
+final class Systems {
+  static final List<String> NAMES = List.of("millrace", "grpc-java", "rsocket-java");
+
+  private Systems() {}
+
+  static BenchSystem byName(String name) {
+    switch (name) {
+      case "millrace":
+        return new MillraceSystem();
+      case "grpc-java":
+        return instantiate("io.millrace.bench.grpc.GrpcSystem");
+      case "rsocket-java":
+        return instantiate("io.millrace.bench.rsocket.RSocketJavaSystem");
+      default:
+        throw new IllegalArgumentException("unknown system '" + name + "': use " + NAMES);
+    }
+  }
+
+  private static BenchSystem instantiate(String className) {
+    try {
+      return (BenchSystem) Class.forName(className).getDeclaredConstructor().newInstance();
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException("cannot load " + className, e);
+    }
+  }
+
+  /** Bytes allocated on the heap by all threads of this JVM so far (HotSpot's counter). */
+  static long allocatedBytes() {
+    return ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean())
+        .getTotalThreadAllocatedBytes();
+  }
+}

@@ -1,0 +1,70 @@
+package io.millrace.bench.jmh;
+
+import io.millrace.core.Transport;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.util.concurrent.EventExecutor;
+
+/**
+ * A transport that releases every frame written: isolates the engine's own cost. Its executor is
+ * Netty's embedded event loop, which counts every thread as "in the loop", so a JMH thread can
+ * drive the engine directly.
+ */
+final class DiscardingTransport implements Transport {
+  private final EmbeddedChannel channel = new EmbeddedChannel();
+  long framesWritten;
+
+  @Override
+  public EventExecutor executor() {
+    return channel.eventLoop();
+  }
+
+  @Override
+  public ByteBufAllocator alloc() {
+    return PooledByteBufAllocator.DEFAULT;
+  }
+
+  @Override
+  public int headroom() {
+    return 3;
+  }
+
+  @Override
+  public void write(ByteBuf frame) {
+    framesWritten++;
+    frame.release();
+  }
+
+  @Override
+  public void flush() {}
+
+  @Override
+  public boolean isWritable() {
+    return true;
+  }
+
+  @Override
+  public long queuedBytes() {
+    return 0;
+  }
+
+  @Override
+  public void setReading(boolean reading) {}
+
+  @Override
+  public void close() {
+    channel.close();
+  }
+
+  @Override
+  public String peerAddress() {
+    return "discard";
+  }
+
+  /** Runs the tasks the engine queued (scheduled flushes). */
+  void runPendingTasks() {
+    channel.runPendingTasks();
+  }
+}

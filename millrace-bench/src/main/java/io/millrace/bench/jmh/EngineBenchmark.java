@@ -1,0 +1,145 @@
+package io.millrace.bench.jmh;
+
+import io.millrace.core.Connection;
+import io.millrace.core.ConnectionConfig;
+import io.millrace.core.ConnectionEngine;
+import io.millrace.core.Responder;
+import io.millrace.core.Stream;
+import io.millrace.core.StreamListener;
+import io.millrace.frame.FrameHeader;
+import io.millrace.frame.PayloadFrame;
+import io.millrace.frame.RequestResponseFrame;
+import io.millrace.frame.SetupFrame;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.PooledByteBufAllocator;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * The connection engine's per-message path without I/O: a frame in, the listener or responder
+ * called, the answer encoded and handed to a transport that discards it.
+ *
+ * <ul>
+ *   <li>{@code responderRequestResponse}: a REQUEST_RESPONSE read and answered (server side);
+ *   <li>{@code requesterStreamPayload}: one PAYLOAD of an unbounded request-stream delivered to the
+ *       requester's listener (client side).
+ * </ul>
+ *
+ * Run with {@code -prof gc} for bytes allocated per operation (= per message).
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 3, time = 3)
+@Fork(1)
+public class EngineBenchmark {
+  @Param({"8", "128", "512"})
+  int size;
+
+  private final ByteBufAllocator alloc = PooledByteBufAllocator.DEFAULT;
+  private DiscardingTransport serverTransport;
+  private DiscardingTransport clientTransport;
+  private ConnectionEngine server;
+  private ConnectionEngine client;
+  private ByteBuf response;
+  private ByteBuf request;
+  private ByteBuf streamPayload;
+  private int nextId;
+  private long received;
+  private int pending;
+
+  @Setup(Level.Trial)
+  public void setUp() {
+    response = alloc.directBuffer(size).writerIndex(size);
+    ByteBuf data = alloc.directBuffer(size).writerIndex(size);
+    request = RequestResponseFrame.encode(alloc, 0, 1, false, null, data);
+    streamPayload = PayloadFrame.encode(alloc, 0, 1, FrameHeader.FLAG_NEXT, null, data);
+    data.release();
+
+    serverTransport = new DiscardingTransport();
+    server =
+        ConnectionEngine.server(
+            serverTransport,
+            ConnectionConfig.DEFAULT,
+            (setup, connection) ->
+                new Responder() {
+                  @Override
+                  public StreamListener requestResponse(Stream stream, ByteBuf m, ByteBuf d) {
+                    stream.next(null, response.retainedDuplicate());
+                    return null;
+                  }
+                });
+    server.start(null, null);
+    ByteBuf setup = SetupFrame.encode(alloc, 0, false, 60_000, 120_000, null, "a", "b", null, null);
+    server.onFrame(setup);
+    setup.release();
+    server.onReadComplete();
+
+    clientTransport = new DiscardingTransport();
+    client = ConnectionEngine.client(clientTransport, ConnectionConfig.DEFAULT, null);
+    client.start(null, null);
+    Connection connection = client;
+    connection.requestStream(
+        null,
+        alloc.directBuffer(1).writeByte(1),
+        Long.MAX_VALUE,
+        new StreamListener() {
+          @Override
+          public void onNext(Stream stream, ByteBuf metadata, ByteBuf data) {
+            received++;
+          }
+        });
+    nextId = 1;
+  }
+
+  @Setup(Level.Iteration)
+  public void resetStreamIds() {
+    nextId = 1; // request-response streams end at once, so their ids can be reused
+  }
+
+  @TearDown(Level.Trial)
+  public void tearDown() {
+    server.dispose();
+    client.dispose();
+    serverTransport.runPendingTasks();
+    clientTransport.runPendingTasks();
+    response.release();
+    request.release();
+    streamPayload.release();
+  }
+
+  @Benchmark
+  public void responderRequestResponse() {
+    request.setInt(request.readerIndex(), nextId);
+    nextId += 2;
+    server.onFrame(request);
+    if (++pending == 64) {
+      pending = 0;
+      server.onReadComplete();
+    }
+  }
+
+  @Benchmark
+  public long requesterStreamPayload() {
+    client.onFrame(streamPayload);
+    if (++pending == 64) {
+      pending = 0;
+      client.onReadComplete();
+    }
+    return received;
+  }
+}

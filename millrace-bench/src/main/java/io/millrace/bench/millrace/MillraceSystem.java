@@ -1,0 +1,287 @@
+package io.millrace.bench.millrace;
+
+import io.millrace.bench.BenchClient;
+import io.millrace.bench.BenchServer;
+import io.millrace.bench.BenchSystem;
+import io.millrace.core.Connection;
+import io.millrace.core.Responder;
+import io.millrace.core.Stream;
+import io.millrace.core.StreamListener;
+import io.millrace.transport.netty.TcpClient;
+import io.millrace.transport.netty.TcpServer;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import java.util.ArrayDeque;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Millrace at the core level: the low-level {@link Connection}/{@link Stream} API over TCP, one
+ * event loop per side, default {@link io.millrace.core.ConnectionConfig} (every limit on).
+ *
+ * <p>Consumers grant credit in batches of {@link #BATCH} (256 at first, 256 more each time 256
+ * arrived), as rsocket-java's client does in this harness. Payload buffers are pooled and sent as
+ * retained duplicates of one buffer, so the application allocates nothing per message; the engine
+ * copies small payloads into each frame.
+ */
+public final class MillraceSystem implements BenchSystem {
+  static final int BATCH = 256;
+
+  @Override
+  public String name() {
+    return "millrace";
+  }
+
+  static ByteBuf payload(int size) {
+    ByteBuf payload = PooledByteBufAllocator.DEFAULT.directBuffer(size);
+    payload.writerIndex(size);
+    return payload;
+  }
+
+  @Override
+  public BenchServer startServer(int port, int payloadSize, LongAdder handled) throws Exception {
+    ByteBuf response = payload(payloadSize);
+    BenchResponder responder = new BenchResponder(response, handled);
+    TcpServer server =
+        TcpServer.builder()
+            .bindAddress("127.0.0.1", port)
+            .eventLoopThreads(1)
+            .acceptor((setup, connection) -> responder)
+            .bind();
+    return () -> {
+      server.close();
+      response.release();
+    };
+  }
+
+  @Override
+  public BenchClient connect(int port, int payloadSize) throws Exception {
+    TcpClient client = TcpClient.builder().eventLoopThreads(1).build();
+    Connection connection = client.connect("127.0.0.1", port).get(10, TimeUnit.SECONDS);
+    return new Client(client, connection, payload(payloadSize));
+  }
+
+  /** The server side of every interaction. */
+  private static final class BenchResponder implements Responder {
+    private final ByteBuf response;
+    private final LongAdder handled;
+
+    BenchResponder(ByteBuf response, LongAdder handled) {
+      this.response = response;
+      this.handled = handled;
+    }
+
+    @Override
+    public StreamListener requestResponse(Stream stream, ByteBuf metadata, ByteBuf data) {
+      stream.next(null, response.retainedDuplicate());
+      handled.increment();
+      return null;
+    }
+
+    @Override
+    public void fireAndForget(Connection connection, ByteBuf metadata, ByteBuf data) {
+      handled.increment();
+    }
+
+    @Override
+    public StreamListener requestStream(Stream stream, ByteBuf metadata, ByteBuf data) {
+      return new StreamListener() {
+        @Override
+        public void onReady(Stream s) {
+          while (s.isReady()) {
+            s.next(null, response.retainedDuplicate());
+            handled.increment();
+          }
+        }
+      };
+    }
+
+    @Override
+    public StreamListener requestChannel(
+        Stream stream, ByteBuf metadata, ByteBuf data, boolean complete) {
+      Echo echo = new Echo(handled);
+      echo.onNext(stream, metadata, data);
+      return echo;
+    }
+  }
+
+  /**
+   * Echoes a channel: asks the requester for no more than it may echo (its own outbound credit, at
+   * most {@link #BATCH} ahead) and queues only what arrives while the transport is full.
+   */
+  private static final class Echo implements StreamListener {
+    private final LongAdder handled;
+    private final ArrayDeque<ByteBuf> pending = new ArrayDeque<>();
+    private long requested;
+
+    Echo(LongAdder handled) {
+      this.handled = handled;
+    }
+
+    @Override
+    public void onNext(Stream stream, ByteBuf metadata, ByteBuf data) {
+      if (requested > 0) {
+        requested--;
+      }
+      if (pending.isEmpty() && stream.isReady()) {
+        stream.next(null, data.retain());
+        handled.increment();
+      } else {
+        pending.add(data.retain());
+      }
+      refill(stream);
+    }
+
+    @Override
+    public void onReady(Stream stream) {
+      ByteBuf next;
+      while (stream.isReady() && (next = pending.poll()) != null) {
+        stream.next(null, next);
+        handled.increment();
+      }
+      refill(stream);
+    }
+
+    private void refill(Stream stream) {
+      long want = Math.min(2L * BATCH, stream.credit()) - pending.size() - requested;
+      if (want > 0 && (requested == 0 || want >= BATCH)) {
+        requested += want;
+        stream.request(want);
+      }
+    }
+
+    @Override
+    public void onCancel(Stream stream) {
+      release();
+    }
+
+    @Override
+    public void onError(Stream stream, int errorCode, String message) {
+      release();
+    }
+
+    private void release() {
+      ByteBuf next;
+      while ((next = pending.poll()) != null) {
+        next.release();
+      }
+    }
+  }
+
+  /** The client side; everything it does runs on the connection's event loop. */
+  private static final class Client implements BenchClient {
+    private final TcpClient client;
+    private final Connection connection;
+    private final ByteBuf payload;
+    private Runnable lastCallback;
+    private StreamListener lastListener;
+
+    Client(TcpClient client, Connection connection, ByteBuf payload) {
+      this.client = client;
+      this.connection = connection;
+      this.payload = payload;
+    }
+
+    @Override
+    public void requestResponse(Runnable onResponse) {
+      if (!connection.executor().inEventLoop()) {
+        connection.executor().execute(() -> requestResponse(onResponse));
+        return;
+      }
+      StreamListener listener = lastListener;
+      if (onResponse != lastCallback) {
+        listener =
+            new StreamListener() {
+              @Override
+              public void onNext(Stream stream, ByteBuf metadata, ByteBuf data) {
+                onResponse.run();
+              }
+            };
+        lastCallback = onResponse;
+        lastListener = listener;
+      }
+      connection.requestResponse(null, payload.retainedDuplicate(), listener);
+    }
+
+    @Override
+    public void startFireAndForget(LongAdder sent) {
+      Runnable pump =
+          new Runnable() {
+            @Override
+            public void run() {
+              if (!connection.isOpen()) {
+                return;
+              }
+              // Send a batch while the transport takes it, then let the loop do I/O.
+              for (int i = 0; i < BATCH && connection.isWritable(); i++) {
+                connection.fireAndForget(null, payload.retainedDuplicate());
+                sent.increment();
+              }
+              if (connection.isWritable()) {
+                connection.executor().execute(this);
+              } else {
+                connection.executor().schedule(this, 50, TimeUnit.MICROSECONDS);
+              }
+            }
+          };
+      connection.executor().execute(pump);
+    }
+
+    @Override
+    public void startStream(LongAdder received) {
+      connection
+          .executor()
+          .execute(
+              () ->
+                  connection.requestStream(
+                      null, payload.retainedDuplicate(), BATCH, new BatchingConsumer(received)));
+    }
+
+    @Override
+    public void startChannel(LongAdder received) {
+      connection
+          .executor()
+          .execute(
+              () ->
+                  connection.requestChannel(
+                      null,
+                      payload.retainedDuplicate(),
+                      BATCH,
+                      false,
+                      new BatchingConsumer(received) {
+                        @Override
+                        public void onReady(Stream stream) {
+                          while (stream.isReady()) {
+                            stream.next(null, payload.retainedDuplicate());
+                          }
+                        }
+                      }));
+    }
+
+    @Override
+    public void close() {
+      connection.dispose();
+      client.close();
+      payload.release();
+    }
+  }
+
+  /** Counts payloads and grants {@link #BATCH} more each time a batch arrived. */
+  private static class BatchingConsumer implements StreamListener {
+    private final LongAdder received;
+    private int sinceRequest;
+
+    BatchingConsumer(LongAdder received) {
+      this.received = received;
+    }
+
+    @Override
+    public void onNext(Stream stream, ByteBuf metadata, ByteBuf data) {
+      received.increment();
+      if (++sinceRequest == BATCH) {
+        sinceRequest = 0;
+        stream.request(BATCH);
+      }
+    }
+  }
+}
