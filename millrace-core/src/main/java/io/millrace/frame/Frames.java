@@ -66,19 +66,35 @@ final class Frames {
         throw new IllegalArgumentException("metadata longer than 16 MiB: " + length);
       }
       out.writeMedium(length);
-      out.writeBytes(metadata, metadata.readerIndex(), length);
+      copy(metadata, out);
     }
     if (data == null || data.readableBytes() == 0) {
       return out;
     }
     if (!zeroCopy(data)) {
-      out.writeBytes(data, data.readerIndex(), data.readableBytes());
+      copy(data, out);
       return out;
     }
     CompositeByteBuf composite = alloc.compositeBuffer(2);
     composite.addComponent(true, out);
     composite.addComponent(true, data.retainedSlice());
     return composite;
+  }
+
+  /**
+   * Appends {@code src}'s readable bytes to {@code out} without moving {@code src}'s indexes.
+   *
+   * <p>Asks the source to copy into the destination rather than the destination to read from the
+   * source: between two direct buffers with memory addresses that is one memory copy, where {@code
+   * out.writeBytes(src)} on Netty 4.2's adaptive buffers builds NIO views of both (three objects
+   * and most of the time of a small payload's encoding, as profiled).
+   */
+  static void copy(ByteBuf src, ByteBuf out) {
+    int length = src.readableBytes();
+    out.ensureWritable(length);
+    int writerIndex = out.writerIndex();
+    src.getBytes(src.readerIndex(), out, writerIndex, length);
+    out.writerIndex(writerIndex + length);
   }
 
   /** Reader-relative offset of the metadata-or-data section after a fixed body of {@code extra}. */

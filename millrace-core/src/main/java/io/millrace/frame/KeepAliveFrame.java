@@ -38,7 +38,7 @@ public final class KeepAliveFrame {
             respond ? FrameHeader.FLAG_RESPOND : 0);
     out.writeLong(lastReceivedPosition);
     if (data != null) {
-      out.writeBytes(data, data.readerIndex(), data.readableBytes());
+      Frames.copy(data, out);
     }
     return out;
   }

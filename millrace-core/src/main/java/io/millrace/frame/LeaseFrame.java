@@ -36,7 +36,7 @@ public final class LeaseFrame {
     out.writeInt(ttlMillis);
     out.writeInt(numberOfRequests);
     if (metadata != null) {
-      out.writeBytes(metadata, metadata.readerIndex(), metadata.readableBytes());
+      Frames.copy(metadata, out);
     }
     return out;
   }

@@ -20,7 +20,7 @@ public final class MetadataPushFrame {
             0,
             FrameType.METADATA_PUSH,
             FrameHeader.FLAG_METADATA);
-    out.writeBytes(metadata, metadata.readerIndex(), metadata.readableBytes());
+    Frames.copy(metadata, out);
     return out;
   }
 

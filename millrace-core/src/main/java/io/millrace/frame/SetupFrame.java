@@ -69,7 +69,7 @@ public final class SetupFrame {
     out.writeInt(maxLifetimeMillis);
     if (resumeToken != null) {
       out.writeShort(resumeToken.readableBytes());
-      out.writeBytes(resumeToken, resumeToken.readerIndex(), resumeToken.readableBytes());
+      Frames.copy(resumeToken, out);
     }
     out.writeByte(metadataMime.length);
     out.writeBytes(metadataMime);

@@ -3,7 +3,6 @@ package io.millrace.bench.jmh;
 import io.millrace.core.Transport;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.util.concurrent.EventExecutor;
 
@@ -23,7 +22,7 @@ final class DiscardingTransport implements Transport {
 
   @Override
   public ByteBufAllocator alloc() {
-    return PooledByteBufAllocator.DEFAULT;
+    return ByteBufAllocator.DEFAULT;
   }
 
   @Override

@@ -12,7 +12,6 @@ import io.millrace.frame.RequestResponseFrame;
 import io.millrace.frame.SetupFrame;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.PooledByteBufAllocator;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -50,7 +49,7 @@ public class EngineBenchmark {
   @Param({"8", "128", "512"})
   int size;
 
-  private final ByteBufAllocator alloc = PooledByteBufAllocator.DEFAULT;
+  private final ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
   private DiscardingTransport serverTransport;
   private DiscardingTransport clientTransport;
   private ConnectionEngine server;

@@ -6,7 +6,6 @@ import io.millrace.frame.FrameReader;
 import io.millrace.frame.PayloadFrame;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.PooledByteBufAllocator;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -37,7 +36,7 @@ public class FrameCodecBenchmark {
   @Param({"8", "128", "512"})
   int size;
 
-  private final ByteBufAllocator alloc = PooledByteBufAllocator.DEFAULT;
+  private final ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
   private ByteBuf data;
   private ByteBuf frame;
   private Listener listener;

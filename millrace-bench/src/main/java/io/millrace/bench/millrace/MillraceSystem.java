@@ -19,13 +19,16 @@ import java.util.concurrent.atomic.LongAdder;
  * Millrace at the core level: the low-level {@link Connection}/{@link Stream} API over TCP, one
  * event loop per side, default {@link io.millrace.core.ConnectionConfig} (every limit on).
  *
- * <p>Consumers grant credit in batches of {@link #BATCH} (256 at first, 256 more each time 256
- * arrived), as rsocket-java's client does in this harness. Payload buffers are pooled and sent as
- * retained duplicates of one buffer, so the application allocates nothing per message; the engine
- * copies small payloads into each frame.
+ * <p>Consumers grant {@link #INITIAL} (1024) up front and {@link #BATCH} (256) more each time 256
+ * arrived, exactly as the rsocket-java client does in this harness. Payload buffers are pooled and
+ * sent as retained duplicates of one buffer, so the application allocates nothing per message; the
+ * engine copies small payloads into each frame.
  */
 public final class MillraceSystem implements BenchSystem {
   static final int BATCH = 256;
+
+  /** Credit a consumer grants up front; then {@link #BATCH} more for every batch received. */
+  static final int INITIAL = 1024;
 
   @Override
   public String name() {
@@ -234,7 +237,7 @@ public final class MillraceSystem implements BenchSystem {
           .execute(
               () ->
                   connection.requestStream(
-                      null, payload.retainedDuplicate(), BATCH, new BatchingConsumer(received)));
+                      null, payload.retainedDuplicate(), INITIAL, new BatchingConsumer(received)));
     }
 
     @Override

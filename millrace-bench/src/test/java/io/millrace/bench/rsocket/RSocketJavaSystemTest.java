@@ -86,7 +86,7 @@ class RSocketJavaSystemTest {
 
   @Test
   void requestResponse_windowOfConcurrentCalls_allComplete() throws Exception {
-    int calls = 10_000;
+    int calls = 2_000;
     CountDownLatch done = new CountDownLatch(calls);
     Thread[] threads = new Thread[2];
     for (int t = 0; t < threads.length; t++) {
@@ -141,12 +141,13 @@ class RSocketJavaSystemTest {
   }
 
   /**
-   * Waits until {@code counter} passes a few windows' worth of messages (so flow control has been
-   * replenished several times), then checks it keeps growing for a short while.
+   * Waits until {@code counter} passes two windows' worth of messages (so credit has been
+   * replenished, not just used up), then checks it keeps growing for a short while. The wait is
+   * generous because the leak detector runs at paranoid level; nothing here measures speed.
    */
   private static void assertProgress(String what, LongSupplier counter)
       throws InterruptedException {
-    long threshold = 4L * RSocketJavaClient.WINDOW;
+    long threshold = 2L * RSocketJavaClient.WINDOW;
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(AWAIT_MILLIS);
     while (counter.getAsLong() <= threshold && System.nanoTime() < deadline) {
       Thread.sleep(10);
