@@ -22,6 +22,7 @@ import io.millrace.transport.netty.EventLoops;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.ServerChannel;
+import io.netty.channel.SingleThreadEventLoop;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
@@ -53,6 +54,10 @@ import java.util.concurrent.atomic.LongAdder;
  *   <li>Retries disabled ({@code disableRetry()}): no retry buffering of outbound messages.
  *   <li>Max inbound message size 16 MiB; no compression; no interceptors, tracers or census.
  *   <li>grpc-java's default on-ready threshold (32 KiB of queued outbound bytes per stream).
+ *   <li>The client's senders (fire-and-forget, request-channel) send their bursts after the event
+ *       loop's current round of tasks instead of inline in the on-ready callback, so the loop keeps
+ *       reading its socket (see {@code Client.Sender}: Netty 4.2.18 otherwise starves reads for up
+ *       to a second at a time).
  * </ul>
  *
  * <p>Interactions:
@@ -357,6 +362,7 @@ public final class GrpcSystem implements BenchSystem {
   /** The client side; callbacks run on the channel's event loop (direct executor). */
   static final class Client implements BenchClient {
     private final EventLoopGroup group;
+    private final SingleThreadEventLoop eventLoop;
     private final ManagedChannel channel;
     private final byte[] payload;
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -365,6 +371,7 @@ public final class GrpcSystem implements BenchSystem {
 
     Client(EventLoopGroup group, ManagedChannel channel, byte[] payload) {
       this.group = group;
+      this.eventLoop = (SingleThreadEventLoop) group.next(); // the group's only loop
       this.channel = channel;
       this.payload = payload;
     }
@@ -479,11 +486,21 @@ public final class GrpcSystem implements BenchSystem {
     }
 
     /**
-     * Sends the payload while the call is ready and resumes from the on-ready handler (fire-and-
-     * forget counts into {@code sent}); for request-channel it also consumes the echoes in batches.
+     * Sends the payload while the call is ready (fire-and-forget counts into {@code sent}); for
+     * request-channel it also consumes the echoes in batches.
+     *
+     * <p>The on-ready handler does not send inline: it runs a burst once the event loop has
+     * finished its current round of tasks, so that the loop reads its socket between bursts.
+     * Sending inline starves reads on Netty 4.2.18: grpc-java completes write promises inside its
+     * flush task, the on-ready callback they trigger queues a message, which schedules the next
+     * flush task, and Netty 4.2 (before 4.2.19's {@code ioRatio}) runs tasks for up to 1 s per
+     * round ({@code io.netty.eventLoop.maxTaskProcessingQuantumMs}) before doing I/O again; on
+     * request-channel the echoes then sit unread for up to a second at a time.
      */
     private final class Sender extends BatchingConsumer implements Runnable {
       private final LongAdder sent;
+      private final Runnable burst = this::burst;
+      private boolean burstPending;
 
       Sender(LongAdder sent, LongAdder received) {
         super(received);
@@ -507,8 +524,17 @@ public final class GrpcSystem implements BenchSystem {
         }
       }
 
+      /** On ready (on the event loop, direct executor): send after this round of tasks. */
       @Override
       public void run() {
+        if (!burstPending) {
+          burstPending = true;
+          eventLoop.executeAfterEventLoopIteration(burst);
+        }
+      }
+
+      private void burst() {
+        burstPending = false;
         while (!closing && call.isReady()) {
           call.onNext(payload);
           if (sent != null) {

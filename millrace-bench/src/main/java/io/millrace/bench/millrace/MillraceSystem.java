@@ -11,6 +11,7 @@ import io.millrace.transport.netty.TcpClient;
 import io.millrace.transport.netty.TcpServer;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import java.util.ArrayDeque;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
@@ -18,6 +19,8 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * Millrace at the core level: the low-level {@link Connection}/{@link Stream} API over TCP, one
  * event loop per side, default {@link io.millrace.core.ConnectionConfig} (every limit on).
+ *
+ * <p>Payloads are one unreleasable buffer per side, passed again and again (see {@link #payload}).
  *
  * <p>Consumers grant {@link #INITIAL} (1024) up front and {@link #BATCH} (256) more each time 256
  * arrived, exactly as the rsocket-java client does in this harness. Payload buffers are pooled and
@@ -35,10 +38,15 @@ public final class MillraceSystem implements BenchSystem {
     return "millrace";
   }
 
+  /**
+   * The bytes sent with every message: one direct buffer wrapped so that the engine's release after
+   * encoding is a no-op. This is how an application sends the same bytes repeatedly through an API
+   * that takes ownership, with no per-message allocation or reference counting.
+   */
   static ByteBuf payload(int size) {
     ByteBuf payload = PooledByteBufAllocator.DEFAULT.directBuffer(size);
     payload.writerIndex(size);
-    return payload;
+    return Unpooled.unreleasableBuffer(payload);
   }
 
   @Override
@@ -53,7 +61,7 @@ public final class MillraceSystem implements BenchSystem {
             .bind();
     return () -> {
       server.close();
-      response.release();
+      response.unwrap().release();
     };
   }
 
@@ -76,7 +84,7 @@ public final class MillraceSystem implements BenchSystem {
 
     @Override
     public StreamListener requestResponse(Stream stream, ByteBuf metadata, ByteBuf data) {
-      stream.next(null, response.retainedDuplicate());
+      stream.next(null, response);
       handled.increment();
       return null;
     }
@@ -92,7 +100,7 @@ public final class MillraceSystem implements BenchSystem {
         @Override
         public void onReady(Stream s) {
           while (s.isReady()) {
-            s.next(null, response.retainedDuplicate());
+            s.next(null, response);
             handled.increment();
           }
         }
@@ -203,7 +211,7 @@ public final class MillraceSystem implements BenchSystem {
         lastCallback = onResponse;
         lastListener = listener;
       }
-      connection.requestResponse(null, payload.retainedDuplicate(), listener);
+      connection.requestResponse(null, payload, listener);
     }
 
     @Override
@@ -217,7 +225,7 @@ public final class MillraceSystem implements BenchSystem {
               }
               // Send a batch while the transport takes it, then let the loop do I/O.
               for (int i = 0; i < BATCH && connection.isWritable(); i++) {
-                connection.fireAndForget(null, payload.retainedDuplicate());
+                connection.fireAndForget(null, payload);
                 sent.increment();
               }
               if (connection.isWritable()) {
@@ -236,8 +244,7 @@ public final class MillraceSystem implements BenchSystem {
           .executor()
           .execute(
               () ->
-                  connection.requestStream(
-                      null, payload.retainedDuplicate(), INITIAL, new BatchingConsumer(received)));
+                  connection.requestStream(null, payload, INITIAL, new BatchingConsumer(received)));
     }
 
     @Override
@@ -248,14 +255,14 @@ public final class MillraceSystem implements BenchSystem {
               () ->
                   connection.requestChannel(
                       null,
-                      payload.retainedDuplicate(),
+                      payload,
                       BATCH,
                       false,
                       new BatchingConsumer(received) {
                         @Override
                         public void onReady(Stream stream) {
                           while (stream.isReady()) {
-                            stream.next(null, payload.retainedDuplicate());
+                            stream.next(null, payload);
                           }
                         }
                       }));
@@ -265,7 +272,7 @@ public final class MillraceSystem implements BenchSystem {
     public void close() {
       connection.dispose();
       client.close();
-      payload.release();
+      payload.unwrap().release();
     }
   }
 
