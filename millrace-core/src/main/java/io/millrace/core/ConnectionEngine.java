@@ -54,6 +54,9 @@ public final class ConnectionEngine implements Connection {
   private static final int DRAINING = 2;
   private static final int CLOSED = 3;
 
+  /** Writes after which a batch is flushed even before it ends (as Netty's FlushConsolidation). */
+  static final int FLUSH_EVERY_WRITES = 256;
+
   private final Transport transport;
   private final EventExecutor executor;
   private final ConnectionConfig config;
@@ -75,6 +78,7 @@ public final class ConnectionEngine implements Connection {
   private String dataMimeType;
   private boolean reading;
   private boolean dirty;
+  private int unflushedWrites;
   private boolean flushScheduled;
   private boolean readingPaused;
   private boolean receivedSinceTick = true;
@@ -453,10 +457,17 @@ public final class ConnectionEngine implements Connection {
     }
   }
 
-  /** Called by {@link FrameWriter} after every write. */
+  /**
+   * Called by {@link FrameWriter} after every write. Within a long read batch, flushes every {@link
+   * #FLUSH_EVERY_WRITES} writes so that the peer can start on the first frames while this side
+   * produces the rest: without it two busy peers fall into lockstep, each idle while the other
+   * works through one large batch (measured: request-channel ran both sides at 60% CPU).
+   */
   void onWritten() {
     dirty = true;
-    if (!reading && !flushScheduled) {
+    if (++unflushedWrites >= FLUSH_EVERY_WRITES) {
+      flushNow();
+    } else if (!reading && !flushScheduled) {
       flushScheduled = true;
       executor.execute(flushTask);
     }
@@ -493,6 +504,7 @@ public final class ConnectionEngine implements Connection {
     flushScheduled = false;
     if (dirty) {
       dirty = false;
+      unflushedWrites = 0;
       transport.flush();
     }
   }

@@ -30,8 +30,14 @@ import java.util.concurrent.atomic.LongAdder;
 public final class MillraceSystem implements BenchSystem {
   static final int BATCH = 256;
 
+  /** Fire-and-forget messages sent per event-loop task before yielding to I/O. */
+  static final int FNF_BATCH = 1024;
+
   /** Credit a consumer grants up front; then {@link #BATCH} more for every batch received. */
   static final int INITIAL = 1024;
+
+  /** Payloads a channel's echo asks for ahead of echoing them (never beyond its own credit). */
+  static final int ECHO_WINDOW = 1024;
 
   @Override
   public String name() {
@@ -117,8 +123,10 @@ public final class MillraceSystem implements BenchSystem {
   }
 
   /**
-   * Echoes a channel: asks the requester for no more than it may echo (its own outbound credit, at
-   * most {@link #BATCH} ahead) and queues only what arrives while the transport is full.
+   * Echoes a channel with a fixed inbound window of {@link #ECHO_WINDOW} payloads: what arrives
+   * before there is outbound credit (or while the transport is full) waits in a queue that the
+   * window bounds. Tying inbound requests to outbound credit instead couples the two credit loops
+   * and, measured, collapses the channel into lockstep with one batch in flight.
    */
   private static final class Echo implements StreamListener {
     private final LongAdder handled;
@@ -154,8 +162,8 @@ public final class MillraceSystem implements BenchSystem {
     }
 
     private void refill(Stream stream) {
-      long want = Math.min(2L * BATCH, stream.credit()) - pending.size() - requested;
-      if (want > 0 && (requested == 0 || want >= BATCH)) {
+      long want = ECHO_WINDOW - pending.size() - requested;
+      if (want >= ECHO_WINDOW / 4) {
         requested += want;
         stream.request(want);
       }
@@ -224,7 +232,7 @@ public final class MillraceSystem implements BenchSystem {
                 return;
               }
               // Send a batch while the transport takes it, then let the loop do I/O.
-              for (int i = 0; i < BATCH && connection.isWritable(); i++) {
+              for (int i = 0; i < FNF_BATCH && connection.isWritable(); i++) {
                 connection.fireAndForget(null, payload);
                 sent.increment();
               }
