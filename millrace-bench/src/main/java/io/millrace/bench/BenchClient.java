@@ -35,6 +35,12 @@ public interface BenchClient extends AutoCloseable {
    */
   void startChannel(LongAdder received);
 
+  /**
+   * The client's one I/O thread. The harness paces open-loop load there, so that requests leave
+   * without a thread hand-off per request (which on one core would measure the hand-off).
+   */
+  java.util.concurrent.ScheduledExecutorService eventLoop();
+
   @Override
   void close();
 }

@@ -3,7 +3,6 @@ package io.millrace.bench;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.concurrent.locks.LockSupport;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 import picocli.CommandLine.Command;
@@ -113,7 +112,7 @@ final class DriveCommand implements Callable<Integer> {
     System.out.flush();
   }
 
-  /** Starts the workload; returns the pacing thread of the open-loop mode, or null. */
+  /** Starts the workload; returns a thread to join at the end, or null. */
   private Thread start(BenchClient client, Interaction interaction) {
     switch (interaction) {
       case FIRE_AND_FORGET:
@@ -148,10 +147,8 @@ final class DriveCommand implements Callable<Integer> {
         new PingPong(client).send();
         return null;
       case "rate":
-        Thread pacer = new Thread(() -> pace(client), "bench-pacer");
-        pacer.setDaemon(true);
-        pacer.start();
-        return pacer;
+        new OpenLoop(client).start();
+        return null;
       default:
         throw new IllegalArgumentException("unknown mode " + mode);
     }
@@ -181,24 +178,58 @@ final class DriveCommand implements Callable<Integer> {
     }
   }
 
-  /** Open loop: requests leave at fixed intended times; latency counts from those times. */
-  private void pace(BenchClient client) {
-    long interval = TimeUnit.SECONDS.toNanos(1) / rate;
-    long intended = System.nanoTime();
-    while (running) {
-      long now = System.nanoTime();
-      if (now < intended) {
-        LockSupport.parkNanos(intended - now);
-        continue;
+  /**
+   * Open loop: requests are due at fixed intended times, {@code --rate} per second; a task on the
+   * client's event loop wakes every {@link #PACING_TICK_MICROS} microseconds and sends everything
+   * due. Latency counts from each request's intended time, so a stall delays the sends and shows in
+   * the percentiles (no coordinated omission). At most {@link #MAX_OUTSTANDING} requests are in
+   * flight; beyond that sends wait, and the wait is part of the measured latency.
+   */
+  private final class OpenLoop implements Runnable {
+    static final long PACING_TICK_MICROS = 50;
+    static final int MAX_OUTSTANDING = 4096;
+    private final BenchClient client;
+    private final long interval;
+    private long start;
+    private long sent;
+    private int outstanding;
+
+    OpenLoop(BenchClient client) {
+      this.client = client;
+      this.interval = TimeUnit.SECONDS.toNanos(1) / rate;
+    }
+
+    void start() {
+      client
+          .eventLoop()
+          .execute(
+              () -> {
+                start = System.nanoTime();
+                client
+                    .eventLoop()
+                    .scheduleAtFixedRate(
+                        this, PACING_TICK_MICROS, PACING_TICK_MICROS, TimeUnit.MICROSECONDS);
+              });
+    }
+
+    @Override
+    public void run() {
+      if (!running) {
+        throw new IllegalStateException("stop"); // cancels the periodic task
       }
-      long sendTime = intended;
-      client.requestResponse(
-          () -> {
-            latency.recordValue(
-                Math.min(System.nanoTime() - sendTime, TimeUnit.SECONDS.toNanos(60)));
-            count.increment();
-          });
-      intended += interval;
+      long due = (System.nanoTime() - start) / interval;
+      while (sent < due && outstanding < MAX_OUTSTANDING) {
+        long intended = start + sent * interval;
+        sent++;
+        outstanding++;
+        client.requestResponse(
+            () -> {
+              outstanding--;
+              latency.recordValue(
+                  Math.min(System.nanoTime() - intended, TimeUnit.SECONDS.toNanos(60)));
+              count.increment();
+            });
+      }
     }
   }
 }

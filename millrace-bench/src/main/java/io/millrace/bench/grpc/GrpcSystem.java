@@ -433,6 +433,11 @@ public final class GrpcSystem implements BenchSystem {
     }
 
     @Override
+    public java.util.concurrent.ScheduledExecutorService eventLoop() {
+      return eventLoop;
+    }
+
+    @Override
     public void close() {
       if (!closed.compareAndSet(false, true)) {
         return;

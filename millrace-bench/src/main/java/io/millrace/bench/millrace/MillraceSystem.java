@@ -277,6 +277,11 @@ public final class MillraceSystem implements BenchSystem {
     }
 
     @Override
+    public java.util.concurrent.ScheduledExecutorService eventLoop() {
+      return connection.executor();
+    }
+
+    @Override
     public void close() {
       connection.dispose();
       client.close();

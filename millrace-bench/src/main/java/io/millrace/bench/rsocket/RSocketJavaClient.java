@@ -159,6 +159,11 @@ final class RSocketJavaClient implements BenchClient {
   }
 
   @Override
+  public java.util.concurrent.ScheduledExecutorService eventLoop() {
+    return channel.eventLoop();
+  }
+
+  @Override
   public void close() {
     if (!closed.compareAndSet(false, true)) {
       return;
