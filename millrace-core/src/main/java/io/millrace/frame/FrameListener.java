@@ -8,7 +8,9 @@ import io.netty.buffer.ByteBuf;
  * <p>Ownership: every {@link ByteBuf} argument is a slice of the frame being read, borrowed for the
  * duration of the call. The reader's caller releases the frame afterwards; a listener that keeps a
  * buffer past the call must {@code retain()} it (or {@code retainedSlice()}) and release it later.
- * A null metadata argument means the M flag was not set (no metadata, as opposed to empty).
+ * A null metadata argument means the M flag was not set (no metadata, as opposed to empty). The
+ * {@code data} of requests and payloads may be the frame buffer itself, positioned at the data (see
+ * {@link FrameReader}); it is borrowed the same way.
  */
 public interface FrameListener {
 

@@ -9,7 +9,12 @@ import java.nio.charset.StandardCharsets;
  * <p>The frame is a buffer holding exactly one frame without its transport length prefix. The
  * reader checks every length against the frame before slicing, so a hostile peer can make it throw
  * {@link FrameFormatException} but never read past the frame. It neither retains nor releases the
- * frame; see {@link FrameListener} for the slices it hands out.
+ * frame; see {@link FrameListener} for the buffers it hands out.
+ *
+ * <p>For request frames and PAYLOAD, whose data always runs to the end of the frame, the {@code
+ * data} argument is the frame buffer itself with its reader index moved to the data: no object is
+ * allocated per message. The reader index is not restored afterwards, so that data retained by a
+ * listener keeps its view. Every other argument is a slice.
  *
  * <p>Stateless and allocation-free apart from the slices; safe to share between connections.
  */
@@ -33,16 +38,14 @@ public final class FrameReader {
     switch (type) {
       case FrameType.REQUEST_RESPONSE:
       case FrameType.REQUEST_FNF:
-        requireStream(streamId, type);
-        requirePayloadFits(frame, FrameHeader.SIZE, type);
-        listener.onRequest(
-            type,
-            streamId,
-            flags,
-            0,
-            Frames.metadata(frame, FrameHeader.SIZE),
-            Frames.data(frame, FrameHeader.SIZE));
-        return true;
+        {
+          requireStream(streamId, type);
+          requirePayloadFits(frame, FrameHeader.SIZE, type);
+          ByteBuf metadata = Frames.metadata(frame, FrameHeader.SIZE);
+          listener.onRequest(
+              type, streamId, flags, 0, metadata, Frames.dataInPlace(frame, FrameHeader.SIZE));
+          return true;
+        }
       case FrameType.REQUEST_STREAM:
       case FrameType.REQUEST_CHANNEL:
         {
@@ -52,13 +55,14 @@ public final class FrameReader {
           if (n == 0) {
             throw new FrameFormatException(FrameType.name(type) + " with initial request-n 0");
           }
+          ByteBuf metadata = Frames.metadata(frame, RequestStreamFrame.PAYLOAD_OFFSET);
           listener.onRequest(
               type,
               streamId,
               flags,
               n,
-              Frames.metadata(frame, RequestStreamFrame.PAYLOAD_OFFSET),
-              Frames.data(frame, RequestStreamFrame.PAYLOAD_OFFSET));
+              metadata,
+              Frames.dataInPlace(frame, RequestStreamFrame.PAYLOAD_OFFSET));
           return true;
         }
       case FrameType.PAYLOAD:
@@ -68,12 +72,12 @@ public final class FrameReader {
             == 0) {
           throw new FrameFormatException("PAYLOAD with neither NEXT nor COMPLETE");
         }
-        listener.onPayload(
-            streamId,
-            flags,
-            Frames.metadata(frame, FrameHeader.SIZE),
-            Frames.data(frame, FrameHeader.SIZE));
-        return true;
+        {
+          ByteBuf metadata = Frames.metadata(frame, FrameHeader.SIZE);
+          listener.onPayload(
+              streamId, flags, metadata, Frames.dataInPlace(frame, FrameHeader.SIZE));
+          return true;
+        }
       case FrameType.REQUEST_N:
         {
           requireStream(streamId, type);
