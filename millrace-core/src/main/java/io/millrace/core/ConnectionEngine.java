@@ -267,6 +267,7 @@ public final class ConnectionEngine implements Connection {
     }
     state = CLOSED;
     cancelTimers();
+    writer.discard();
     failAllStreams(closeCode, closeMessage);
     if (cause == null) {
       closePromise.trySuccess(null);
@@ -505,6 +506,7 @@ public final class ConnectionEngine implements Connection {
     if (dirty) {
       dirty = false;
       unflushedWrites = 0;
+      writer.handOver();
       transport.flush();
     }
   }

@@ -27,6 +27,13 @@ import io.netty.buffer.ByteBufAllocator;
  * data, and each fragment that carries metadata has its own M flag and length. Fragments are slices
  * of the caller's buffers, so fragmenting never copies a payload twice.
  *
+ * <p>Batching: on transports that allow it ({@link Transport#coalescesFrames()}), small frames are
+ * encoded one after another, each with its length prefix, into one buffer that is handed to the
+ * transport when it fills or at the next flush. A stream of 8-byte payloads then costs the
+ * transport one write per batch instead of one per frame (Netty's per-write bookkeeping, an atomic
+ * update of its pending-bytes counter and a pipeline traversal each). Large frames, and payloads
+ * sent without a copy, are handed over on their own after the batch, in order.
+ *
  * <p>Ownership: methods taking {@code metadata} and {@code data} release them. Event loop only.
  * Writes are not flushed here; {@link ConnectionEngine} flushes once per batch.
  */
@@ -39,6 +46,15 @@ final class FrameWriter {
   private final int headroom;
   private final int frameLimit;
   private final ConnectionEngine engine;
+  private final boolean coalesce;
+  private ByteBuf batch;
+  private boolean closed;
+
+  /** A batch is handed to the transport before it would grow beyond this. */
+  static final int BATCH_CAPACITY = 64 * 1024;
+
+  /** Frames up to this length go into the batch; longer ones are written on their own. */
+  static final int MAX_BATCHED_FRAME = 8 * 1024;
 
   FrameWriter(Transport transport, ConnectionConfig config, ConnectionEngine engine) {
     this.transport = transport;
@@ -50,6 +66,7 @@ final class FrameWriter {
       limit = Math.min(limit, config.fragmentSize() - FrameHeader.LENGTH_PREFIX_SIZE);
     }
     this.frameLimit = limit;
+    this.coalesce = transport.coalescesFrames();
   }
 
   ByteBufAllocator alloc() {
@@ -61,8 +78,49 @@ final class FrameWriter {
   }
 
   void write(ByteBuf frame) {
+    handOver();
     transport.write(frame);
     engine.onWritten();
+  }
+
+  /**
+   * Returns the batch with room for a frame of {@code length} bytes and its length prefix already
+   * written, or null when the frame should be written on its own.
+   */
+  private ByteBuf beginBatched(int length) {
+    if (!coalesce || closed || length > MAX_BATCHED_FRAME) {
+      return null;
+    }
+    ByteBuf b = batch;
+    if (b != null && b.readableBytes() + FrameHeader.LENGTH_PREFIX_SIZE + length > BATCH_CAPACITY) {
+      handOver();
+      b = null;
+    }
+    if (b == null) {
+      b = alloc.directBuffer(Math.min(BATCH_CAPACITY, 16 * (length + 3)), BATCH_CAPACITY);
+      batch = b;
+    }
+    b.writeMedium(length);
+    return b;
+  }
+
+  /** Gives the frames batched so far to the transport (before a flush or an unbatched write). */
+  void handOver() {
+    ByteBuf b = batch;
+    if (b != null) {
+      batch = null;
+      transport.writeFrames(b);
+    }
+  }
+
+  /** Drops a batch that will never be written (the connection closed); batching stops. */
+  void discard() {
+    closed = true;
+    ByteBuf b = batch;
+    if (b != null) {
+      batch = null;
+      b.release();
+    }
   }
 
   /**
@@ -78,7 +136,23 @@ final class FrameWriter {
       ByteBuf data) {
     int extra = type == FrameType.REQUEST_STREAM || type == FrameType.REQUEST_CHANNEL ? 4 : 0;
     try {
-      if (length(extra, metadata, data) <= frameLimit) {
+      int length = length(extra, metadata, data);
+      if (length <= frameLimit && !zeroCopy(data)) {
+        ByteBuf b = beginBatched(length);
+        if (b != null) {
+          RequestStreamFrame.encodeInto(
+              b,
+              type,
+              streamId,
+              complete && type == FrameType.REQUEST_CHANNEL ? FrameHeader.FLAG_COMPLETE : 0,
+              initialRequestN,
+              metadata,
+              data);
+          engine.onWritten();
+          return;
+        }
+      }
+      if (length <= frameLimit) {
         write(encodeFirst(type, streamId, false, complete, initialRequestN, metadata, data));
       } else {
         fragment(
@@ -98,7 +172,16 @@ final class FrameWriter {
   /** Sends a PAYLOAD with {@code flags} among N and C. */
   void payload(int streamId, int flags, ByteBuf metadata, ByteBuf data) {
     try {
-      if (length(0, metadata, data) <= frameLimit) {
+      int length = length(0, metadata, data);
+      if (length <= frameLimit && !zeroCopy(data)) {
+        ByteBuf b = beginBatched(length);
+        if (b != null) {
+          PayloadFrame.encodeInto(b, streamId, flags, metadata, data);
+          engine.onWritten();
+          return;
+        }
+      }
+      if (length <= frameLimit) {
         write(PayloadFrame.encode(alloc, headroom, streamId, flags, metadata, data));
       } else {
         fragment(
@@ -116,15 +199,37 @@ final class FrameWriter {
   }
 
   void complete(int streamId) {
+    ByteBuf b = beginBatched(FrameHeader.SIZE);
+    if (b != null) {
+      PayloadFrame.encodeInto(b, streamId, FrameHeader.FLAG_COMPLETE, null, null);
+      engine.onWritten();
+      return;
+    }
     write(PayloadFrame.encodeComplete(alloc, headroom, streamId));
   }
 
   void requestN(int streamId, long n) {
+    ByteBuf b = beginBatched(FrameHeader.SIZE + 4);
+    if (b != null) {
+      RequestNFrame.encodeInto(b, streamId, n);
+      engine.onWritten();
+      return;
+    }
     write(RequestNFrame.encode(alloc, headroom, streamId, n));
   }
 
   void cancel(int streamId) {
+    ByteBuf b = beginBatched(FrameHeader.SIZE);
+    if (b != null) {
+      CancelFrame.encodeInto(b, streamId);
+      engine.onWritten();
+      return;
+    }
     write(CancelFrame.encode(alloc, headroom, streamId));
+  }
+
+  private static boolean zeroCopy(ByteBuf data) {
+    return data != null && data.readableBytes() >= PayloadFrame.ZERO_COPY_THRESHOLD;
   }
 
   /**

@@ -29,6 +29,24 @@ public interface Transport {
    */
   void write(io.netty.buffer.ByteBuf frame);
 
+  /**
+   * Whether frames may be concatenated into one buffer, each preceded by its 3-byte length, and
+   * written with {@link #writeFrames}: true for byte-stream transports (TCP, Unix sockets), false
+   * where each frame is its own message (WebSocket).
+   */
+  default boolean coalescesFrames() {
+    return false;
+  }
+
+  /**
+   * Queues bytes holding whole frames, each with its 3-byte length prefix, without flushing. Only
+   * called when {@link #coalescesFrames()} is true. Takes ownership of {@code frames}.
+   */
+  default void writeFrames(io.netty.buffer.ByteBuf frames) {
+    frames.release();
+    throw new UnsupportedOperationException("this transport does not coalesce frames");
+  }
+
   /** Flushes the frames queued so far to the peer. */
   void flush();
 

@@ -19,6 +19,8 @@ final class ScriptedTransport implements Transport {
   long queuedBytes;
   boolean reading = true;
   boolean closed;
+  boolean coalesce;
+  int batchesWritten;
   int flushes;
   int unflushed;
 
@@ -96,6 +98,27 @@ final class ScriptedTransport implements Transport {
       unflushed++;
     } finally {
       frame.release();
+    }
+  }
+
+  @Override
+  public boolean coalescesFrames() {
+    return coalesce;
+  }
+
+  /** Splits a batch at its 3-byte length prefixes and records every frame in it. */
+  @Override
+  public void writeFrames(ByteBuf frames) {
+    try {
+      batchesWritten++;
+      while (frames.isReadable()) {
+        int length = frames.readUnsignedMedium();
+        ByteBuf frame = frames.readSlice(length);
+        written.add(WireFrame.decode(frame));
+        unflushed++;
+      }
+    } finally {
+      frames.release();
     }
   }
 

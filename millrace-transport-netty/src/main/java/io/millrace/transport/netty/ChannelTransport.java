@@ -48,6 +48,16 @@ final class ChannelTransport implements Transport {
   }
 
   @Override
+  public boolean coalescesFrames() {
+    return true;
+  }
+
+  @Override
+  public void writeFrames(ByteBuf frames) {
+    channel.write(frames, channel.voidPromise());
+  }
+
+  @Override
   public void flush() {
     channel.flush();
   }
