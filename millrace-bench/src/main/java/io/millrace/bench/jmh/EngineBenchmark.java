@@ -112,6 +112,9 @@ public class EngineBenchmark {
 
   @TearDown(Level.Trial)
   public void tearDown() {
+    if (!server.isOpen() || !client.isOpen()) {
+      throw new IllegalStateException("an engine closed during the benchmark: results are void");
+    }
     server.dispose();
     client.dispose();
     serverTransport.runPendingTasks();
@@ -123,7 +126,8 @@ public class EngineBenchmark {
 
   @Benchmark
   public void responderRequestResponse() {
-    request.setInt(request.readerIndex(), nextId);
+    request.readerIndex(0); // the reader hands the frame over as data, moving its reader index
+    request.setInt(0, nextId);
     nextId += 2;
     server.onFrame(request);
     if (++pending == 64) {
@@ -134,6 +138,7 @@ public class EngineBenchmark {
 
   @Benchmark
   public long requesterStreamPayload() {
+    streamPayload.readerIndex(0);
     client.onFrame(streamPayload);
     if (++pending == 64) {
       pending = 0;
