@@ -15,7 +15,7 @@ import io.netty.buffer.ByteBuf;
 public interface FrameListener {
 
   /** SETUP. {@code resumeToken} is null unless R is set. */
-  void onSetup(
+  default void onSetup(
       int flags,
       int majorVersion,
       int minorVersion,
@@ -25,39 +25,44 @@ public interface FrameListener {
       String metadataMimeType,
       String dataMimeType,
       ByteBuf metadata,
-      ByteBuf data);
+      ByteBuf data) {}
 
-  void onLease(int ttlMillis, int numberOfRequests, ByteBuf metadata);
+  default void onLease(int ttlMillis, int numberOfRequests, ByteBuf metadata) {}
 
-  void onKeepAlive(boolean respond, long lastReceivedPosition, ByteBuf data);
+  default void onKeepAlive(boolean respond, long lastReceivedPosition, ByteBuf data) {}
 
   /**
    * REQUEST_RESPONSE, REQUEST_FNF, REQUEST_STREAM or REQUEST_CHANNEL ({@code frameType} tells
    * which). {@code initialRequestN} is 0 for the first two; {@code flags} carries F and C.
    */
-  void onRequest(
-      int frameType, int streamId, int flags, int initialRequestN, ByteBuf metadata, ByteBuf data);
+  default void onRequest(
+      int frameType,
+      int streamId,
+      int flags,
+      int initialRequestN,
+      ByteBuf metadata,
+      ByteBuf data) {}
 
   /** REQUEST_N with n from 1 to 2^31-1. */
-  void onRequestN(int streamId, int n);
+  default void onRequestN(int streamId, int n) {}
 
-  void onCancel(int streamId);
+  default void onCancel(int streamId) {}
 
   /** PAYLOAD; {@code flags} carries F, C and N. */
-  void onPayload(int streamId, int flags, ByteBuf metadata, ByteBuf data);
+  default void onPayload(int streamId, int flags, ByteBuf metadata, ByteBuf data) {}
 
-  void onError(int streamId, int errorCode, String message);
+  default void onError(int streamId, int errorCode, String message) {}
 
-  void onMetadataPush(ByteBuf metadata);
+  default void onMetadataPush(ByteBuf metadata) {}
 
-  void onResume(
+  default void onResume(
       int majorVersion,
       int minorVersion,
       ByteBuf token,
       long lastReceivedServerPosition,
-      long firstAvailableClientPosition);
+      long firstAvailableClientPosition) {}
 
-  void onResumeOk(long lastReceivedClientPosition);
+  default void onResumeOk(long lastReceivedClientPosition) {}
 
-  void onExt(int streamId, int flags, int extendedType, ByteBuf metadata, ByteBuf data);
+  default void onExt(int streamId, int flags, int extendedType, ByteBuf metadata, ByteBuf data) {}
 }

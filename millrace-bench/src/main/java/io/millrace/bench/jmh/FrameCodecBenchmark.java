@@ -41,69 +41,15 @@ public class FrameCodecBenchmark {
   private ByteBuf frame;
   private Listener listener;
 
-  /** Consumes every callback into a Blackhole. */
+  /** Consumes payload callbacks into a Blackhole. */
   static final class Listener implements FrameListener {
     Blackhole bh;
-
-    @Override
-    public void onSetup(
-        int flags,
-        int majorVersion,
-        int minorVersion,
-        int keepAliveIntervalMillis,
-        int maxLifetimeMillis,
-        ByteBuf resumeToken,
-        String metadataMimeType,
-        String dataMimeType,
-        ByteBuf metadata,
-        ByteBuf data) {}
-
-    @Override
-    public void onLease(int ttlMillis, int numberOfRequests, ByteBuf metadata) {}
-
-    @Override
-    public void onKeepAlive(boolean respond, long lastReceivedPosition, ByteBuf data) {}
-
-    @Override
-    public void onRequest(
-        int frameType,
-        int streamId,
-        int flags,
-        int initialRequestN,
-        ByteBuf metadata,
-        ByteBuf data) {}
-
-    @Override
-    public void onRequestN(int streamId, int n) {}
-
-    @Override
-    public void onCancel(int streamId) {}
 
     @Override
     public void onPayload(int streamId, int flags, ByteBuf metadata, ByteBuf data) {
       bh.consume(streamId);
       bh.consume(data);
     }
-
-    @Override
-    public void onError(int streamId, int errorCode, String message) {}
-
-    @Override
-    public void onMetadataPush(ByteBuf metadata) {}
-
-    @Override
-    public void onResume(
-        int majorVersion,
-        int minorVersion,
-        ByteBuf token,
-        long lastReceivedServerPosition,
-        long firstAvailableClientPosition) {}
-
-    @Override
-    public void onResumeOk(long lastReceivedClientPosition) {}
-
-    @Override
-    public void onExt(int streamId, int flags, int extendedType, ByteBuf metadata, ByteBuf data) {}
   }
 
   @Setup
