@@ -896,7 +896,7 @@ public final class ConnectionEngine implements Connection {
     stream.reassembly = null;
     try {
       if (reassembly.frameType == FrameType.PAYLOAD) {
-        stream.onReassembledPayload(
+        stream.deliverNext(
             FrameHeader.FLAG_NEXT | flags & FrameHeader.FLAG_COMPLETE,
             reassembly.metadata(),
             reassembly.data());

@@ -176,7 +176,7 @@ final class DefaultStream implements Stream {
       if (!takeInboundCredit()) {
         return false;
       }
-      onReassembledPayload(flags, metadata, data);
+      deliverNext(flags, metadata, data);
     } else if ((flags & FrameHeader.FLAG_COMPLETE) != 0) {
       inboundDone = true;
       notifyComplete();
@@ -195,8 +195,8 @@ final class DefaultStream implements Stream {
     return true;
   }
 
-  /** Delivers a reassembled payload whose credit {@link #takeInboundCredit} already took. */
-  void onReassembledPayload(int flags, ByteBuf metadata, ByteBuf data) {
+  /** Delivers a payload (whole or reassembled) whose credit {@link #takeInboundCredit} took. */
+  void deliverNext(int flags, ByteBuf metadata, ByteBuf data) {
     if (inboundDone) {
       return;
     }

@@ -121,11 +121,6 @@ final class Frames {
     }
   }
 
-  /** Reader-relative offset of the metadata-or-data section after a fixed body of {@code extra}. */
-  static int payloadOffset(int extra) {
-    return FrameHeader.SIZE + extra;
-  }
-
   /** Metadata of a frame whose metadata section starts at {@code offset}, or null without M. */
   static ByteBuf metadata(ByteBuf frame, int offset) {
     if (!FrameHeader.hasMetadata(frame)) {
