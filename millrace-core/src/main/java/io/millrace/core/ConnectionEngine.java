@@ -77,6 +77,10 @@ public final class ConnectionEngine implements Connection {
   private String metadataMimeType;
   private String dataMimeType;
   private boolean reading;
+
+  /** Client: a frame other than ERROR has come from the server, so SETUP was accepted. */
+  private boolean establishedWithPeer;
+
   private boolean dirty;
   private int unflushedWrites;
   private boolean flushScheduled;
@@ -183,6 +187,12 @@ public final class ConnectionEngine implements Connection {
     receivedSinceTick = true;
     if (state == CLOSED) {
       return;
+    }
+    if (!establishedWithPeer
+        && client
+        && frame.readableBytes() >= FrameHeader.SIZE
+        && FrameHeader.type(frame) != FrameType.ERROR) {
+      establishedWithPeer = true;
     }
     try {
       if (state == AWAITING_SETUP) {
@@ -674,8 +684,7 @@ public final class ConnectionEngine implements Connection {
       ByteBuf metadata,
       ByteBuf data) {
     if (client || state != AWAITING_SETUP) {
-      protocolViolation("unexpected SETUP");
-      return;
+      return; // a client ignores SETUP, a server a second one (spec: handling the unexpected)
     }
     setupTimer.cancel(false);
     if (major != 1) {
@@ -950,6 +959,13 @@ public final class ConnectionEngine implements Connection {
 
   private void handleError(int streamId, int code, String message) {
     if (streamId == 0) {
+      if (code >= ErrorCode.INVALID_SETUP
+          && code <= ErrorCode.REJECTED_RESUME
+          && (!client || establishedWithPeer)) {
+        // Setup errors mean nothing to a server, nor to a client that has heard from the server
+        // (spec: handling the unexpected).
+        return;
+      }
       if (code == ErrorCode.CONNECTION_CLOSE) {
         if (state == OPEN || state == AWAITING_SETUP) {
           state = DRAINING;
@@ -968,6 +984,23 @@ public final class ConnectionEngine implements Connection {
     DefaultStream stream = streams.get(streamId);
     if (stream != null) {
       stream.onError(code, message);
+    }
+  }
+
+  /**
+   * A frame the peer says must not be ignored but this side does not understand. The spec leaves
+   * the answer open; Millrace fails as little as it can: the stream concerned with ERROR[INVALID],
+   * a frame for no live stream is dropped (as for any unknown stream), and only one on stream 0
+   * ends the connection with CONNECTION_ERROR.
+   */
+  private void unsupportedFrame(int streamId, String what) {
+    if (streamId == 0) {
+      protocolViolation("unsupported " + what + " without the ignore flag");
+      return;
+    }
+    DefaultStream stream = streams.get(streamId);
+    if (stream != null) {
+      stream.failBothWays(ErrorCode.INVALID, "unsupported " + what);
     }
   }
 
@@ -1092,17 +1125,29 @@ public final class ConnectionEngine implements Connection {
         ByteBuf token,
         long lastReceivedServerPosition,
         long firstAvailableClientPosition) {
-      terminate(ErrorCode.REJECTED_RESUME, "resumption is not supported", true);
+      if (!client) {
+        // RESUME as the first frame was answered in onFrame; after SETUP it is a connection error
+        // (spec: "SHOULD send an ERROR[CONNECTION_ERROR]"). A client ignores it.
+        protocolViolation("RESUME after SETUP");
+      }
     }
 
     @Override
     public void onResumeOk(long lastReceivedClientPosition) {
-      protocolViolation("unexpected RESUME_OK");
+      // No RESUME was sent: not accounted for, so ignored (spec: handling the unexpected).
     }
 
     @Override
     public void onExt(int streamId, int flags, int extendedType, ByteBuf metadata, ByteBuf data) {
-      // No extension is understood yet; extension frames are skipped whatever their I flag.
+      if ((flags & FrameHeader.FLAG_IGNORE) == 0) {
+        unsupportedFrame(streamId, "extension frame type 0x" + Integer.toHexString(extendedType));
+      }
+      // No extension is understood yet: ignorable ones are skipped.
+    }
+
+    @Override
+    public void onUnknownFrame(int streamId, int frameType, int flags) {
+      unsupportedFrame(streamId, "frame type " + FrameType.name(frameType));
     }
   }
 }

@@ -148,8 +148,10 @@ final class DefaultStream implements Stream {
       return;
     }
     inboundDone = true;
-    if (kind == REQUEST_RESPONSE || kind == REQUEST_STREAM) {
-      // A requester that cancels a response it waits for ends the whole stream.
+    if (requester) {
+      // A requester's CANCEL ends the whole stream, a channel's outbound half included (spec:
+      // "upon sending a CANCEL, the stream is terminated on the Requester"; rsocket-java does the
+      // same). Only a channel responder's cancel leaves its outbound half open.
       outboundDone = true;
     }
     if (id != 0) {
@@ -263,7 +265,9 @@ final class DefaultStream implements Stream {
       return;
     }
     outboundDone = true;
-    if (!requester && kind != REQUEST_CHANNEL) {
+    if (!requester) {
+      // The requester cancelled: the stream is over on this side too, a channel's inbound half
+      // included. A channel requester that sees CANCEL only stops sending.
       inboundDone = true;
     }
     endIfDone();
@@ -282,6 +286,25 @@ final class DefaultStream implements Stream {
     }
     outboundDone = true;
     inboundDone = true;
+    end();
+    try {
+      listener.onError(this, errorCode, message);
+    } catch (RuntimeException e) {
+      engine.logListenerFailure(this, e);
+    }
+  }
+
+  /**
+   * Ends the stream on this side's initiative: ERROR to the peer and {@code onError} to the
+   * listener.
+   */
+  void failBothWays(int errorCode, String message) {
+    if (outboundDone && inboundDone) {
+      return;
+    }
+    outboundDone = true;
+    inboundDone = true;
+    engine.writer().error(id, errorCode, message);
     end();
     try {
       listener.onError(this, errorCode, message);

@@ -52,7 +52,11 @@ public interface Stream {
   /** Grants the peer {@code n} more inbound payloads; n at or above 2^31-1 means unbounded. */
   void request(long n);
 
-  /** Cancels the inbound half: sends CANCEL; no more inbound events are delivered. */
+  /**
+   * Sends CANCEL. A requester ends the whole stream (a channel's outbound half too): nothing more
+   * is sent or delivered. A channel responder stops only its inbound half: the requester stops
+   * sending while this side may go on sending until it completes.
+   */
   void cancel();
 
   /** The connection this stream belongs to. */

@@ -36,6 +36,11 @@ public interface StreamListener {
    */
   default void onReady(Stream stream) {}
 
-  /** The peer cancelled this side's outbound half: stop sending. */
+  /**
+   * The peer sent CANCEL: stop sending. On a responder (every interaction) the requester has ended
+   * the whole stream: nothing more arrives either, and the stream is gone. On a request-channel
+   * requester the responder has only stopped reading: its payloads may still arrive until it
+   * completes or fails its side.
+   */
   default void onCancel(Stream stream) {}
 }

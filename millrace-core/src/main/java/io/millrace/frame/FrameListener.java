@@ -64,5 +64,12 @@ public interface FrameListener {
 
   default void onResumeOk(long lastReceivedClientPosition) {}
 
+  /** EXT, with or without the ignore flag (I) in {@code flags}. */
   default void onExt(int streamId, int flags, int extendedType, ByteBuf metadata, ByteBuf data) {}
+
+  /**
+   * A frame of a type this codec does not know, without the ignore flag: the receiver must not
+   * ignore it. Its body is not decoded.
+   */
+  default void onUnknownFrame(int streamId, int frameType, int flags) {}
 }

@@ -16,6 +16,13 @@ import java.nio.charset.StandardCharsets;
  * allocated per message. The reader index is not restored afterwards, so that data retained by a
  * listener keeps its view. Every other argument is a slice.
  *
+ * <p>Frames that the spec's "Handling the Unexpected" section says MUST be ignored because of where
+ * they arrive are skipped here, before any other check: a stream frame (request, REQUEST_N, CANCEL,
+ * PAYLOAD) on stream 0, and a connection frame (SETUP, LEASE, KEEPALIVE, METADATA_PUSH, RESUME,
+ * RESUME_OK) on another stream. Unknown frame types with the ignore flag are skipped too; unknown
+ * types without it go to {@link FrameListener#onUnknownFrame}, so that the receiver can answer with
+ * an error on the stream concerned.
+ *
  * <p>Stateless and allocation-free apart from the slices; safe to share between connections.
  */
 public final class FrameReader {
@@ -24,7 +31,8 @@ public final class FrameReader {
   /**
    * Decodes {@code frame} and dispatches it to {@code listener}.
    *
-   * @return false when the frame was an unknown type with the ignore flag and was skipped
+   * @return false when the frame was skipped: an unknown type with the ignore flag, or a frame on a
+   *     stream id where the spec says to ignore it
    * @throws FrameFormatException when the frame is malformed
    */
   public static boolean read(ByteBuf frame, FrameListener listener) {
@@ -35,11 +43,13 @@ public final class FrameReader {
     int streamId = FrameHeader.streamId(frame);
     int type = FrameHeader.type(frame);
     int flags = FrameHeader.flags(frame);
+    if (misplaced(type, streamId)) {
+      return false;
+    }
     switch (type) {
       case FrameType.REQUEST_RESPONSE:
       case FrameType.REQUEST_FNF:
         {
-          requireStream(streamId, type);
           requirePayloadFits(frame, FrameHeader.SIZE, type);
           ByteBuf metadata = Frames.metadata(frame, FrameHeader.SIZE);
           listener.onRequest(
@@ -49,7 +59,6 @@ public final class FrameReader {
       case FrameType.REQUEST_STREAM:
       case FrameType.REQUEST_CHANNEL:
         {
-          requireStream(streamId, type);
           requirePayloadFits(frame, RequestStreamFrame.PAYLOAD_OFFSET, type);
           int n = RequestStreamFrame.initialRequestN(frame);
           if (n == 0) {
@@ -66,7 +75,6 @@ public final class FrameReader {
           return true;
         }
       case FrameType.PAYLOAD:
-        requireStream(streamId, type);
         requirePayloadFits(frame, FrameHeader.SIZE, type);
         if ((flags & (FrameHeader.FLAG_NEXT | FrameHeader.FLAG_COMPLETE | FrameHeader.FLAG_FOLLOWS))
             == 0) {
@@ -80,7 +88,6 @@ public final class FrameReader {
         }
       case FrameType.REQUEST_N:
         {
-          requireStream(streamId, type);
           requireLength(frame, FrameHeader.SIZE + 4, type);
           int n = RequestNFrame.requestN(frame);
           if (n == 0) {
@@ -90,7 +97,6 @@ public final class FrameReader {
           return true;
         }
       case FrameType.CANCEL:
-        requireStream(streamId, type);
         listener.onCancel(streamId);
         return true;
       case FrameType.ERROR:
@@ -98,7 +104,6 @@ public final class FrameReader {
         listener.onError(streamId, ErrorFrame.errorCode(frame), ErrorFrame.message(frame));
         return true;
       case FrameType.KEEPALIVE:
-        requireConnection(streamId, type);
         requireLength(frame, KeepAliveFrame.DATA_OFFSET, type);
         listener.onKeepAlive(
             KeepAliveFrame.respond(frame),
@@ -106,7 +111,6 @@ public final class FrameReader {
             KeepAliveFrame.data(frame));
         return true;
       case FrameType.LEASE:
-        requireConnection(streamId, type);
         requireLength(frame, LeaseFrame.METADATA_OFFSET, type);
         listener.onLease(
             LeaseFrame.ttl(frame) & 0x7FFF_FFFF,
@@ -114,15 +118,12 @@ public final class FrameReader {
             LeaseFrame.metadata(frame));
         return true;
       case FrameType.METADATA_PUSH:
-        requireConnection(streamId, type);
         listener.onMetadataPush(MetadataPushFrame.metadata(frame));
         return true;
       case FrameType.SETUP:
-        requireConnection(streamId, type);
         readSetup(frame, flags, listener);
         return true;
       case FrameType.RESUME:
-        requireConnection(streamId, type);
         requireLength(frame, ResumeFrame.TOKEN_LENGTH_OFFSET + 2, type);
         requireLength(frame, ResumeFrame.positionsOffset(frame) - frame.readerIndex() + 16, type);
         listener.onResume(
@@ -133,7 +134,6 @@ public final class FrameReader {
             ResumeFrame.firstAvailableClientPosition(frame));
         return true;
       case FrameType.RESUME_OK:
-        requireConnection(streamId, type);
         requireLength(frame, FrameHeader.SIZE + 8, type);
         listener.onResumeOk(ResumeOkFrame.lastReceivedClientPosition(frame));
         return true;
@@ -150,7 +150,34 @@ public final class FrameReader {
         if ((flags & FrameHeader.FLAG_IGNORE) != 0) {
           return false;
         }
-        throw new FrameFormatException("unknown frame type " + FrameType.name(type));
+        listener.onUnknownFrame(streamId, type, flags);
+        return true;
+    }
+  }
+
+  /**
+   * Whether a known frame type arrived on a stream id the spec says to ignore it on: stream frames
+   * on stream 0 and connection frames elsewhere. ERROR and EXT may use any stream id.
+   */
+  private static boolean misplaced(int type, int streamId) {
+    switch (type) {
+      case FrameType.REQUEST_RESPONSE:
+      case FrameType.REQUEST_FNF:
+      case FrameType.REQUEST_STREAM:
+      case FrameType.REQUEST_CHANNEL:
+      case FrameType.REQUEST_N:
+      case FrameType.CANCEL:
+      case FrameType.PAYLOAD:
+        return streamId == 0;
+      case FrameType.SETUP:
+      case FrameType.LEASE:
+      case FrameType.KEEPALIVE:
+      case FrameType.METADATA_PUSH:
+      case FrameType.RESUME:
+      case FrameType.RESUME_OK:
+        return streamId != 0;
+      default:
+        return false;
     }
   }
 
@@ -198,18 +225,6 @@ public final class FrameReader {
       throw new FrameFormatException("SETUP too short");
     }
     return offset + count;
-  }
-
-  private static void requireStream(int streamId, int type) {
-    if (streamId == 0) {
-      throw new FrameFormatException(FrameType.name(type) + " on stream 0");
-    }
-  }
-
-  private static void requireConnection(int streamId, int type) {
-    if (streamId != 0) {
-      throw new FrameFormatException(FrameType.name(type) + " on stream " + streamId);
-    }
   }
 
   private static void requireLength(ByteBuf frame, int length, int type) {

@@ -10,6 +10,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -143,11 +144,19 @@ class ConnectionSetupTest {
   }
 
   @Test
-  void setup_secondSetup_connectionError() {
-    ScriptedTransport t = server((s, c) -> Responder.REJECT_ALL);
+  void setup_secondSetup_ignored() {
+    AtomicInteger accepted = new AtomicInteger();
+    ScriptedTransport t =
+        server(
+            (s, c) -> {
+              accepted.incrementAndGet();
+              return Responder.REJECT_ALL;
+            });
     t.inject(Frames.setup());
-    t.inject(Frames.setup());
-    assertClosedWith(t, ErrorCode.CONNECTION_ERROR);
+    t.inject(Frames.setup(true));
+    assertThat(t.take()).isEmpty();
+    assertThat(t.closed).isFalse();
+    assertThat(accepted).hasValue(1);
   }
 
   @Test

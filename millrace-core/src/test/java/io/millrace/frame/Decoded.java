@@ -50,4 +50,6 @@ sealed interface Decoded {
 
   record Ext(int streamId, int flags, int extendedType, String metadata, String data)
       implements Decoded {}
+
+  record Unknown(int streamId, int frameType, int flags) implements Decoded {}
 }

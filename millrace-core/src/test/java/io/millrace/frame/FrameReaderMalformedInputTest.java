@@ -293,10 +293,13 @@ class FrameReaderMalformedInputTest {
     ByteBuf encode(ByteBufAllocator alloc);
   }
 
+  /** Spec, "Handling the Unexpected": such frames MUST be ignored, not treated as errors. */
   @ParameterizedTest(name = "{0}")
   @MethodSource("streamFrames")
-  void read_streamFrameOnStreamZero_throws(String type, Enc encoder) {
-    assertRejected(bytes(encoder.encode(alloc))).hasMessage(type + " on stream 0");
+  void read_streamFrameOnStreamZero_skippedWithoutCallingListener(String type, Enc encoder) {
+    RecordingListener listener = new RecordingListener();
+    assertThat(read(bytes(encoder.encode(alloc)), listener)).isFalse();
+    assertThat(listener.events()).isEmpty();
   }
 
   static Stream<Arguments> connectionFrames() {
@@ -314,12 +317,16 @@ class FrameReaderMalformedInputTest {
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("connectionFrames")
-  void read_connectionFrameOnNonZeroStream_throws(String type, Enc encoder) {
+  void read_connectionFrameOnNonZeroStream_skippedWithoutCallingListener(String type, Enc encoder) {
     byte[] frame = bytes(encoder.encode(alloc));
     RecordingListener listener = new RecordingListener();
     assertThat(read(frame, listener)).as("valid on stream 0").isTrue();
-    assertRejected(withStreamId(frame, 1)).hasMessage(type + " on stream 1");
-    assertRejected(withStreamId(frame, Integer.MAX_VALUE));
+    assertThat(listener.events()).hasSize(1);
+    for (int streamId : new int[] {1, Integer.MAX_VALUE}) {
+      RecordingListener skipped = new RecordingListener();
+      assertThat(read(withStreamId(frame, streamId), skipped)).as(type).isFalse();
+      assertThat(skipped.events()).isEmpty();
+    }
   }
 
   // --------------------------------------------------------------------------------- request-n
@@ -373,9 +380,13 @@ class FrameReaderMalformedInputTest {
 
   @ParameterizedTest
   @MethodSource("unknownTypes")
-  void read_unknownTypeWithoutIgnore_throws(int type) {
-    assertRejected(rawFrame(type, 0, 4)).hasMessageContaining("unknown frame type");
-    assertRejected(rawFrame(type, FLAG_METADATA, 0));
+  void read_unknownTypeWithoutIgnore_reportedToListener(int type) {
+    RecordingListener listener = new RecordingListener();
+    assertThat(read(rawFrame(type, 0, 4), listener)).isTrue();
+    assertThat(read(rawFrame(type, FLAG_METADATA, 0), listener)).isTrue();
+    assertThat(listener.events())
+        .containsExactly(
+            new Decoded.Unknown(1, type, 0), new Decoded.Unknown(1, type, FLAG_METADATA));
   }
 
   @ParameterizedTest

@@ -132,4 +132,9 @@ final class RecordingListener implements FrameListener {
   public void onExt(int streamId, int flags, int extendedType, ByteBuf metadata, ByteBuf data) {
     events.add(new Decoded.Ext(streamId, flags, extendedType, hex(metadata), hex(data)));
   }
+
+  @Override
+  public void onUnknownFrame(int streamId, int frameType, int flags) {
+    events.add(new Decoded.Unknown(streamId, frameType, flags));
+  }
 }
