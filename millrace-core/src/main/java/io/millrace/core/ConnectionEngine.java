@@ -343,7 +343,11 @@ public final class ConnectionEngine implements Connection {
       return;
     }
     int id = allocateStreamId();
-    writer.request(FrameType.REQUEST_FNF, id, 0, false, metadata, data);
+    try {
+      writer.request(FrameType.REQUEST_FNF, id, 0, false, metadata, data);
+    } catch (RuntimeException e) {
+      throw unusableBuffer("fire-and-forget", e);
+    }
   }
 
   @Override
@@ -356,7 +360,11 @@ public final class ConnectionEngine implements Connection {
       metadata.release();
       return;
     }
-    writer.metadataPush(metadata);
+    try {
+      writer.metadataPush(metadata);
+    } catch (RuntimeException e) {
+      throw unusableBuffer("metadata push", e);
+    }
   }
 
   @Override
@@ -506,6 +514,19 @@ public final class ConnectionEngine implements Connection {
     }
   }
 
+  void logUnusableBuffer(DefaultStream stream, RuntimeException e) {
+    LOG.log(Level.WARNING, "unusable payload buffer passed to " + stream, e);
+  }
+
+  /**
+   * The exception a fire-and-forget or metadata push throws to its caller on the event loop when
+   * its buffer cannot be encoded; nothing was written.
+   */
+  private static IllegalArgumentException unusableBuffer(String what, RuntimeException cause) {
+    return new IllegalArgumentException(
+        "the " + what + " payload buffer is unusable (released?); nothing was sent", cause);
+  }
+
   void logListenerFailure(DefaultStream stream, RuntimeException e) {
     LOG.log(Level.WARNING, "listener of " + stream + " threw", e);
   }
@@ -550,7 +571,14 @@ public final class ConnectionEngine implements Connection {
     stream.inboundCredit = initialRequestN >= Integer.MAX_VALUE ? Long.MAX_VALUE : initialRequestN;
     stream.outboundDone = stream.kind != DefaultStream.REQUEST_CHANNEL || complete;
     streams.put(stream.id, stream);
-    writer.request(type, stream.id, initialRequestN, complete, metadata, data);
+    try {
+      writer.request(type, stream.id, initialRequestN, complete, metadata, data);
+    } catch (RuntimeException e) {
+      // Nothing of the request was written: only this call fails.
+      streams.remove(stream.id);
+      logUnusableBuffer(stream, e);
+      stream.failLocally(ErrorCode.INVALID, "the request's payload buffer is unusable: " + e);
+    }
   }
 
   /** Why a new request cannot go out now, or null when it can. Consumes a unit of lease. */

@@ -1,5 +1,6 @@
 package io.millrace.core;
 
+import io.millrace.frame.ErrorCode;
 import io.millrace.frame.FrameHeader;
 import io.netty.buffer.ByteBuf;
 
@@ -95,7 +96,14 @@ final class DefaultStream implements Stream {
     if (kind == REQUEST_RESPONSE) {
       flags |= FrameHeader.FLAG_COMPLETE;
     }
-    engine.writer().payload(id, flags, metadata, data);
+    try {
+      engine.writer().payload(id, flags, metadata, data);
+    } catch (RuntimeException e) {
+      // An unreadable buffer (released by mistake): this stream fails, the connection does not.
+      engine.logUnusableBuffer(this, e);
+      failBothWays(ErrorCode.APPLICATION_ERROR, "the application sent an unusable payload buffer");
+      return;
+    }
     if ((flags & FrameHeader.FLAG_COMPLETE) != 0) {
       outboundDone = true;
       endIfDone();

@@ -15,6 +15,7 @@ import io.millrace.frame.RequestResponseFrame;
 import io.millrace.frame.RequestStreamFrame;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.util.IllegalReferenceCountException;
 
 /**
  * Encodes the engine's outbound frames into the transport, fragmenting payload-bearing frames that
@@ -34,8 +35,10 @@ import io.netty.buffer.ByteBufAllocator;
  * update of its pending-bytes counter and a pipeline traversal each). Large frames, and payloads
  * sent without a copy, are handed over on their own after the batch, in order.
  *
- * <p>Ownership: methods taking {@code metadata} and {@code data} release them. Event loop only.
- * Writes are not flushed here; {@link ConnectionEngine} flushes once per batch.
+ * <p>Ownership: methods taking {@code metadata} and {@code data} release them. A buffer that cannot
+ * be read (released by mistake) makes the method throw without writing anything of that frame: a
+ * batch keeps the frames before it and takes the ones after it. Event loop only. Writes are not
+ * flushed here; {@link ConnectionEngine} flushes once per batch.
  */
 final class FrameWriter {
   /** Longest error message sent, in characters. */
@@ -140,14 +143,20 @@ final class FrameWriter {
       if (length <= frameLimit && !zeroCopy(data)) {
         ByteBuf b = beginBatched(length);
         if (b != null) {
-          RequestStreamFrame.encodeInto(
-              b,
-              type,
-              streamId,
-              complete && type == FrameType.REQUEST_CHANNEL ? FrameHeader.FLAG_COMPLETE : 0,
-              initialRequestN,
-              metadata,
-              data);
+          int start = b.writerIndex() - FrameHeader.LENGTH_PREFIX_SIZE;
+          try {
+            RequestStreamFrame.encodeInto(
+                b,
+                type,
+                streamId,
+                complete && type == FrameType.REQUEST_CHANNEL ? FrameHeader.FLAG_COMPLETE : 0,
+                initialRequestN,
+                metadata,
+                data);
+          } catch (RuntimeException e) {
+            b.writerIndex(start); // the frames batched before this one stay intact
+            throw e;
+          }
           engine.onWritten();
           return;
         }
@@ -155,6 +164,7 @@ final class FrameWriter {
       if (length <= frameLimit) {
         write(encodeFirst(type, streamId, false, complete, initialRequestN, metadata, data));
       } else {
+        checkReadable(metadata, data);
         fragment(
             type,
             streamId,
@@ -176,7 +186,13 @@ final class FrameWriter {
       if (length <= frameLimit && !zeroCopy(data)) {
         ByteBuf b = beginBatched(length);
         if (b != null) {
-          PayloadFrame.encodeInto(b, streamId, flags, metadata, data);
+          int start = b.writerIndex() - FrameHeader.LENGTH_PREFIX_SIZE;
+          try {
+            PayloadFrame.encodeInto(b, streamId, flags, metadata, data);
+          } catch (RuntimeException e) {
+            b.writerIndex(start); // the frames batched before this one stay intact
+            throw e;
+          }
           engine.onWritten();
           return;
         }
@@ -184,6 +200,7 @@ final class FrameWriter {
       if (length <= frameLimit) {
         write(PayloadFrame.encode(alloc, headroom, streamId, flags, metadata, data));
       } else {
+        checkReadable(metadata, data);
         fragment(
             FrameType.PAYLOAD,
             streamId,
@@ -346,12 +363,28 @@ final class FrameWriter {
     }
   }
 
-  private static void release(ByteBuf metadata, ByteBuf data) {
-    if (metadata != null) {
-      metadata.release();
+  /**
+   * Fails before the first fragment is written when a buffer is already released: a fragmented
+   * message must go out whole or not at all.
+   */
+  private static void checkReadable(ByteBuf metadata, ByteBuf data) {
+    if (metadata != null && metadata.refCnt() == 0 || data != null && data.refCnt() == 0) {
+      throw new IllegalReferenceCountException("payload buffer already released");
     }
-    if (data != null) {
-      data.release();
+  }
+
+  /**
+   * Releases the caller's buffers. One that is already released (an application bug that made the
+   * encoding fail) is left alone, so the original failure is what the caller sees.
+   */
+  private static void release(ByteBuf metadata, ByteBuf data) {
+    releaseIfLive(metadata);
+    releaseIfLive(data);
+  }
+
+  private static void releaseIfLive(ByteBuf buf) {
+    if (buf != null && buf.refCnt() > 0) {
+      buf.release();
     }
   }
 }

@@ -57,28 +57,48 @@ final class Frames {
     return zeroCopy(data) ? payloadLength(metadata, null) : payloadLength(metadata, data);
   }
 
-  /** Writes metadata (u24 length + bytes, when present) and data, or defers large data. */
+  /**
+   * Writes metadata (u24 length + bytes, when present) and data, or defers large data. Releases
+   * {@code out} when a source buffer cannot be read (released by mistake, say) and rethrows, so a
+   * caller's bug never leaks the frame buffer.
+   */
   static ByteBuf payload(ByteBufAllocator alloc, ByteBuf out, ByteBuf metadata, ByteBuf data) {
-    if (metadata != null) {
-      int length = metadata.readableBytes();
-      if (length > FrameHeader.MAX_METADATA_LENGTH) {
-        out.release();
-        throw new IllegalArgumentException("metadata longer than 16 MiB: " + length);
+    ByteBuf slice;
+    try {
+      if (metadata != null) {
+        int length = metadata.readableBytes();
+        if (length > FrameHeader.MAX_METADATA_LENGTH) {
+          throw new IllegalArgumentException("metadata longer than 16 MiB: " + length);
+        }
+        out.writeMedium(length);
+        copy(metadata, out);
       }
-      out.writeMedium(length);
-      copy(metadata, out);
-    }
-    if (data == null || data.readableBytes() == 0) {
-      return out;
-    }
-    if (!zeroCopy(data)) {
-      copy(data, out);
-      return out;
+      if (data == null || data.readableBytes() == 0) {
+        return out;
+      }
+      if (!zeroCopy(data)) {
+        copy(data, out);
+        return out;
+      }
+      slice = data.retainedSlice();
+    } catch (RuntimeException e) {
+      out.release();
+      throw e;
     }
     CompositeByteBuf composite = alloc.compositeBuffer(2);
     composite.addComponent(true, out);
-    composite.addComponent(true, data.retainedSlice());
+    composite.addComponent(true, slice);
     return composite;
+  }
+
+  /** {@link #copy}, releasing {@code out} and rethrowing when {@code src} cannot be read. */
+  static void copyOrRelease(ByteBuf src, ByteBuf out) {
+    try {
+      copy(src, out);
+    } catch (RuntimeException e) {
+      out.release();
+      throw e;
+    }
   }
 
   /**

@@ -38,7 +38,7 @@ public final class KeepAliveFrame {
             respond ? FrameHeader.FLAG_RESPOND : 0);
     out.writeLong(lastReceivedPosition);
     if (data != null) {
-      Frames.copy(data, out);
+      Frames.copyOrRelease(data, out);
     }
     return out;
   }

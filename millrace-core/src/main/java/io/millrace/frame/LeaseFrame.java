@@ -36,7 +36,7 @@ public final class LeaseFrame {
     out.writeInt(ttlMillis);
     out.writeInt(numberOfRequests);
     if (metadata != null) {
-      Frames.copy(metadata, out);
+      Frames.copyOrRelease(metadata, out);
     }
     return out;
   }

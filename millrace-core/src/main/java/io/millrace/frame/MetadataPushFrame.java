@@ -20,7 +20,7 @@ public final class MetadataPushFrame {
             0,
             FrameType.METADATA_PUSH,
             FrameHeader.FLAG_METADATA);
-    Frames.copy(metadata, out);
+    Frames.copyOrRelease(metadata, out);
     return out;
   }
 

@@ -69,7 +69,7 @@ public final class SetupFrame {
     out.writeInt(maxLifetimeMillis);
     if (resumeToken != null) {
       out.writeShort(resumeToken.readableBytes());
-      Frames.copy(resumeToken, out);
+      Frames.copyOrRelease(resumeToken, out);
     }
     out.writeByte(metadataMime.length);
     out.writeBytes(metadataMime);
