@@ -34,6 +34,7 @@ public final class ConnectionConfig {
   private final int maxInboundKeepAlivesPerSecond;
   private final int maxInboundMetadataPushesPerSecond;
   private final long maxQueuedBytes;
+  private final boolean errorMessagesFromHandlers;
 
   private ConnectionConfig(Builder b) {
     this.metadataMimeType = b.metadataMimeType;
@@ -51,6 +52,7 @@ public final class ConnectionConfig {
     this.maxInboundKeepAlivesPerSecond = b.maxInboundKeepAlivesPerSecond;
     this.maxInboundMetadataPushesPerSecond = b.maxInboundMetadataPushesPerSecond;
     this.maxQueuedBytes = b.maxQueuedBytes;
+    this.errorMessagesFromHandlers = b.errorMessagesFromHandlers;
   }
 
   public static Builder builder() {
@@ -74,6 +76,7 @@ public final class ConnectionConfig {
     b.maxInboundKeepAlivesPerSecond = maxInboundKeepAlivesPerSecond;
     b.maxInboundMetadataPushesPerSecond = maxInboundMetadataPushesPerSecond;
     b.maxQueuedBytes = maxQueuedBytes;
+    b.errorMessagesFromHandlers = errorMessagesFromHandlers;
     return b;
   }
 
@@ -174,6 +177,17 @@ public final class ConnectionConfig {
     return maxQueuedBytes;
   }
 
+  /**
+   * Whether the message of an exception thrown by a responder, listener or acceptor is sent to the
+   * peer in the ERROR frame. Off by default: exception messages may carry internals (paths,
+   * queries, user data), so the peer gets a fixed text ("the handler failed") and the exception is
+   * logged here. Errors a handler sends on purpose with {@link Stream#error} always carry their
+   * message.
+   */
+  public boolean errorMessagesFromHandlers() {
+    return errorMessagesFromHandlers;
+  }
+
   /** Builds a {@link ConnectionConfig}; every setter checks its argument. */
   public static final class Builder {
     private String metadataMimeType = "application/binary";
@@ -191,8 +205,14 @@ public final class ConnectionConfig {
     private int maxInboundKeepAlivesPerSecond = 20;
     private int maxInboundMetadataPushesPerSecond = 1000;
     private long maxQueuedBytes = 4L << 20;
+    private boolean errorMessagesFromHandlers;
 
     private Builder() {}
+
+    public Builder errorMessagesFromHandlers(boolean send) {
+      this.errorMessagesFromHandlers = send;
+      return this;
+    }
 
     public Builder mimeTypes(String metadataMimeType, String dataMimeType) {
       this.metadataMimeType = Objects.requireNonNull(metadataMimeType);

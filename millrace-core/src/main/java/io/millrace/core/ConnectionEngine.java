@@ -65,6 +65,7 @@ public final class ConnectionEngine implements Connection {
   private final FrameWriter writer;
   private final Inbound inbound = new Inbound();
   private final IntObjectHashMap<DefaultStream> streams = new IntObjectHashMap<>();
+  private final StreamQueue writableWaiters = new StreamQueue();
   private final Promise<Void> closePromise;
   private final Runnable flushTask = this::flushNow;
   private final TokenBucket keepAliveBucket;
@@ -260,15 +261,25 @@ public final class ConnectionEngine implements Connection {
       readingPaused = false;
       transport.setReading(true);
     }
-    ArrayList<DefaultStream> ready = new ArrayList<>();
-    for (DefaultStream stream : streams.values()) {
-      if (!stream.outboundDone && stream.outboundCredit > 0) {
-        ready.add(stream);
+    // First come, first served: each waiting producer gets onReady in the order it found the
+    // transport full, until the transport fills again; producers still waiting then keep their
+    // place, and one that fills it again goes to the back. No producer starves and nothing is
+    // allocated.
+    DefaultStream stream;
+    while ((stream = writableWaiters.poll()) != null) {
+      stream.notifyReady();
+      if (!transport.isWritable()) {
+        break;
       }
     }
-    for (DefaultStream stream : ready) {
-      stream.notifyReady();
-    }
+  }
+
+  /**
+   * Called by a stream whose producer was told to wait because the transport is not writable: it
+   * gets {@code onReady} when the transport drains, in turn.
+   */
+  void awaitWritable(DefaultStream stream) {
+    writableWaiters.add(stream);
   }
 
   /** The transport closed; {@code cause} is null for an orderly close. */
@@ -494,6 +505,7 @@ public final class ConnectionEngine implements Connection {
   }
 
   void remove(DefaultStream stream) {
+    writableWaiters.remove(stream);
     if (stream.id != 0 && streams.remove(stream.id) != null) {
       if (!stream.requester) {
         peerStreams--;
@@ -510,8 +522,17 @@ public final class ConnectionEngine implements Connection {
     if (stream.requester && stream.kind != DefaultStream.REQUEST_CHANNEL) {
       stream.cancel();
     } else {
-      stream.error(ErrorCode.APPLICATION_ERROR, String.valueOf(e.getMessage()));
+      stream.error(ErrorCode.APPLICATION_ERROR, handlerFailureMessage("the handler failed", e));
     }
+  }
+
+  /**
+   * What the peer is told when application code threw: a fixed text, since an exception's message
+   * may carry internals (grpc-java sends none either); the message itself only when {@link
+   * ConnectionConfig#errorMessagesFromHandlers()} is on.
+   */
+  private String handlerFailureMessage(String fixed, RuntimeException e) {
+    return config.errorMessagesFromHandlers() ? String.valueOf(e.getMessage()) : fixed;
   }
 
   void logUnusableBuffer(DefaultStream stream, RuntimeException e) {
@@ -755,6 +776,19 @@ public final class ConnectionEngine implements Connection {
           ErrorCode.INVALID_SETUP, "keepalive interval and max lifetime must be positive", true);
       return;
     }
+    long silenceAllowed = Math.min(maxLifetime, config.maxLifetime().toMillis());
+    if (keepAlive >= silenceAllowed) {
+      // The connection would be closed as silent between two of the client's KEEPALIVEs.
+      terminate(
+          ErrorCode.UNSUPPORTED_SETUP,
+          "keepalive interval "
+              + keepAlive
+              + " ms is not below the max lifetime of "
+              + silenceAllowed
+              + " ms that this server allows",
+          true);
+      return;
+    }
     boolean lease = (flags & FrameHeader.FLAG_LEASE) != 0;
     if (lease && config.leaseIssuer() == null) {
       terminate(ErrorCode.UNSUPPORTED_SETUP, "leases are not supported by this server", true);
@@ -775,7 +809,7 @@ public final class ConnectionEngine implements Connection {
       return;
     } catch (RuntimeException e) {
       LOG.log(Level.WARNING, "acceptor threw", e);
-      terminate(ErrorCode.REJECTED_SETUP, String.valueOf(e.getMessage()), true);
+      terminate(ErrorCode.REJECTED_SETUP, handlerFailureMessage("the acceptor failed", e), true);
       return;
     }
     if (accepted == null) {
@@ -914,7 +948,7 @@ public final class ConnectionEngine implements Connection {
       }
     } catch (RuntimeException e) {
       LOG.log(Level.WARNING, "responder threw", e);
-      stream.error(ErrorCode.APPLICATION_ERROR, String.valueOf(e.getMessage()));
+      stream.error(ErrorCode.APPLICATION_ERROR, handlerFailureMessage("the handler failed", e));
       return;
     }
     if (listener != null) {
@@ -1059,15 +1093,23 @@ public final class ConnectionEngine implements Connection {
     }
   }
 
+  /**
+   * Answers a KEEPALIVE that asks for it. Only those count against the rate limit: they are what
+   * makes this side write, and replies to this side's own KEEPALIVEs come at the rate this side
+   * chose (counting them closed a healthy client that pinged rsocket-java every 50 ms).
+   */
   private void handleKeepAlive(boolean respond, ByteBuf data) {
-    if (!keepAliveBucket.tryAcquire(System.nanoTime())) {
-      protocolViolation(
-          "more than " + config.maxInboundKeepAlivesPerSecond() + " KEEPALIVE frames a second");
+    if (!respond) {
       return;
     }
-    if (respond) {
-      writer.keepAlive(false, data);
+    if (!keepAliveBucket.tryAcquire(System.nanoTime())) {
+      protocolViolation(
+          "more than "
+              + config.maxInboundKeepAlivesPerSecond()
+              + " KEEPALIVE frames asking for a reply a second");
+      return;
     }
+    writer.keepAlive(false, data);
   }
 
   private void handleMetadataPush(ByteBuf metadata) {

@@ -38,6 +38,12 @@ final class DefaultStream implements Stream {
   boolean inboundDone;
   Reassembly reassembly;
 
+  /** Links of {@link StreamQueue}: the producers waiting for the transport to drain. */
+  DefaultStream waitPrev;
+
+  DefaultStream waitNext;
+  boolean waiting;
+
   DefaultStream(ConnectionEngine engine, int kind, boolean requester, StreamListener listener) {
     this.engine = engine;
     this.kind = kind;
@@ -62,7 +68,14 @@ final class DefaultStream implements Stream {
 
   @Override
   public boolean isReady() {
-    return !outboundDone && outboundCredit > 0 && engine.transportWritable();
+    if (outboundDone || outboundCredit <= 0) {
+      return false;
+    }
+    if (engine.transportWritable()) {
+      return true;
+    }
+    engine.awaitWritable(this);
+    return false;
   }
 
   @Override

@@ -67,6 +67,48 @@ class KeepAliveAndLeaseTest {
   }
 
   @Test
+  void keepAliveRepliesToOwnPings_notCountedAgainstTheRateLimit() {
+    ScriptedTransport t =
+        ScriptedTransport.client(
+            loop, ConnectionConfig.builder().maxInboundKeepAlivesPerSecond(5).build(), null);
+    t.take();
+    ByteBuf[] replies = new ByteBuf[100];
+    for (int i = 0; i < replies.length; i++) {
+      replies[i] = Frames.keepAlive(false, "");
+    }
+    t.inject(replies);
+    assertThat(t.take()).isEmpty();
+    assertThat(t.closed).isFalse();
+  }
+
+  @Test
+  void setupWithKeepAliveIntervalAtServersMaxLifetime_refusedUpFront() {
+    ScriptedTransport t =
+        ScriptedTransport.server(
+            loop,
+            ConnectionConfig.builder()
+                .keepAlive(Duration.ofSeconds(20), Duration.ofSeconds(90))
+                .build(),
+            (s, c) -> ECHO);
+    t.inject(
+        io.millrace.frame.SetupFrame.encode(
+            Frames.ALLOC, 0, false, 90_000, 600_000, null, "a", "b", null, null));
+    List<WireFrame> frames = t.take();
+    assertThat(frames).extracting(f -> f.errorCode).containsExactly(ErrorCode.UNSUPPORTED_SETUP);
+    assertThat(frames.get(0).message).contains("90000 ms");
+    assertThat(t.closed).isTrue();
+  }
+
+  @Test
+  void setupWithKeepAliveIntervalAtItsOwnMaxLifetime_refusedUpFront() {
+    ScriptedTransport t = ScriptedTransport.server(loop, ConnectionConfig.DEFAULT, (s, c) -> ECHO);
+    t.inject(
+        io.millrace.frame.SetupFrame.encode(
+            Frames.ALLOC, 0, false, 30_000, 30_000, null, "a", "b", null, null));
+    assertThat(t.take()).extracting(f -> f.errorCode).containsExactly(ErrorCode.UNSUPPORTED_SETUP);
+  }
+
+  @Test
   void metadataPushFlood_connectionErrorAfterRateLimit() {
     int[] pushes = new int[1];
     ScriptedTransport t =

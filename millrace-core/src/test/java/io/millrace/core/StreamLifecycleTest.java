@@ -128,8 +128,66 @@ class StreamLifecycleTest {
     t.inject(Frames.setup(), Frames.requestResponse(1, null, "x"));
     List<WireFrame> frames = t.take();
     assertThat(frames).extracting(f -> f.errorCode).containsExactly(ErrorCode.APPLICATION_ERROR);
-    assertThat(frames.get(0).message).isEqualTo("handler bug");
+    assertThat(frames.get(0).message).isEqualTo("the handler failed");
     assertThat(t.closed).isFalse();
+  }
+
+  @Test
+  void responderThrows_withErrorMessagesFromHandlersOn_messageSent() {
+    ScriptedTransport t =
+        ScriptedTransport.server(
+            loop,
+            ConnectionConfig.builder().errorMessagesFromHandlers(true).build(),
+            (s, c) ->
+                new Responder() {
+                  @Override
+                  public StreamListener requestResponse(Stream stream, ByteBuf m, ByteBuf d) {
+                    throw new IllegalStateException("handler bug");
+                  }
+                });
+    t.inject(Frames.setup(), Frames.requestResponse(1, null, "x"));
+    assertThat(t.take()).extracting(f -> f.message).containsExactly("handler bug");
+  }
+
+  @Test
+  void listenerThrows_messageNotSentByDefault() {
+    ScriptedTransport t =
+        ScriptedTransport.server(
+            loop,
+            ConnectionConfig.DEFAULT,
+            (s, c) ->
+                new Responder() {
+                  @Override
+                  public StreamListener requestChannel(
+                      Stream stream, ByteBuf m, ByteBuf d, boolean complete) {
+                    stream.request(1);
+                    return new StreamListener() {
+                      @Override
+                      public void onNext(Stream stream, ByteBuf metadata, ByteBuf data) {
+                        throw new IllegalStateException("secret table name");
+                      }
+                    };
+                  }
+                });
+    t.inject(Frames.setup(), Frames.requestChannel(1, 1, "x", false), Frames.next(1, "boom"));
+    List<WireFrame> frames = t.take();
+    assertThat(frames).extracting(f -> f.type).contains(FrameType.ERROR);
+    assertThat(frames).noneMatch(f -> f.message != null && f.message.contains("secret"));
+  }
+
+  @Test
+  void acceptorThrows_messageNotSentByDefault() {
+    ScriptedTransport t =
+        ScriptedTransport.server(
+            loop,
+            ConnectionConfig.DEFAULT,
+            (s, c) -> {
+              throw new IllegalStateException("jdbc:postgresql://internal-host/users");
+            });
+    t.inject(Frames.setup());
+    List<WireFrame> frames = t.take();
+    assertThat(frames).extracting(f -> f.errorCode).containsExactly(ErrorCode.REJECTED_SETUP);
+    assertThat(frames.get(0).message).isEqualTo("the acceptor failed");
   }
 
   @Test
