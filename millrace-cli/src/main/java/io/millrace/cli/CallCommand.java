@@ -8,6 +8,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
@@ -121,7 +122,12 @@ final class CallCommand implements Callable<Integer> {
     PrintWriter err = spec.commandLine().getErr();
     try (TcpClient client =
         TcpClient.builder()
-            .config(transport.config().mimeTypes(metadataMime, dataMime).build())
+            .config(
+                transport
+                    .config()
+                    .mimeTypes(metadataMime, dataMime)
+                    .drainTimeout(Duration.ofSeconds(timeoutSeconds))
+                    .build())
             .build()) {
       Connection connection;
       try {
@@ -147,8 +153,13 @@ final class CallCommand implements Callable<Integer> {
         code = EXIT_ERROR_FRAME;
       }
       connection.executor().submit(() -> out.flush()).await(1, TimeUnit.SECONDS);
+      // A graceful close: what was sent (a fire-and-forget, a cancel) reaches the server first.
       connection.close();
-      connection.onClose().await(1, TimeUnit.SECONDS);
+      try {
+        connection.onClose().toCompletableFuture().get(timeoutSeconds, TimeUnit.SECONDS);
+      } catch (ExecutionException | TimeoutException e) {
+        // closing anyway
+      }
       return code;
     } finally {
       out.flush();
@@ -164,7 +175,7 @@ final class CallCommand implements Callable<Integer> {
     switch (interaction) {
       case FIRE_AND_FORGET:
         connection.fireAndForget(metadataBuf, dataBuf);
-        connection.executor().schedule(() -> exit.complete(EXIT_OK), 200, TimeUnit.MILLISECONDS);
+        exit.complete(EXIT_OK); // the graceful close that follows delivers it
         break;
       case REQUEST_RESPONSE:
         connection.requestResponse(metadataBuf, dataBuf, printer);

@@ -4,12 +4,20 @@ import io.millrace.core.ConnectionConfig;
 import io.millrace.core.LeaseIssuer;
 import io.millrace.transport.netty.EventLoops;
 import io.millrace.transport.netty.TcpServer;
+import java.io.PrintWriter;
+import java.time.Duration;
 import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-/** {@code millrace echo-server}: serves {@link EchoResponder} over TCP until stopped. */
+/**
+ * {@code millrace echo-server}: serves {@link EchoResponder} over TCP until stopped. SIGTERM and
+ * SIGINT shut it down gracefully (see {@link TcpServer#shutdown()}): every connection gets
+ * ERROR[CONNECTION_CLOSE], requests already received are answered, later ones get ERROR[REJECTED],
+ * and after at most {@code --drain-timeout} seconds what is left is closed; then it exits 0.
+ */
 @Command(
     name = "echo-server",
     mixinStandardHelpOptions = true,
@@ -18,7 +26,8 @@ import picocli.CommandLine.Option;
       "  request-response echoes data and metadata; data 'error:MSG' gets APPLICATION_ERROR MSG;",
       "  request-stream sends N payloads \"0\"..\"N-1\" (N = the data) with the request's metadata;",
       "  request-channel echoes every payload and completes when the requester does;",
-      "  fire-and-forget and metadata push are ignored."
+      "  fire-and-forget and metadata push are ignored.",
+      "SIGTERM or SIGINT drains every connection (at most --drain-timeout s) and exits 0."
     })
 final class EchoServerCommand implements Callable<Integer> {
   @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
@@ -37,9 +46,21 @@ final class EchoServerCommand implements Callable<Integer> {
   @Option(names = "--lease-ttl", defaultValue = "1000", description = "Lease window in ms.")
   int leaseTtl;
 
+  @Option(
+      names = "--drain-timeout",
+      defaultValue = "10",
+      description =
+          "Seconds a shutdown waits for connections to finish before closing them"
+              + " (default: ${DEFAULT-VALUE}).")
+  long drainTimeoutSeconds;
+
   @Override
   public Integer call() throws Exception {
-    ConnectionConfig.Builder config = transport.config();
+    ConnectionConfig.Builder config =
+        transport
+            .config()
+            // The echo server's `error:MSG` answers are sent on purpose; exceptions stay private.
+            .drainTimeout(Duration.ofSeconds(drainTimeoutSeconds));
     if (leaseRequests > 0) {
       config.leaseIssuer(LeaseIssuer.fixed(leaseTtl, leaseRequests));
     }
@@ -51,8 +72,9 @@ final class EchoServerCommand implements Callable<Integer> {
             .eventLoopThreads(eventLoops)
             .acceptor((setup, connection) -> responder)
             .bind();
-    Runtime.getRuntime().addShutdownHook(new Thread(server::close, "millrace-shutdown"));
-    java.io.PrintWriter out = spec.commandLine().getOut();
+    PrintWriter out = spec.commandLine().getOut();
+    Runtime.getRuntime()
+        .addShutdownHook(new Thread(() -> shutDown(server, out), "millrace-shutdown"));
     out.println(
         "millrace echo-server listening on "
             + server.address().getHostString()
@@ -60,7 +82,35 @@ final class EchoServerCommand implements Callable<Integer> {
             + server.port()
             + (EventLoops.epoll() ? " (epoll)" : " (nio)"));
     out.flush();
-    server.awaitClose();
+    server.awaitTermination();
     return 0;
+  }
+
+  /**
+   * Runs in the JVM's shutdown hook (SIGTERM, SIGINT): drains, then halts with status 0, since a
+   * JVM ended by a signal would otherwise exit with 128 + the signal's number.
+   */
+  private void shutDown(TcpServer server, PrintWriter out) {
+    out.println(
+        "millrace echo-server: shutting down, draining "
+            + server.connectionCount()
+            + " connection(s) for at most "
+            + drainTimeoutSeconds
+            + " s");
+    out.flush();
+    server.shutdown();
+    boolean drained = false;
+    try {
+      drained = server.awaitTermination(drainTimeoutSeconds * 1000 + 2000, TimeUnit.MILLISECONDS);
+      if (!drained) {
+        server.shutdownNow();
+        server.awaitTermination(5, TimeUnit.SECONDS);
+      }
+    } catch (InterruptedException e) {
+      server.shutdownNow();
+    }
+    out.println("millrace echo-server: stopped" + (drained ? "" : " (forced after the timeout)"));
+    out.flush();
+    Runtime.getRuntime().halt(0);
   }
 }

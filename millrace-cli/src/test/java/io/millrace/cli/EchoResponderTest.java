@@ -78,6 +78,21 @@ class EchoResponderTest {
     public Connection connection() {
       throw new UnsupportedOperationException();
     }
+
+    @Override
+    public boolean isCancelled() {
+      return false;
+    }
+
+    @Override
+    public boolean isInboundDone() {
+      return false;
+    }
+
+    @Override
+    public boolean isOutboundDone() {
+      return completed || error != null;
+    }
   }
 
   private static ByteBuf utf8(String s) {

@@ -3,17 +3,31 @@ package io.millrace.core;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.util.concurrent.EventExecutor;
-import io.netty.util.concurrent.Future;
+import java.net.SocketAddress;
+import java.time.Duration;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * One RSocket connection, from either side: both the client and the server may start requests.
  *
- * <p>Threading: the request methods may be called from any thread; off the event loop they are
- * queued to it as one task each. Everything the connection calls back (listeners, the responder)
- * runs on {@link #executor()}.
+ * <p>Threading: the request methods, {@link #close()}, {@link #dispose()}, {@link #sendLease} and
+ * the readiness methods may be called from any thread. Off the event loop, calls are handed over
+ * through one bounded queue per connection that a single loop task drains, so a burst of calls
+ * costs one wake-up and one flush. The queue holds at most {@link
+ * ConnectionConfig#maxQueuedCallBytes()} bytes of payload: a call beyond it throws {@link
+ * RejectedExecutionException} and releases its buffers. Producers on other threads avoid that by
+ * waiting for {@link #isReadyForCalls()} with {@link #whenReadyForCalls} or {@link
+ * #awaitReadyForCalls}. Everything the connection calls back (listeners, the responder) runs on
+ * {@link #executor()}.
  *
  * <p>Ownership: the request methods take ownership of {@code metadata} and {@code data}: they are
  * released once encoded, or when the request fails. Null metadata sends no metadata.
+ *
+ * <p>Failures: a request that cannot be sent (the connection is closing or closed, no lease, an
+ * unusable buffer) fails its listener with {@link StreamListener#onError}; on a closed connection
+ * or a loop that has shut down the listener is called on the calling thread, since there is no loop
+ * left to call it on.
  */
 public interface Connection {
 
@@ -26,6 +40,12 @@ public interface Connection {
 
   /** The data MIME type agreed in SETUP. */
   String dataMimeType();
+
+  /** The peer's address. */
+  SocketAddress remoteAddress();
+
+  /** This side's address. */
+  SocketAddress localAddress();
 
   /** Sends a request with no response. */
   void fireAndForget(ByteBuf metadata, ByteBuf data);
@@ -61,20 +81,61 @@ public interface Connection {
   /** Whether the transport is writable now (a hint for producers off the event loop). */
   boolean isWritable();
 
-  /** Open streams right now (requested by either side). */
-  int activeStreams();
+  /**
+   * Whether a call from another thread would be taken now without piling up: the connection is
+   * open, its hand-off queue is below half its bound and the transport is writable. Any thread.
+   */
+  boolean isReadyForCalls();
 
   /**
-   * Graceful close: sends ERROR[CONNECTION_CLOSE], refuses new requests, lets open streams finish,
-   * then closes the transport.
+   * Runs {@code callback} once on the event loop as soon as {@link #isReadyForCalls()} holds (at
+   * once if it holds now) or the connection has closed. No polling: the loop calls back when its
+   * queue drains or the transport becomes writable.
+   */
+  void whenReadyForCalls(Runnable callback);
+
+  /**
+   * Blocks the calling thread until {@link #isReadyForCalls()} holds or the connection has closed,
+   * at most {@code timeout}; returns whether it is ready. Parks without holding a monitor, so a
+   * virtual thread unmounts while it waits. Must not be called on the event loop.
+   */
+  boolean awaitReadyForCalls(Duration timeout) throws InterruptedException;
+
+  /**
+   * A figure for load balancers, 0 to 1: 0 when the connection is draining or closed, or uses
+   * leases and has none left (expired or spent); with leases, the fraction of the current lease's
+   * requests left; otherwise 1. Any thread.
+   */
+  double availability();
+
+  /** Open streams right now (requested by either side). Any thread; a recent value off-loop. */
+  int activeStreams();
+
+  /** Registers connection-level events; callbacks run on the event loop. Any thread. */
+  void addListener(ConnectionListener listener);
+
+  /**
+   * Graceful close: sends ERROR[CONNECTION_CLOSE] and a KEEPALIVE, refuses new requests (the peer's
+   * get ERROR[REJECTED]) and lets open streams finish. Once they are done and the peer has answered
+   * that KEEPALIVE (so every request it sent before it learned of the close has been answered) or
+   * closed its side, the transport closes after everything written has reached the socket. After
+   * {@link ConnectionConfig#drainTimeout()} it is forced. A second call forces it at once, as
+   * {@link #dispose()}.
    */
   void close();
 
-  /** Closes the transport at once, failing open streams. */
+  /** Closes at once: open streams fail with CANCELED and queued frames may be lost. */
   void dispose();
 
-  /** Completes when the transport has closed; fails with the reason for an abnormal close. */
-  Future<Void> onClose();
+  /**
+   * Completes with the reason once the transport has closed (always normally: the reason tells
+   * how). Callbacks attached before completion run on the event loop.
+   */
+  CompletionStage<CloseReason> onClose();
 
+  /** True until the connection has closed (also while draining). Any thread. */
   boolean isOpen();
+
+  /** Whether the connection is draining: closing gracefully, no new requests. Any thread. */
+  boolean isDraining();
 }

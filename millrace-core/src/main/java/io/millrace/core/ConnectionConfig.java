@@ -35,6 +35,8 @@ public final class ConnectionConfig {
   private final int maxInboundMetadataPushesPerSecond;
   private final long maxQueuedBytes;
   private final boolean errorMessagesFromHandlers;
+  private final Duration drainTimeout;
+  private final long maxQueuedCallBytes;
 
   private ConnectionConfig(Builder b) {
     this.metadataMimeType = b.metadataMimeType;
@@ -53,6 +55,8 @@ public final class ConnectionConfig {
     this.maxInboundMetadataPushesPerSecond = b.maxInboundMetadataPushesPerSecond;
     this.maxQueuedBytes = b.maxQueuedBytes;
     this.errorMessagesFromHandlers = b.errorMessagesFromHandlers;
+    this.drainTimeout = b.drainTimeout;
+    this.maxQueuedCallBytes = b.maxQueuedCallBytes;
   }
 
   public static Builder builder() {
@@ -77,6 +81,8 @@ public final class ConnectionConfig {
     b.maxInboundMetadataPushesPerSecond = maxInboundMetadataPushesPerSecond;
     b.maxQueuedBytes = maxQueuedBytes;
     b.errorMessagesFromHandlers = errorMessagesFromHandlers;
+    b.drainTimeout = drainTimeout;
+    b.maxQueuedCallBytes = maxQueuedCallBytes;
     return b;
   }
 
@@ -188,6 +194,26 @@ public final class ConnectionConfig {
     return errorMessagesFromHandlers;
   }
 
+  /**
+   * How long a graceful close ({@link Connection#close()}, a server's {@code shutdown()}) may take:
+   * open streams finishing, the peer closing its side, the last frames reaching the socket. Then it
+   * is forced. Closes after an error wait at most 5 s of it for the ERROR frame to go out. Default
+   * 30 s.
+   */
+  public Duration drainTimeout() {
+    return drainTimeout;
+  }
+
+  /**
+   * Payload bytes of calls from other threads waiting for the event loop, per connection (each call
+   * also counts 64 bytes of bookkeeping). A call beyond it is refused with {@link
+   * java.util.concurrent.RejectedExecutionException}; see {@link Connection#isReadyForCalls()}.
+   * Default 4 MiB.
+   */
+  public long maxQueuedCallBytes() {
+    return maxQueuedCallBytes;
+  }
+
   /** Builds a {@link ConnectionConfig}; every setter checks its argument. */
   public static final class Builder {
     private String metadataMimeType = "application/binary";
@@ -206,8 +232,26 @@ public final class ConnectionConfig {
     private int maxInboundMetadataPushesPerSecond = 1000;
     private long maxQueuedBytes = 4L << 20;
     private boolean errorMessagesFromHandlers;
+    private Duration drainTimeout = Duration.ofSeconds(30);
+    private long maxQueuedCallBytes = 4L << 20;
 
     private Builder() {}
+
+    public Builder drainTimeout(Duration drainTimeout) {
+      if (drainTimeout.isNegative()) {
+        throw new IllegalArgumentException("drain timeout must not be negative");
+      }
+      this.drainTimeout = drainTimeout;
+      return this;
+    }
+
+    public Builder maxQueuedCallBytes(long bytes) {
+      if (bytes < 1024) {
+        throw new IllegalArgumentException("max queued call bytes must be at least 1024");
+      }
+      this.maxQueuedCallBytes = bytes;
+      return this;
+    }
 
     public Builder errorMessagesFromHandlers(boolean send) {
       this.errorMessagesFromHandlers = send;

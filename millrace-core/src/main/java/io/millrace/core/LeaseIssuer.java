@@ -37,7 +37,7 @@ public interface LeaseIssuer {
                   ttlMillis,
                   ttlMillis,
                   TimeUnit.MILLISECONDS);
-      connection.onClose().addListener(closed -> renewal.cancel(false));
+      connection.onClose().whenComplete((reason, failure) -> renewal.cancel(false));
     };
   }
 }

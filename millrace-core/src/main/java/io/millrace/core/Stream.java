@@ -11,10 +11,12 @@ import io.netty.buffer.ByteBuf;
  * receives, its responder only sends, and both sides of a channel do both. A request-response
  * responder sends exactly one payload: {@link #next} completes it.
  *
- * <p>Threading: all methods must be called on the connection's event loop ({@link
- * Connection#executor()}); other threads hop there first with {@code executor().execute(...)}.
- * Methods throw {@link IllegalStateException} when called elsewhere. This keeps the per-message
- * path free of locks and atomics.
+ * <p>Threading: the methods that send or grant ({@link #next}, {@link #complete}, {@link #error},
+ * {@link #request}, {@link #cancel}) and {@link #isReady()} must be called on the connection's
+ * event loop ({@link Connection#executor()}) and throw {@link IllegalStateException} elsewhere,
+ * which keeps the per-message path free of locks and atomics; the state queries ({@link
+ * #isCancelled()}, {@link #isInboundDone()}, {@link #isOutboundDone()}) may be called from any
+ * thread.
  *
  * <p>Ownership: {@link #next} takes ownership of the buffers passed in, whatever happens (they are
  * released even when the stream has already ended).
@@ -61,4 +63,18 @@ public interface Stream {
 
   /** The connection this stream belongs to. */
   Connection connection();
+
+  /**
+   * Whether the stream was cancelled: the peer sent CANCEL, or this side called {@link #cancel()}.
+   * A responder that sees it should stop its work. Any thread.
+   */
+  boolean isCancelled();
+
+  /**
+   * Whether nothing more will arrive from the peer (completed, failed or cancelled). Any thread.
+   */
+  boolean isInboundDone();
+
+  /** Whether this side will send nothing more on the stream. Any thread. */
+  boolean isOutboundDone();
 }

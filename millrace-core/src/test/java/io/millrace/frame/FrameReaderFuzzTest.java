@@ -2,6 +2,7 @@ package io.millrace.frame;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.millrace.testing.TrackingAllocator;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;

@@ -12,6 +12,7 @@ import static io.millrace.frame.FrameHeader.FLAG_NEXT;
 import static io.millrace.frame.FrameHeader.FLAG_RESUME;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.millrace.testing.TrackingAllocator;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;

@@ -1,10 +1,11 @@
 package io.millrace.bench.jmh;
 
-import io.millrace.core.Transport;
+import io.millrace.core.internal.Transport;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.util.concurrent.EventExecutor;
+import java.net.SocketAddress;
 
 /**
  * A transport that releases every frame written: isolates the engine's own cost. Its executor is
@@ -58,8 +59,18 @@ final class DiscardingTransport implements Transport {
   }
 
   @Override
-  public String peerAddress() {
-    return "discard";
+  public void closeGracefully(long timeoutMillis) {
+    channel.close();
+  }
+
+  @Override
+  public SocketAddress remoteAddress() {
+    return channel.remoteAddress();
+  }
+
+  @Override
+  public SocketAddress localAddress() {
+    return channel.localAddress();
   }
 
   /** Runs the tasks the engine queued (scheduled flushes). */

@@ -2,10 +2,10 @@ package io.millrace.bench.jmh;
 
 import io.millrace.core.Connection;
 import io.millrace.core.ConnectionConfig;
-import io.millrace.core.ConnectionEngine;
 import io.millrace.core.Responder;
 import io.millrace.core.Stream;
 import io.millrace.core.StreamListener;
+import io.millrace.core.internal.ConnectionEngine;
 import io.millrace.frame.FrameHeader;
 import io.millrace.frame.PayloadFrame;
 import io.millrace.frame.RequestResponseFrame;
@@ -81,7 +81,8 @@ public class EngineBenchmark {
                     stream.next(null, response.retainedDuplicate());
                     return null;
                   }
-                });
+                },
+            null);
     server.start(null, null);
     ByteBuf setup = SetupFrame.encode(alloc, 0, false, 60_000, 120_000, null, "a", "b", null, null);
     server.onFrame(setup);

@@ -1,6 +1,6 @@
 package io.millrace.transport.netty;
 
-import io.millrace.core.ConnectionEngine;
+import io.millrace.core.internal.ConnectionEngine;
 import io.netty.util.AttributeKey;
 
 final class Attributes {

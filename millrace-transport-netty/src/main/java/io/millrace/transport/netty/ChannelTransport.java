@@ -1,23 +1,38 @@
 package io.millrace.transport.netty;
 
-import io.millrace.core.Transport;
+import io.millrace.core.internal.Transport;
 import io.millrace.frame.FrameHeader;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelOutboundBuffer;
+import io.netty.channel.socket.DuplexChannel;
 import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.ScheduledFuture;
+import java.net.SocketAddress;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A {@link Transport} over a Netty stream channel (TCP, Unix domain socket): frames carry the
  * RSocket 3-byte length prefix, written into the headroom every frame buffer reserves, so a frame
  * is one buffer and one write.
+ *
+ * <p>A graceful close waits for the last write to reach the socket (Netty's {@code close()} alone
+ * discards what is still queued), then shuts the output down so the peer reads every frame and then
+ * the end of the stream, and closes when the peer closes its side too, or at the deadline. Closing
+ * with unread input would make the kernel send a reset, which can destroy frames the peer had
+ * received but not yet read.
  */
 final class ChannelTransport implements Transport {
   private final Channel channel;
+  private final FrameHandler handler;
+  private boolean closing;
 
-  ChannelTransport(Channel channel) {
+  ChannelTransport(Channel channel, FrameHandler handler) {
     this.channel = channel;
+    this.handler = handler;
   }
 
   @Override
@@ -75,16 +90,66 @@ final class ChannelTransport implements Transport {
 
   @Override
   public void setReading(boolean reading) {
-    channel.config().setAutoRead(reading);
+    handler.setReading(reading);
   }
 
   @Override
   public void close() {
+    closing = true;
     channel.close();
   }
 
+  /** Whether a close has begun (the handler then closes on the peer's end of stream). */
+  boolean isClosing() {
+    return closing;
+  }
+
   @Override
-  public String peerAddress() {
-    return String.valueOf(channel.remoteAddress());
+  public void closeGracefully(long timeoutMillis) {
+    if (closing) {
+      return;
+    }
+    closing = true;
+    if (!channel.isActive()) {
+      channel.close();
+      return;
+    }
+    handler.discardInput();
+    ScheduledFuture<?> force =
+        channel.eventLoop().schedule(() -> channel.close(), timeoutMillis, TimeUnit.MILLISECONDS);
+    channel.closeFuture().addListener(f -> force.cancel(false));
+    // An empty write completes once everything written before it has reached the socket.
+    channel
+        .writeAndFlush(Unpooled.EMPTY_BUFFER)
+        .addListener(
+            (ChannelFuture written) -> {
+              if (!written.isSuccess() || !(channel instanceof DuplexChannel)) {
+                channel.close();
+                return;
+              }
+              DuplexChannel duplex = (DuplexChannel) channel;
+              if (duplex.isInputShutdown()) {
+                channel.close(); // the peer is done too
+                return;
+              }
+              duplex
+                  .shutdownOutput()
+                  .addListener(
+                      shut -> {
+                        if (!shut.isSuccess()) {
+                          channel.close();
+                        }
+                      });
+            });
+  }
+
+  @Override
+  public SocketAddress remoteAddress() {
+    return channel.remoteAddress();
+  }
+
+  @Override
+  public SocketAddress localAddress() {
+    return channel.localAddress();
   }
 }

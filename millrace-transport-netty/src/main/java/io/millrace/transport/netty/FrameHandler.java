@@ -1,37 +1,46 @@
 package io.millrace.transport.netty;
 
 import io.millrace.core.ConnectionConfig;
-import io.millrace.core.ConnectionEngine;
-import io.millrace.core.Transport;
+import io.millrace.core.internal.ConnectionEngine;
+import io.millrace.core.internal.Transport;
 import io.millrace.frame.FrameHeader;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.handler.codec.ByteToMessageDecoder;
-import java.lang.System.Logger.Level;
 import java.util.function.Function;
 
 /**
  * Splits the inbound byte stream into length-prefixed frames and hands each to the connection
- * engine; forwards read-complete, writability and close events to it.
+ * engine; forwards read-complete, writability, half-close, error and close events to it.
  *
  * <p>Not a {@link ByteToMessageDecoder}: frames go straight to the engine instead of through the
  * pipeline, and that class asks the channel for more data when a read produced no message even with
  * auto-read off, which would defeat the engine's read pausing. The cumulation logic is Netty's own
  * {@link ByteToMessageDecoder#MERGE_CUMULATOR}.
  *
+ * <p>When the engine stops reading ({@link Transport#setReading}) the handler stops handing over
+ * frames at once, in the middle of a batch if need be, and turns auto-read off; what was already
+ * read stays in the cumulation (one read's worth at most) and is handed over first when reading
+ * resumes, from a task of its own. Once the connection is closing the handler drops what arrives.
+ *
  * <p>A length above the configured maximum frame length is reported to the engine, which closes the
  * connection with CONNECTION_ERROR; nothing of such a frame is buffered.
  */
 final class FrameHandler extends ChannelInboundHandlerAdapter {
-  private static final System.Logger LOG = System.getLogger(FrameHandler.class.getName());
   private static final int DISCARD_AFTER_BYTES = 64 * 1024;
 
   private final int maxFrameLength;
+  private ChannelTransport transport;
   private ConnectionEngine engine;
+  private ChannelHandlerContext ctx;
   private ByteBuf cumulation;
   private boolean failed;
+  private boolean suspended;
+  private boolean discarding;
+  private final Runnable resumeTask = this::resume;
 
   FrameHandler(int maxFrameLength) {
     this.maxFrameLength = maxFrameLength;
@@ -44,15 +53,21 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
   static ConnectionEngine install(
       Channel channel, ConnectionConfig config, Function<Transport, ConnectionEngine> factory) {
     FrameHandler handler = new FrameHandler(config.maxFrameLength());
-    handler.engine = factory.apply(new ChannelTransport(channel));
+    handler.transport = new ChannelTransport(channel, handler);
+    handler.engine = factory.apply(handler.transport);
     channel.pipeline().addLast(handler);
     return handler.engine;
   }
 
   @Override
+  public void handlerAdded(ChannelHandlerContext ctx) {
+    this.ctx = ctx;
+  }
+
+  @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
     ByteBuf in = (ByteBuf) msg;
-    if (failed) {
+    if (failed || discarding) {
       in.release();
       return;
     }
@@ -60,8 +75,15 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
         cumulation == null
             ? in
             : ByteToMessageDecoder.MERGE_CUMULATOR.cumulate(ctx.alloc(), cumulation, in);
+    if (!suspended) {
+      deliverFrames();
+    }
+  }
+
+  /** Hands the whole frames in the cumulation to the engine until it suspends reading. */
+  private void deliverFrames() {
     ByteBuf buf = cumulation;
-    while (buf.readableBytes() >= FrameHeader.LENGTH_PREFIX_SIZE) {
+    while (!suspended && buf.readableBytes() >= FrameHeader.LENGTH_PREFIX_SIZE) {
       int length = buf.getUnsignedMedium(buf.readerIndex());
       if (length > maxFrameLength) {
         failed = true;
@@ -86,15 +108,51 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
     if (!buf.isReadable()) {
       releaseCumulation();
     } else if (buf.readerIndex() >= DISCARD_AFTER_BYTES && buf.refCnt() == 1) {
-      // Only while no frame slice is alive: a slice kept for reassembly or by the application
-      // shares this memory, and discarding moves the bytes under it.
+      // Only while no frame slice is alive: a slice kept by the application shares this memory,
+      // and discarding moves the bytes under it.
       buf.discardSomeReadBytes();
     }
   }
 
+  /** The engine's {@code setReading}: stop at once, or resume from a task of its own. */
+  void setReading(boolean reading) {
+    if (!reading) {
+      suspended = true;
+      ctx.channel().config().setAutoRead(false);
+      return;
+    }
+    if (suspended) {
+      suspended = false;
+      ctx.executor().execute(resumeTask);
+    }
+  }
+
+  private void resume() {
+    if (suspended || discarding || failed) {
+      return;
+    }
+    if (cumulation != null) {
+      deliverFrames();
+      engine.onReadComplete();
+    }
+    if (!suspended) {
+      ctx.channel().config().setAutoRead(true);
+    }
+  }
+
+  /** The connection is closing: drop whatever arrives and keep reading, to see the peer's end. */
+  void discardInput() {
+    discarding = true;
+    suspended = false;
+    releaseCumulation();
+    ctx.channel().config().setAutoRead(true);
+  }
+
   @Override
   public void channelReadComplete(ChannelHandlerContext ctx) {
-    engine.onReadComplete();
+    if (!discarding) {
+      engine.onReadComplete();
+    }
   }
 
   @Override
@@ -103,9 +161,21 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
   }
 
   @Override
+  public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+    if (evt instanceof ChannelInputShutdownEvent) {
+      if (transport.isClosing()) {
+        ctx.close(); // both directions are done
+      } else {
+        engine.onInputClosed();
+      }
+    }
+    ctx.fireUserEventTriggered(evt);
+  }
+
+  @Override
   public void channelInactive(ChannelHandlerContext ctx) {
     releaseCumulation();
-    engine.onTransportClosed(null);
+    engine.onTransportClosed();
   }
 
   @Override
@@ -115,7 +185,7 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
 
   @Override
   public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-    LOG.log(Level.DEBUG, "closing " + ctx.channel() + " after an I/O error", cause);
+    engine.onTransportError(cause);
     ctx.close();
   }
 

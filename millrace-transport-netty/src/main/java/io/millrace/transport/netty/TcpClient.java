@@ -2,8 +2,8 @@ package io.millrace.transport.netty;
 
 import io.millrace.core.Connection;
 import io.millrace.core.ConnectionConfig;
-import io.millrace.core.ConnectionEngine;
 import io.millrace.core.Responder;
+import io.millrace.core.internal.ConnectionEngine;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -30,6 +30,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class TcpClient implements AutoCloseable {
   private final EventLoopGroup group;
+  private final ConnectionGroup connections;
   private final ConnectionConfig config;
   private final Responder responder;
   private final SocketSettings socket;
@@ -37,6 +38,7 @@ public final class TcpClient implements AutoCloseable {
 
   private TcpClient(Builder b) {
     this.group = EventLoops.newGroup(b.socket.eventLoopThreads, "millrace-client");
+    this.connections = new ConnectionGroup(group);
     this.config = b.config;
     this.responder = b.responder;
     this.socket = b.socket.copy();
@@ -59,6 +61,11 @@ public final class TcpClient implements AutoCloseable {
   public CompletableFuture<Connection> connect(
       String host, int port, ByteBuf setupMetadata, ByteBuf setupData) {
     CompletableFuture<Connection> result = new CompletableFuture<>();
+    if (connections.isShutdown()) {
+      release(setupMetadata, setupData);
+      result.completeExceptionally(new IllegalStateException("the client is shut down"));
+      return result;
+    }
     ConnectionConfig config = this.config;
     Responder responder = this.responder;
     Bootstrap bootstrap =
@@ -66,6 +73,7 @@ public final class TcpClient implements AutoCloseable {
             .group(group)
             .channel(EventLoops.clientChannel())
             .option(ChannelOption.TCP_NODELAY, true)
+            .option(ChannelOption.ALLOW_HALF_CLOSURE, true)
             .option(ChannelOption.ALLOCATOR, socket.allocator)
             .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMillis)
             .option(ChannelOption.WRITE_BUFFER_WATER_MARK, socket.waterMark)
@@ -93,6 +101,7 @@ public final class TcpClient implements AutoCloseable {
           ConnectionEngine engine = channel.attr(Attributes.ENGINE).get();
           try {
             engine.start(setupMetadata, setupData);
+            connections.add(engine);
             result.complete(engine);
           } catch (RuntimeException e) {
             channel.close();
@@ -111,10 +120,50 @@ public final class TcpClient implements AutoCloseable {
     }
   }
 
-  /** Closes every connection and shuts the event loops down. */
+  /** Closes every connection gracefully (see {@link Connection#close()}); returns at once. */
+  public void shutdown() {
+    connections.shutdown();
+  }
+
+  /** Closes every connection at once; returns at once. */
+  public void shutdownNow() {
+    connections.shutdownNow();
+  }
+
+  public boolean isShutdown() {
+    return connections.isShutdown();
+  }
+
+  /** Whether every connection has closed and the event loops have stopped. */
+  public boolean isTerminated() {
+    return connections.isTerminated();
+  }
+
+  /** Waits until terminated after a shutdown; returns whether it is. */
+  public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+    return connections.awaitTermination(timeout, unit);
+  }
+
+  /**
+   * Closes every connection gracefully, waits for the drain timeout (and a little more for the
+   * event loops), then closes what is left at once.
+   */
   @Override
   public void close() {
-    group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    shutdown();
+    boolean interrupted = false;
+    try {
+      if (!awaitTermination(config.drainTimeout().toMillis() + 1000, TimeUnit.MILLISECONDS)) {
+        shutdownNow();
+        awaitTermination(10, TimeUnit.SECONDS);
+      }
+    } catch (InterruptedException e) {
+      interrupted = true;
+      shutdownNow();
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /** Configures a {@link TcpClient}. */

@@ -1,15 +1,23 @@
 package io.millrace.transport.netty;
 
 import io.millrace.core.Acceptor;
+import io.millrace.core.AsyncAcceptor;
 import io.millrace.core.ConnectionConfig;
-import io.millrace.core.ConnectionEngine;
+import io.millrace.core.internal.ConnectionEngine;
+import io.millrace.core.internal.ReassemblyBudget;
+import io.millrace.frame.ErrorCode;
+import io.millrace.frame.ErrorFrame;
+import io.millrace.frame.FrameHeader;
 import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
+import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
@@ -23,21 +31,34 @@ import java.util.concurrent.TimeUnit;
  *     .acceptor((setup, connection) -> myResponder)
  *     .bind();
  * ...
- * server.close();
+ * server.shutdown();                                  // stop accepting, drain every connection
+ * if (!server.awaitTermination(30, TimeUnit.SECONDS)) {
+ *   server.shutdownNow();                             // give up on the stragglers
+ * }
  * }</pre>
  *
- * <p>Each accepted connection gets its own {@link ConnectionEngine} on one event loop of the
- * server's worker group. TCP_NODELAY is on; every limit of {@link ConnectionConfig} applies.
+ * <p>Each accepted connection gets its own engine on one event loop of the server's worker group.
+ * TCP_NODELAY is on; every limit of {@link ConnectionConfig} applies per connection, and two apply
+ * to the server as a whole: {@link Builder#maxConnections} and {@link Builder#maxReassemblyBytes}.
+ *
+ * <p>Shutdown, as grpc-java's: {@link #shutdown()} stops accepting and closes every connection
+ * gracefully (ERROR[CONNECTION_CLOSE], requests already received are answered, later ones get
+ * ERROR[REJECTED], each connection closes when its streams are done and the client has closed its
+ * side, or after the drain timeout); {@link #shutdownNow()} closes every connection at once; {@link
+ * #awaitTermination} waits for the last connection and the event loops. {@link #close()} is a
+ * shutdown that waits for the drain timeout and then forces what is left.
  */
 public final class TcpServer implements AutoCloseable {
-  private final Channel serverChannel;
-  private final EventLoopGroup boss;
-  private final EventLoopGroup workers;
+  private static final System.Logger LOG = System.getLogger(TcpServer.class.getName());
 
-  private TcpServer(Channel serverChannel, EventLoopGroup boss, EventLoopGroup workers) {
+  private final Channel serverChannel;
+  private final ConnectionGroup connections;
+  private final ConnectionConfig config;
+
+  private TcpServer(Channel serverChannel, ConnectionGroup connections, ConnectionConfig config) {
     this.serverChannel = serverChannel;
-    this.boss = boss;
-    this.workers = workers;
+    this.connections = connections;
+    this.config = config;
   }
 
   public static Builder builder() {
@@ -53,17 +74,67 @@ public final class TcpServer implements AutoCloseable {
     return address().getPort();
   }
 
-  /** Blocks until the server is closed by another thread. */
-  public void awaitClose() throws InterruptedException {
-    serverChannel.closeFuture().await();
+  /** Connections open right now. */
+  public int connectionCount() {
+    return connections.size();
   }
 
-  /** Stops accepting, closes every connection and shuts the event loops down. */
+  /**
+   * Stops accepting connections and closes every open one gracefully; returns at once. Idempotent.
+   */
+  public void shutdown() {
+    serverChannel.close();
+    connections.shutdown();
+  }
+
+  /** Stops accepting and closes every connection at once; returns at once. */
+  public void shutdownNow() {
+    serverChannel.close();
+    connections.shutdownNow();
+  }
+
+  public boolean isShutdown() {
+    return connections.isShutdown();
+  }
+
+  /** Whether every connection has closed and the event loops have stopped. */
+  public boolean isTerminated() {
+    return connections.isTerminated();
+  }
+
+  /** Waits until terminated after a shutdown; returns whether it is. */
+  public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+    return connections.awaitTermination(timeout, unit);
+  }
+
+  /** Blocks until the server has terminated (after a shutdown from another thread). */
+  public void awaitTermination() throws InterruptedException {
+    while (!awaitTermination(1, TimeUnit.DAYS)) {
+      // keep waiting
+    }
+  }
+
+  /**
+   * Shuts down gracefully, waits for the drain timeout (and a little more for the event loops),
+   * then closes what is left at once.
+   */
   @Override
   public void close() {
-    serverChannel.close().syncUninterruptibly();
-    workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
-    boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    shutdown();
+    boolean interrupted = false;
+    try {
+      long wait = config.drainTimeout().toMillis() + 1000;
+      if (!awaitTermination(wait, TimeUnit.MILLISECONDS)) {
+        shutdownNow();
+        awaitTermination(10, TimeUnit.SECONDS);
+      }
+    } catch (InterruptedException e) {
+      interrupted = true;
+      shutdownNow();
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /** Configures and binds a {@link TcpServer}. */
@@ -72,6 +143,9 @@ public final class TcpServer implements AutoCloseable {
     private int port;
     private ConnectionConfig config = ConnectionConfig.DEFAULT;
     private Acceptor acceptor;
+    private AsyncAcceptor asyncAcceptor;
+    private int maxConnections = 65_536;
+    private long maxReassemblyBytes = 256L << 20;
     private final SocketSettings socket = new SocketSettings();
 
     private Builder() {}
@@ -87,8 +161,39 @@ public final class TcpServer implements AutoCloseable {
       return this;
     }
 
+    /** Decides each SETUP on the event loop; replaces an {@link #asyncAcceptor}. */
     public Builder acceptor(Acceptor acceptor) {
       this.acceptor = Objects.requireNonNull(acceptor);
+      this.asyncAcceptor = null;
+      return this;
+    }
+
+    /** Decides each SETUP later without blocking the loop; replaces an {@link #acceptor}. */
+    public Builder asyncAcceptor(AsyncAcceptor acceptor) {
+      this.asyncAcceptor = Objects.requireNonNull(acceptor);
+      this.acceptor = null;
+      return this;
+    }
+
+    /**
+     * Connections served at once; a connection beyond it gets ERROR[REJECTED_SETUP] and is closed
+     * before anything of it is read. Default 65,536.
+     */
+    public Builder maxConnections(int maxConnections) {
+      if (maxConnections < 1) {
+        throw new IllegalArgumentException("max connections must be positive");
+      }
+      this.maxConnections = maxConnections;
+      return this;
+    }
+
+    /**
+     * Memory for fragmented messages in progress on all connections together; breaking it closes
+     * the connection that did with CONNECTION_ERROR. Each connection also has its own limit, {@link
+     * ConnectionConfig#maxReassemblyBytesPerConnection()}. Default 256 MiB.
+     */
+    public Builder maxReassemblyBytes(long bytes) {
+      this.maxReassemblyBytes = bytes;
       return this;
     }
 
@@ -115,40 +220,73 @@ public final class TcpServer implements AutoCloseable {
 
     /** Binds and returns the running server; throws when the address cannot be bound. */
     public TcpServer bind() throws InterruptedException {
-      if (acceptor == null) {
+      if (acceptor == null && asyncAcceptor == null) {
         throw new IllegalStateException("an acceptor is required");
       }
       EventLoopGroup boss = EventLoops.newGroup(1, "millrace-accept");
       EventLoopGroup workers = EventLoops.newGroup(socket.eventLoopThreads, "millrace-server");
+      ConnectionGroup connections = new ConnectionGroup(workers, boss);
       ConnectionConfig config = this.config;
       Acceptor acceptor = this.acceptor;
+      AsyncAcceptor asyncAcceptor = this.asyncAcceptor;
+      int maxConnections = this.maxConnections;
+      ReassemblyBudget budget = ReassemblyBudget.forServer(maxReassemblyBytes);
       ServerBootstrap bootstrap =
           new ServerBootstrap()
               .group(boss, workers)
               .channel(EventLoops.serverChannel())
               .option(ChannelOption.SO_REUSEADDR, true)
               .childOption(ChannelOption.TCP_NODELAY, true)
+              .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
               .childOption(ChannelOption.ALLOCATOR, socket.allocator)
               .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, socket.waterMark)
               .childHandler(
                   new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel channel) {
-                      FrameHandler.install(
+                      if (connections.size() >= maxConnections) {
+                        refuse(channel, maxConnections);
+                        return;
+                      }
+                      ConnectionEngine engine =
+                          FrameHandler.install(
                               channel,
                               config,
-                              transport -> ConnectionEngine.server(transport, config, acceptor))
-                          .start(null, null);
+                              transport ->
+                                  acceptor != null
+                                      ? ConnectionEngine.server(transport, config, acceptor, budget)
+                                      : ConnectionEngine.asyncServer(
+                                          transport, config, asyncAcceptor, budget));
+                      engine.start(null, null);
+                      connections.add(engine);
                     }
                   });
       try {
         Channel channel = bootstrap.bind(host, port).sync().channel();
-        return new TcpServer(channel, boss, workers);
+        return new TcpServer(channel, connections, config);
       } catch (InterruptedException | RuntimeException e) {
         workers.shutdownGracefully(0, 0, TimeUnit.SECONDS);
         boss.shutdownGracefully(0, 0, TimeUnit.SECONDS);
         throw e;
       }
+    }
+
+    /** Answers a connection beyond the limit with REJECTED_SETUP, then closes it. */
+    private static void refuse(SocketChannel channel, int maxConnections) {
+      LOG.log(
+          Level.WARNING,
+          "refusing {0}: the server is at its limit of {1} connections",
+          channel.remoteAddress(),
+          maxConnections);
+      ByteBuf error =
+          ErrorFrame.encode(
+              channel.alloc(),
+              FrameHeader.LENGTH_PREFIX_SIZE,
+              0,
+              ErrorCode.REJECTED_SETUP,
+              "the server is at its limit of " + maxConnections + " connections");
+      error.setMedium(0, error.readableBytes() - FrameHeader.LENGTH_PREFIX_SIZE);
+      channel.writeAndFlush(error).addListener(ChannelFutureListener.CLOSE);
     }
   }
 }

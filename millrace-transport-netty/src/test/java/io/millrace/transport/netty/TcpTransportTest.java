@@ -28,8 +28,14 @@ class TcpTransportTest extends TransportSuite {
 
     @Override
     public void close() {
-      client.close();
-      server.close();
+      client.shutdownNow();
+      server.shutdownNow();
+      try {
+        client.awaitTermination(10, TimeUnit.SECONDS);
+        server.awaitTermination(10, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 
@@ -48,7 +54,7 @@ class TcpTransportTest extends TransportSuite {
       TcpClient configured = TcpClient.builder().config(config).build();
       Connection connection =
           configured.connect("127.0.0.1", s.server.port()).get(5, TimeUnit.SECONDS);
-      connection.onClose().addListener(f -> new Thread(configured::close).start());
+      connection.onClose().whenComplete((r, f) -> new Thread(configured::shutdownNow).start());
       return connection;
     }
     return client.connect("127.0.0.1", s.server.port()).get(5, TimeUnit.SECONDS);

@@ -1,0 +1,207 @@
+package io.millrace.core.internal;
+
+import io.netty.buffer.ByteBuf;
+
+/** The calls {@link ConnectionEngine} hands from other threads to its loop. */
+final class Calls {
+  private Calls() {}
+
+  static long bytes(ByteBuf metadata, ByteBuf data) {
+    return (metadata == null ? 0 : metadata.readableBytes())
+        + (data == null ? 0 : data.readableBytes());
+  }
+
+  static final CallQueue.Call CLOSE =
+      new CallQueue.Call() {
+        @Override
+        long bytes() {
+          return 0;
+        }
+
+        @Override
+        void run(ConnectionEngine engine) {
+          engine.close();
+        }
+
+        @Override
+        void fail(int errorCode, String message) {}
+
+        @Override
+        void release() {}
+
+        @Override
+        boolean bypassesBound() {
+          return true;
+        }
+      };
+
+  static final CallQueue.Call DISPOSE =
+      new CallQueue.Call() {
+        @Override
+        long bytes() {
+          return 0;
+        }
+
+        @Override
+        void run(ConnectionEngine engine) {
+          engine.dispose();
+        }
+
+        @Override
+        void fail(int errorCode, String message) {}
+
+        @Override
+        void release() {}
+
+        @Override
+        boolean bypassesBound() {
+          return true;
+        }
+      };
+
+  /** A request-response, request-stream or request-channel. */
+  static final class Request extends CallQueue.Call {
+    private final DefaultStream stream;
+    private final int type;
+    private final ByteBuf metadata;
+    private final ByteBuf data;
+    private final long initialRequestN;
+    private final boolean complete;
+
+    Request(
+        DefaultStream stream,
+        int type,
+        ByteBuf metadata,
+        ByteBuf data,
+        long initialRequestN,
+        boolean complete) {
+      this.stream = stream;
+      this.type = type;
+      this.metadata = metadata;
+      this.data = data;
+      this.initialRequestN = initialRequestN;
+      this.complete = complete;
+    }
+
+    @Override
+    long bytes() {
+      return Calls.bytes(metadata, data);
+    }
+
+    @Override
+    void run(ConnectionEngine engine) {
+      engine.sendRequest(stream, type, metadata, data, initialRequestN, complete);
+    }
+
+    @Override
+    void fail(int errorCode, String message) {
+      release();
+      stream.failLocally(errorCode, message);
+    }
+
+    @Override
+    void release() {
+      DefaultStream.release(metadata, data);
+    }
+  }
+
+  static final class FireAndForget extends CallQueue.Call {
+    private final ByteBuf metadata;
+    private final ByteBuf data;
+
+    FireAndForget(ByteBuf metadata, ByteBuf data) {
+      this.metadata = metadata;
+      this.data = data;
+    }
+
+    @Override
+    long bytes() {
+      return Calls.bytes(metadata, data);
+    }
+
+    @Override
+    void run(ConnectionEngine engine) {
+      engine.sendFireAndForget(metadata, data);
+    }
+
+    @Override
+    void fail(int errorCode, String message) {
+      release();
+    }
+
+    @Override
+    void release() {
+      DefaultStream.release(metadata, data);
+    }
+  }
+
+  static final class MetadataPush extends CallQueue.Call {
+    private final ByteBuf metadata;
+
+    MetadataPush(ByteBuf metadata) {
+      this.metadata = metadata;
+    }
+
+    @Override
+    long bytes() {
+      return metadata.readableBytes();
+    }
+
+    @Override
+    void run(ConnectionEngine engine) {
+      try {
+        engine.metadataPush(metadata);
+      } catch (IllegalArgumentException e) {
+        engine.logCallbackFailure("metadata push from another thread", e);
+      }
+    }
+
+    @Override
+    void fail(int errorCode, String message) {
+      release();
+    }
+
+    @Override
+    void release() {
+      metadata.release();
+    }
+  }
+
+  static final class Lease extends CallQueue.Call {
+    private final int ttlMillis;
+    private final int requests;
+    private final ByteBuf metadata;
+
+    Lease(int ttlMillis, int requests, ByteBuf metadata) {
+      this.ttlMillis = ttlMillis;
+      this.requests = requests;
+      this.metadata = metadata;
+    }
+
+    @Override
+    long bytes() {
+      return metadata == null ? 0 : metadata.readableBytes();
+    }
+
+    @Override
+    void run(ConnectionEngine engine) {
+      try {
+        engine.sendLease(ttlMillis, requests, metadata);
+      } catch (IllegalStateException e) {
+        engine.logCallbackFailure("sendLease from another thread", e);
+      }
+    }
+
+    @Override
+    void fail(int errorCode, String message) {
+      release();
+    }
+
+    @Override
+    void release() {
+      if (metadata != null) {
+        metadata.release();
+      }
+    }
+  }
+}

@@ -1,0 +1,1176 @@
+package io.millrace.core.internal;
+
+import io.millrace.core.Acceptor;
+import io.millrace.core.AsyncAcceptor;
+import io.millrace.core.CloseReason;
+import io.millrace.core.Connection;
+import io.millrace.core.ConnectionConfig;
+import io.millrace.core.ConnectionListener;
+import io.millrace.core.Responder;
+import io.millrace.core.Stream;
+import io.millrace.core.StreamListener;
+import io.millrace.frame.ErrorCode;
+import io.millrace.frame.FrameFormatException;
+import io.millrace.frame.FrameHeader;
+import io.millrace.frame.FrameReader;
+import io.millrace.frame.FrameType;
+import io.millrace.frame.SetupFrame;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import io.netty.util.concurrent.EventExecutor;
+import java.lang.System.Logger.Level;
+import java.net.SocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The RSocket connection state machine, for the client and the server role alike.
+ *
+ * <p>Design. One engine per connection, confined to the transport's event loop: every frame, timer
+ * and API call runs there, so stream state needs no locks or atomics, and the per-message path is a
+ * switch on the frame type, a primitive-keyed map lookup and a listener call. Its jobs are split
+ * into helpers that each read on their own: {@link StreamRegistry} (streams and ids), {@link
+ * InboundDispatcher} (what each received frame does), {@link FrameWriter} (encoding, fragmenting,
+ * batching), {@link Flusher} (when to flush), {@link KeepAlive}, {@link Leases}, {@link CallQueue}
+ * (calls from other threads) and {@link ReassemblyBudget} (memory held for fragments).
+ *
+ * <p>States. A server starts in {@code AWAITING_SETUP}: a timer closes the connection if SETUP does
+ * not arrive in time, and anything but SETUP is INVALID_SETUP. On SETUP it is {@code ACCEPTING}
+ * while the acceptor decides (reading from the client is suspended meanwhile, and this side may
+ * already start requests), then {@code OPEN}. A client sends SETUP and starts in {@code OPEN}.
+ * {@code DRAINING} follows a CONNECTION_CLOSE in either direction: no new requests either way (the
+ * peer's are answered with REJECTED), open streams finish. The side that asked to close then waits
+ * for the peer to close its side; the other closes once its streams are done. Either way the
+ * transport closes only after the last frames have reached the socket, and {@link
+ * ConnectionConfig#drainTimeout()} bounds it all. {@code CLOSED} is final; the close reason tells
+ * how it came. Resumption will add a state between a lost transport and {@code CLOSED}; stream
+ * state is already independent of the transport object for that reason.
+ *
+ * <p>Backpressure: producers see {@link Stream#isReady()} turn false while the transport is not
+ * writable and get {@link StreamListener#onReady} when it drains, first come first served. When
+ * more than {@link ConnectionConfig#maxQueuedBytes()} wait for a peer that does not read, the
+ * engine stops taking frames from that peer, even in the middle of a read batch, until it catches
+ * up: a peer cannot make this side buffer without bound.
+ *
+ * <p>Inbound buffers: the transport passes each frame in and releases it after {@link #onFrame}
+ * returns; listeners get views valid during their call (see {@link StreamListener}).
+ */
+public final class ConnectionEngine implements Connection {
+  private static final System.Logger LOG = System.getLogger(ConnectionEngine.class.getName());
+
+  static final int AWAITING_SETUP = 0;
+  static final int ACCEPTING = 1;
+  static final int OPEN = 2;
+  static final int DRAINING = 3;
+  static final int CLOSED = 4;
+
+  /** Why reading is suspended (bits): the peer does not read, or the acceptor is deciding. */
+  private static final int SUSPENDED_FOR_OUTBOUND = 1;
+
+  private static final int SUSPENDED_FOR_ACCEPTOR = 2;
+
+  /** The data of the KEEPALIVE that follows this side's CONNECTION_CLOSE (see {@link #close}). */
+  static final ByteBuf DRAIN_BARRIER =
+      Unpooled.unreleasableBuffer(
+          Unpooled.wrappedBuffer("millrace-drain".getBytes(StandardCharsets.US_ASCII))
+              .asReadOnly());
+
+  /** A close after an error waits at most this long for the ERROR frame to reach the socket. */
+  private static final long ERROR_LINGER_MILLIS = 5_000;
+
+  final Transport transport;
+  final EventExecutor executor;
+  final ConnectionConfig config;
+  final boolean client;
+  final FrameWriter writer;
+  final StreamRegistry streams;
+  final Flusher flusher;
+  final Leases leases;
+  final ReassemblyBudget reassemblyBudget;
+  final Timers timers;
+  private final Acceptor acceptor;
+  private final AsyncAcceptor asyncAcceptor;
+  private final InboundDispatcher inbound;
+  private final KeepAlive keepAlive;
+  private final CallQueue calls;
+  private final CompletableFuture<CloseReason> closeFuture = new CompletableFuture<>();
+  private final Timeout deadline = new DeadlineTimeout();
+  private final Timeout leaseExpiry = new LeaseExpiryTimeout();
+
+  Responder responder;
+  private volatile int state;
+  private volatile ConnectionListener[] listeners = new ConnectionListener[0];
+  private volatile double availability;
+  private String metadataMimeType;
+  private String dataMimeType;
+  private int readSuspensions;
+  private boolean drainInitiatedHere;
+  private boolean peerAskedToClose;
+  private boolean peerInputClosed;
+  private boolean drainBarrierPassed;
+  private int closeCalls;
+  private CloseReason closeReason;
+
+  /** Client: a frame other than ERROR has come from the server, so SETUP was accepted. */
+  private boolean establishedWithPeer;
+
+  private ConnectionEngine(
+      Transport transport,
+      ConnectionConfig config,
+      boolean client,
+      Responder responder,
+      Acceptor acceptor,
+      AsyncAcceptor asyncAcceptor,
+      ReassemblyBudget serverBudget,
+      Timers timers) {
+    this.transport = transport;
+    this.executor = transport.executor();
+    this.config = config;
+    this.client = client;
+    this.responder = responder;
+    this.acceptor = acceptor;
+    this.asyncAcceptor = asyncAcceptor;
+    this.timers = timers == null ? new LoopTimers(executor) : timers;
+    this.writer = new FrameWriter(transport, config, this);
+    this.streams = new StreamRegistry(client);
+    this.flusher = new Flusher(executor, writer, transport);
+    this.leases = new Leases(this.timers);
+    this.reassemblyBudget =
+        new ReassemblyBudget(config.maxReassemblyBytesPerConnection(), serverBudget);
+    this.inbound = new InboundDispatcher(this);
+    this.keepAlive = new KeepAlive(this.timers, new KeepAliveOwner());
+    this.calls = new CallQueue(this, executor, config.maxQueuedCallBytes());
+  }
+
+  /**
+   * Creates the client side of a connection. Call {@link #start} on the event loop once the
+   * transport is connected; it sends SETUP.
+   */
+  public static ConnectionEngine client(
+      Transport transport, ConnectionConfig config, Responder responder) {
+    return client(transport, config, responder, null);
+  }
+
+  /** As {@link #client(Transport, ConnectionConfig, Responder)} with the given timers (tests). */
+  static ConnectionEngine client(
+      Transport transport, ConnectionConfig config, Responder responder, Timers timers) {
+    return new ConnectionEngine(
+        transport,
+        config,
+        true,
+        responder == null ? Responder.REJECT_ALL : responder,
+        null,
+        null,
+        null,
+        timers);
+  }
+
+  /** Creates the server side of an accepted connection; {@link #start} arms the setup timer. */
+  public static ConnectionEngine server(
+      Transport transport,
+      ConnectionConfig config,
+      Acceptor acceptor,
+      ReassemblyBudget serverBudget) {
+    return server(transport, config, acceptor, null, serverBudget, null);
+  }
+
+  /** A server connection whose SETUP is decided by {@code asyncAcceptor}. */
+  public static ConnectionEngine asyncServer(
+      Transport transport,
+      ConnectionConfig config,
+      AsyncAcceptor asyncAcceptor,
+      ReassemblyBudget serverBudget) {
+    return server(transport, config, null, asyncAcceptor, serverBudget, null);
+  }
+
+  static ConnectionEngine server(
+      Transport transport,
+      ConnectionConfig config,
+      Acceptor acceptor,
+      AsyncAcceptor asyncAcceptor,
+      ReassemblyBudget serverBudget,
+      Timers timers) {
+    if ((acceptor == null) == (asyncAcceptor == null)) {
+      throw new IllegalArgumentException("exactly one of acceptor and asyncAcceptor");
+    }
+    return new ConnectionEngine(
+        transport, config, false, null, acceptor, asyncAcceptor, serverBudget, timers);
+  }
+
+  // ---------------------------------------------------------------- transport-facing
+
+  /**
+   * Client: sends SETUP with {@code setupMetadata} and {@code setupData} (both nullable, ownership
+   * taken). Server: starts waiting for SETUP (pass nulls). Event loop only; call once.
+   */
+  public void start(ByteBuf setupMetadata, ByteBuf setupData) {
+    checkInEventLoop();
+    if (client) {
+      metadataMimeType = config.metadataMimeType();
+      dataMimeType = config.dataMimeType();
+      leases.enable(config.lease());
+      setState(OPEN);
+      try {
+        writer.write(
+            SetupFrame.encode(
+                writer.alloc(),
+                writer.headroom(),
+                config.lease(),
+                (int) config.keepAliveInterval().toMillis(),
+                (int) config.maxLifetime().toMillis(),
+                null,
+                metadataMimeType,
+                dataMimeType,
+                setupMetadata,
+                setupData));
+      } finally {
+        DefaultStream.release(setupMetadata, setupData);
+      }
+      keepAlive.start(config.keepAliveInterval().toMillis(), config.maxLifetime().toMillis(), true);
+      if (config.lease() && config.leaseIssuer() != null) {
+        startLeaseIssuer();
+      }
+      flusher.flushNow();
+    } else {
+      DefaultStream.release(setupMetadata, setupData);
+      setState(AWAITING_SETUP);
+      timers.schedule(
+          deadline, timers.nanoTime() + TimeUnit.MILLISECONDS.toNanos(setupTimeoutMillis()));
+    }
+  }
+
+  private long setupTimeoutMillis() {
+    return config.setupTimeout().toMillis();
+  }
+
+  /**
+   * One inbound frame without its length prefix. The caller keeps ownership and releases it after
+   * this returns. Event loop only.
+   */
+  public void onFrame(ByteBuf frame) {
+    flusher.beginRead();
+    int s = state;
+    if (s == CLOSED) {
+      return;
+    }
+    if (client && !establishedWithPeer) {
+      noteFirstFrameFromServer(frame);
+    }
+    try {
+      if (s == AWAITING_SETUP && !firstFrameIsSetup(frame)) {
+        return;
+      }
+      FrameReader.read(frame, inbound);
+    } catch (FrameFormatException e) {
+      int code = state == AWAITING_SETUP ? ErrorCode.INVALID_SETUP : ErrorCode.CONNECTION_ERROR;
+      LOG.log(Level.DEBUG, "malformed frame from {0}: {1}", remoteAddress(), e.getMessage());
+      terminate(CloseReason.Kind.ERROR_SENT, code, e.getMessage(), true);
+      return;
+    }
+    // The bound on bytes queued for the peer holds per request, not per read batch: once a
+    // frame's answers pass it, the next frame waits until the peer reads.
+    if ((readSuspensions & SUSPENDED_FOR_OUTBOUND) == 0
+        && !transport.isWritable()
+        && transport.queuedBytes() > config.maxQueuedBytes()
+        && state != CLOSED) {
+      LOG.log(
+          Level.DEBUG,
+          "{0} is not reading: pausing reads with {1} bytes queued",
+          remoteAddress(),
+          transport.queuedBytes());
+      suspendReading(SUSPENDED_FOR_OUTBOUND);
+    }
+  }
+
+  private void noteFirstFrameFromServer(ByteBuf frame) {
+    if (frame.readableBytes() >= FrameHeader.SIZE && FrameHeader.type(frame) != FrameType.ERROR) {
+      establishedWithPeer = true;
+    }
+  }
+
+  private boolean firstFrameIsSetup(ByteBuf frame) {
+    int type =
+        frame.readableBytes() >= FrameHeader.SIZE ? FrameHeader.type(frame) : FrameType.RESERVED;
+    if (type == FrameType.RESUME) {
+      terminate(
+          CloseReason.Kind.ERROR_SENT,
+          ErrorCode.REJECTED_RESUME,
+          "resumption is not supported",
+          true);
+      return false;
+    }
+    if (type != FrameType.SETUP) {
+      terminate(
+          CloseReason.Kind.ERROR_SENT,
+          ErrorCode.INVALID_SETUP,
+          "expected SETUP as the first frame, got " + FrameType.name(type),
+          true);
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * The transport read a frame longer than {@link ConnectionConfig#maxFrameLength()}; the engine
+   * closes the connection with CONNECTION_ERROR.
+   */
+  public void onFrameTooLong(long length) {
+    terminate(
+        CloseReason.Kind.ERROR_SENT,
+        ErrorCode.CONNECTION_ERROR,
+        "frame of " + length + " bytes exceeds the limit of " + config.maxFrameLength(),
+        true);
+  }
+
+  /** The transport finished a batch of reads: flush what the batch produced. */
+  public void onReadComplete() {
+    flusher.endRead();
+    keepAlive.received(timers.nanoTime());
+  }
+
+  /** The transport's writability changed. */
+  public void onWritabilityChanged() {
+    if (!transport.isWritable() || state == CLOSED) {
+      return;
+    }
+    if ((readSuspensions & SUSPENDED_FOR_OUTBOUND) != 0) {
+      resumeReading(SUSPENDED_FOR_OUTBOUND);
+    }
+    for (ConnectionListener l : listeners) {
+      try {
+        l.onWritable(this);
+      } catch (RuntimeException e) {
+        logCallbackFailure("connection listener", e);
+      }
+    }
+    // First come, first served: each waiting producer gets onReady in the order it found the
+    // transport full, until the transport fills again; producers still waiting then keep their
+    // place, and one that fills it again goes to the back. No producer starves and nothing is
+    // allocated.
+    DefaultStream stream;
+    while (transport.isWritable() && (stream = writableWaiters.poll()) != null) {
+      stream.notifyReady();
+    }
+    calls.releaseWaitersIfReady();
+  }
+
+  private final StreamQueue writableWaiters = new StreamQueue();
+
+  /**
+   * Called by a stream whose producer was told to wait because the transport is not writable: it
+   * gets {@code onReady} when the transport drains, in turn.
+   */
+  void awaitWritable(DefaultStream stream) {
+    writableWaiters.add(stream);
+  }
+
+  /**
+   * The peer closed its side of the transport: nothing more will arrive. While draining this is
+   * what the side that asked to close waits for; otherwise the peer left without a goodbye.
+   */
+  public void onInputClosed() {
+    peerInputClosed = true;
+    switch (state) {
+      case CLOSED:
+        return;
+      case DRAINING:
+        maybeFinishDrain();
+        return;
+      default:
+        terminate(
+            CloseReason.Kind.TRANSPORT_CLOSED,
+            ErrorCode.CONNECTION_ERROR,
+            "the peer closed the connection",
+            false);
+    }
+  }
+
+  /** The transport failed; it closes next. */
+  public void onTransportError(Throwable cause) {
+    LOG.log(Level.DEBUG, "I/O error on the connection with " + remoteAddress(), cause);
+    if (closeReason == null) {
+      closeReason =
+          new CloseReason(
+              CloseReason.Kind.IO_ERROR,
+              ErrorCode.CONNECTION_ERROR,
+              String.valueOf(cause.getMessage()),
+              cause);
+    }
+  }
+
+  /** The transport closed. Event loop only; the last call a transport makes. */
+  public void onTransportClosed() {
+    if (closeReason == null) {
+      closeReason =
+          new CloseReason(
+              CloseReason.Kind.TRANSPORT_CLOSED,
+              ErrorCode.CONNECTION_ERROR,
+              "the connection was closed",
+              null);
+    }
+    enterClosed();
+    if (closeFuture.complete(closeReason)) {
+      for (ConnectionListener l : listeners) {
+        try {
+          l.onClosed(this, closeReason);
+        } catch (RuntimeException e) {
+          logCallbackFailure("connection listener", e);
+        }
+      }
+    }
+    calls.onClosed();
+  }
+
+  // ---------------------------------------------------------------- Connection
+
+  @Override
+  public EventExecutor executor() {
+    return executor;
+  }
+
+  @Override
+  public ByteBufAllocator alloc() {
+    return transport.alloc();
+  }
+
+  @Override
+  public String metadataMimeType() {
+    return metadataMimeType;
+  }
+
+  @Override
+  public String dataMimeType() {
+    return dataMimeType;
+  }
+
+  @Override
+  public SocketAddress remoteAddress() {
+    return transport.remoteAddress();
+  }
+
+  @Override
+  public SocketAddress localAddress() {
+    return transport.localAddress();
+  }
+
+  @Override
+  public boolean isWritable() {
+    return transport.isWritable();
+  }
+
+  @Override
+  public boolean isReadyForCalls() {
+    return calls.isReady();
+  }
+
+  @Override
+  public void whenReadyForCalls(Runnable callback) {
+    calls.whenReady(callback);
+  }
+
+  @Override
+  public boolean awaitReadyForCalls(Duration timeout) throws InterruptedException {
+    return calls.awaitReady(timeout.toNanos());
+  }
+
+  @Override
+  public double availability() {
+    return availability;
+  }
+
+  @Override
+  public int activeStreams() {
+    return executor.inEventLoop() ? streams.size() : streams.sizeForAnyThread();
+  }
+
+  @Override
+  public void addListener(ConnectionListener listener) {
+    synchronized (this) {
+      ConnectionListener[] old = listeners;
+      ConnectionListener[] grown = java.util.Arrays.copyOf(old, old.length + 1);
+      grown[old.length] = listener;
+      listeners = grown;
+    }
+  }
+
+  @Override
+  public boolean isOpen() {
+    return state != CLOSED;
+  }
+
+  @Override
+  public boolean isDraining() {
+    return state == DRAINING;
+  }
+
+  @Override
+  public CompletionStage<CloseReason> onClose() {
+    return closeFuture.minimalCompletionStage();
+  }
+
+  @Override
+  public void fireAndForget(ByteBuf metadata, ByteBuf data) {
+    if (!executor.inEventLoop()) {
+      calls.offer(new Calls.FireAndForget(metadata, data));
+      return;
+    }
+    String refusal = refuseRequest();
+    if (refusal != null) {
+      DefaultStream.release(metadata, data);
+      LOG.log(Level.DEBUG, "fire-and-forget not sent: {0}", refusal);
+      return;
+    }
+    int id = streams.allocateId();
+    try {
+      writer.request(FrameType.REQUEST_FNF, id, 0, false, metadata, data);
+    } catch (RuntimeException e) {
+      throw unusableBuffer("fire-and-forget", e);
+    }
+  }
+
+  @Override
+  public void metadataPush(ByteBuf metadata) {
+    if (!executor.inEventLoop()) {
+      calls.offer(new Calls.MetadataPush(metadata));
+      return;
+    }
+    if (state != OPEN && state != DRAINING) {
+      metadata.release();
+      return;
+    }
+    try {
+      writer.metadataPush(metadata);
+    } catch (RuntimeException e) {
+      throw unusableBuffer("metadata push", e);
+    }
+  }
+
+  @Override
+  public Stream requestResponse(ByteBuf metadata, ByteBuf data, StreamListener listener) {
+    DefaultStream stream = new DefaultStream(this, DefaultStream.REQUEST_RESPONSE, true, listener);
+    startRequest(stream, FrameType.REQUEST_RESPONSE, metadata, data, 1, false);
+    return stream;
+  }
+
+  @Override
+  public Stream requestStream(
+      ByteBuf metadata, ByteBuf data, long initialRequestN, StreamListener listener) {
+    checkRequestN(initialRequestN, metadata, data);
+    DefaultStream stream = new DefaultStream(this, DefaultStream.REQUEST_STREAM, true, listener);
+    startRequest(stream, FrameType.REQUEST_STREAM, metadata, data, initialRequestN, false);
+    return stream;
+  }
+
+  @Override
+  public Stream requestChannel(
+      ByteBuf metadata,
+      ByteBuf data,
+      long initialRequestN,
+      boolean complete,
+      StreamListener listener) {
+    checkRequestN(initialRequestN, metadata, data);
+    DefaultStream stream = new DefaultStream(this, DefaultStream.REQUEST_CHANNEL, true, listener);
+    startRequest(stream, FrameType.REQUEST_CHANNEL, metadata, data, initialRequestN, complete);
+    return stream;
+  }
+
+  @Override
+  public void sendLease(int ttlMillis, int numberOfRequests, ByteBuf metadata) {
+    if (ttlMillis <= 0 || numberOfRequests < 0) {
+      release(metadata);
+      throw new IllegalArgumentException("ttl must be positive and requests not negative");
+    }
+    if (!executor.inEventLoop()) {
+      calls.offer(new Calls.Lease(ttlMillis, numberOfRequests, metadata));
+      return;
+    }
+    if (state == CLOSED) {
+      release(metadata);
+      return;
+    }
+    if (!leases.enabled()) {
+      release(metadata);
+      throw new IllegalStateException("leases were not negotiated on this connection");
+    }
+    leases.granted(ttlMillis, numberOfRequests);
+    writer.lease(ttlMillis, numberOfRequests, metadata);
+  }
+
+  @Override
+  public void close() {
+    if (!executor.inEventLoop()) {
+      calls.offer(Calls.CLOSE);
+      return;
+    }
+    if (closeCalls++ > 0 && state == DRAINING) {
+      dispose(); // a second close escalates
+      return;
+    }
+    switch (state) {
+      case CLOSED:
+        return;
+      case AWAITING_SETUP:
+        closeReason = localClose();
+        enterClosed();
+        transport.close();
+        return;
+      case ACCEPTING:
+        terminate(
+            CloseReason.Kind.ERROR_SENT,
+            ErrorCode.REJECTED_SETUP,
+            "the server is shutting down",
+            true);
+        return;
+      case OPEN:
+        writer.error(0, ErrorCode.CONNECTION_CLOSE, "closing");
+        // The peer answers this KEEPALIVE after it has read the CONNECTION_CLOSE, so once the
+        // answer is back every request it sent before learning of the close has arrived (and
+        // been answered REJECTED): after that this side's end of stream loses nothing. The same
+        // barrier as HTTP/2's GOAWAY followed by PING. rsocket-java answers KEEPALIVE even after
+        // CONNECTION_CLOSE, though it never closes the connection itself on it.
+        writer.keepAlive(true, DRAIN_BARRIER.duplicate());
+        enterDraining(localClose(), true);
+        return;
+      default: // DRAINING because the peer asked: this side now asks too
+    }
+  }
+
+  private static CloseReason localClose() {
+    return new CloseReason(
+        CloseReason.Kind.CLOSED_BY_THIS_SIDE,
+        ErrorCode.CONNECTION_CLOSE,
+        "connection closed by this side",
+        null);
+  }
+
+  @Override
+  public void dispose() {
+    if (!executor.inEventLoop()) {
+      calls.offer(Calls.DISPOSE);
+      return;
+    }
+    if (state == CLOSED) {
+      return;
+    }
+    closeReason =
+        new CloseReason(CloseReason.Kind.DISPOSED, ErrorCode.CANCELED, "connection disposed", null);
+    flusher.flushNow();
+    enterClosed();
+    transport.close();
+  }
+
+  // ---------------------------------------------------------------- package-private helpers
+
+  FrameWriter writer() {
+    return writer;
+  }
+
+  int state() {
+    return state;
+  }
+
+  boolean establishedWithPeer() {
+    return establishedWithPeer;
+  }
+
+  boolean transportWritable() {
+    return transport.isWritable();
+  }
+
+  void checkInEventLoop() {
+    if (!executor.inEventLoop()) {
+      throw new IllegalStateException(
+          "stream methods must be called on the connection's event loop: use"
+              + " connection.executor().execute(...)");
+    }
+  }
+
+  /** Called by {@link FrameWriter} after every write. */
+  void onWritten() {
+    flusher.onWritten();
+  }
+
+  /** After a batch of handed-over calls: one flush for all of them. */
+  void afterHandOff() {
+    flusher.flushNow();
+  }
+
+  void remove(DefaultStream stream) {
+    writableWaiters.remove(stream);
+    if (streams.remove(stream) && state == DRAINING && streams.isEmpty()) {
+      maybeFinishDrain();
+    }
+  }
+
+  void listenerFailed(DefaultStream stream, RuntimeException e) {
+    logListenerFailure(stream, e);
+    if (stream.requester && stream.kind != DefaultStream.REQUEST_CHANNEL) {
+      stream.cancel();
+    } else {
+      stream.error(ErrorCode.APPLICATION_ERROR, handlerFailureMessage("the handler failed", e));
+    }
+  }
+
+  /**
+   * What the peer is told when application code threw: a fixed text, since an exception's message
+   * may carry internals (grpc-java sends none either); the message itself only when {@link
+   * ConnectionConfig#errorMessagesFromHandlers()} is on.
+   */
+  String handlerFailureMessage(String fixed, RuntimeException e) {
+    return config.errorMessagesFromHandlers() ? String.valueOf(e.getMessage()) : fixed;
+  }
+
+  void logListenerFailure(DefaultStream stream, RuntimeException e) {
+    LOG.log(Level.WARNING, "listener of " + stream + " threw", e);
+  }
+
+  void logUnusableBuffer(DefaultStream stream, RuntimeException e) {
+    LOG.log(Level.WARNING, "unusable payload buffer passed to " + stream, e);
+  }
+
+  void logCallbackFailure(String what, RuntimeException e) {
+    LOG.log(Level.WARNING, what + " threw", e);
+  }
+
+  /**
+   * The exception a fire-and-forget or metadata push throws to its caller on the event loop when
+   * its buffer cannot be encoded; nothing was written.
+   */
+  private static IllegalArgumentException unusableBuffer(String what, RuntimeException cause) {
+    return new IllegalArgumentException(
+        "the " + what + " payload buffer is unusable (released?); nothing was sent", cause);
+  }
+
+  /** Releases a reassembly and takes its bytes off the budgets. */
+  void releaseReassembly(Reassembly reassembly) {
+    reassemblyBudget.release(reassembly.held());
+    reassembly.release();
+  }
+
+  int closeCode() {
+    return closeReason == null ? ErrorCode.CONNECTION_ERROR : closeReason.errorCode();
+  }
+
+  String closeMessage() {
+    return closeReason == null ? "connection closed" : closeReason.message();
+  }
+
+  /** Test hook: the id the next request will try, to reach the wrap-around quickly. */
+  void nextStreamIdForTest(int id) {
+    checkInEventLoop();
+    streams.nextIdForTest(id);
+  }
+
+  // ---------------------------------------------------------------- requests
+
+  private static void checkRequestN(long n, ByteBuf metadata, ByteBuf data) {
+    if (n <= 0) {
+      DefaultStream.release(metadata, data);
+      throw new IllegalArgumentException("initial request-n must be positive: " + n);
+    }
+  }
+
+  private void startRequest(
+      DefaultStream stream,
+      int type,
+      ByteBuf metadata,
+      ByteBuf data,
+      long initialRequestN,
+      boolean complete) {
+    if (!executor.inEventLoop()) {
+      calls.offer(new Calls.Request(stream, type, metadata, data, initialRequestN, complete));
+      return;
+    }
+    sendRequest(stream, type, metadata, data, initialRequestN, complete);
+  }
+
+  /** Sends a request from the loop (directly or handed over). */
+  void sendRequest(
+      DefaultStream stream,
+      int type,
+      ByteBuf metadata,
+      ByteBuf data,
+      long initialRequestN,
+      boolean complete) {
+    String refusal = refuseRequest();
+    if (refusal != null) {
+      DefaultStream.release(metadata, data);
+      stream.failLocally(refusalCode(), refusal);
+      return;
+    }
+    stream.id = streams.allocateId();
+    stream.inboundCredit = initialRequestN >= Integer.MAX_VALUE ? Long.MAX_VALUE : initialRequestN;
+    if (stream.kind != DefaultStream.REQUEST_CHANNEL || complete) {
+      stream.markOutboundDone();
+    }
+    streams.add(stream);
+    try {
+      writer.request(type, stream.id, initialRequestN, complete, metadata, data);
+    } catch (RuntimeException e) {
+      // Nothing of the request was written: only this call fails.
+      streams.remove(stream);
+      logUnusableBuffer(stream, e);
+      stream.failLocally(ErrorCode.INVALID, "the request's payload buffer is unusable: " + e);
+    }
+  }
+
+  /** Sends a fire-and-forget handed over from another thread. */
+  void sendFireAndForget(ByteBuf metadata, ByteBuf data) {
+    try {
+      fireAndForget(metadata, data);
+    } catch (IllegalArgumentException e) {
+      LOG.log(Level.WARNING, "fire-and-forget from another thread not sent", e);
+    }
+  }
+
+  /** Why a new request cannot go out now, or null when it can. Consumes a unit of lease. */
+  private String refuseRequest() {
+    switch (state) {
+      case CLOSED:
+        return closeMessage();
+      case DRAINING:
+        return "the connection is closing";
+      case AWAITING_SETUP:
+        return "the connection is not set up yet";
+      default:
+        if (!leases.takeRequester()) {
+          return "no lease from the peer allows this request";
+        }
+        if (leases.enabled()) {
+          publishAvailability();
+        }
+        return null;
+    }
+  }
+
+  private int refusalCode() {
+    return state == CLOSED ? closeCode() : ErrorCode.REJECTED;
+  }
+
+  // ---------------------------------------------------------------- setup (server)
+
+  /** SETUP arrived and passed the checks: ask the acceptor. */
+  void accept(io.millrace.core.ConnectionSetup setup, boolean lease) {
+    metadataMimeType = setup.metadataMimeType();
+    dataMimeType = setup.dataMimeType();
+    leases.enable(lease);
+    setState(ACCEPTING);
+    if (acceptor != null) {
+      Responder accepted;
+      try {
+        accepted = acceptor.accept(setup, this);
+      } catch (RuntimeException e) {
+        acceptanceFailed(e);
+        return;
+      }
+      accepted(accepted, setup.keepAliveIntervalMillis(), setup.maxLifetimeMillis());
+      return;
+    }
+    CompletionStage<Responder> decision;
+    try {
+      decision = asyncAcceptor.accept(setup, this);
+    } catch (RuntimeException e) {
+      acceptanceFailed(e);
+      return;
+    }
+    int keepAliveMillis = setup.keepAliveIntervalMillis();
+    int maxLifetimeMillis = setup.maxLifetimeMillis();
+    suspendReading(SUSPENDED_FOR_ACCEPTOR);
+    decision.whenComplete(
+        (accepted, failure) -> {
+          Runnable done =
+              () -> {
+                if (state != ACCEPTING) {
+                  return; // closed meanwhile (setup timeout, shutdown, the client left)
+                }
+                resumeReading(SUSPENDED_FOR_ACCEPTOR);
+                if (failure != null) {
+                  acceptanceFailed(failure);
+                } else {
+                  accepted(accepted, keepAliveMillis, maxLifetimeMillis);
+                }
+                flusher.flushNow();
+              };
+          if (executor.inEventLoop()) {
+            done.run();
+          } else {
+            executor.execute(done);
+          }
+        });
+  }
+
+  private void acceptanceFailed(Throwable e) {
+    Throwable cause =
+        e instanceof java.util.concurrent.CompletionException && e.getCause() != null
+            ? e.getCause()
+            : e;
+    if (cause instanceof io.millrace.core.SetupException) {
+      io.millrace.core.SetupException rejection = (io.millrace.core.SetupException) cause;
+      terminate(CloseReason.Kind.ERROR_SENT, rejection.errorCode(), rejection.getMessage(), true);
+      return;
+    }
+    LOG.log(Level.WARNING, "acceptor failed", cause);
+    String message =
+        cause instanceof RuntimeException
+            ? handlerFailureMessage("the acceptor failed", (RuntimeException) cause)
+            : "the acceptor failed";
+    terminate(CloseReason.Kind.ERROR_SENT, ErrorCode.REJECTED_SETUP, message, true);
+  }
+
+  private void accepted(Responder accepted, int keepAliveMillis, int maxLifetimeMillis) {
+    if (accepted == null) {
+      terminate(
+          CloseReason.Kind.ERROR_SENT, ErrorCode.REJECTED_SETUP, "rejected by the server", true);
+      return;
+    }
+    responder = accepted;
+    timers.cancel(deadline);
+    setState(OPEN);
+    // Silence is tolerated for the smaller of the client's max lifetime and this server's own.
+    keepAlive.start(
+        keepAliveMillis, Math.min(maxLifetimeMillis, config.maxLifetime().toMillis()), false);
+    if (leases.enabled()) {
+      startLeaseIssuer();
+    }
+  }
+
+  private void startLeaseIssuer() {
+    try {
+      config.leaseIssuer().onConnected(this);
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "lease issuer threw", e);
+      terminate(
+          CloseReason.Kind.ERROR_SENT, ErrorCode.CONNECTION_ERROR, "lease issuer failed", true);
+    }
+  }
+
+  // ---------------------------------------------------------------- leases
+
+  /** The peer granted this side a lease. */
+  void leaseReceived(int ttlMillis, int numberOfRequests) {
+    long expiry = leases.received(ttlMillis, numberOfRequests);
+    timers.schedule(leaseExpiry, expiry);
+    publishAvailability();
+    for (ConnectionListener l : listeners) {
+      try {
+        l.onLeaseGranted(this, ttlMillis, numberOfRequests);
+      } catch (RuntimeException e) {
+        logCallbackFailure("connection listener", e);
+      }
+    }
+  }
+
+  private final class LeaseExpiryTimeout extends Timeout {
+    @Override
+    void expire(long nowNanos) {
+      publishAvailability();
+      for (ConnectionListener l : listeners) {
+        try {
+          l.onLeaseExpired(ConnectionEngine.this);
+        } catch (RuntimeException e) {
+          logCallbackFailure("connection listener", e);
+        }
+      }
+    }
+  }
+
+  private void publishAvailability() {
+    availability = state == OPEN ? leases.requesterAvailability() : 0.0;
+  }
+
+  // ---------------------------------------------------------------- reading suspension
+
+  private void suspendReading(int reason) {
+    int before = readSuspensions;
+    readSuspensions |= reason;
+    if (before == 0) {
+      transport.setReading(false);
+    }
+  }
+
+  private void resumeReading(int reason) {
+    int before = readSuspensions;
+    readSuspensions &= ~reason;
+    if (before != 0 && readSuspensions == 0 && state != CLOSED) {
+      transport.setReading(true);
+    }
+  }
+
+  // ---------------------------------------------------------------- closing
+
+  /** The peer sent ERROR[CONNECTION_CLOSE]. */
+  void peerAskedToClose(String message) {
+    peerAskedToClose = true;
+    switch (state) {
+      case OPEN:
+      case ACCEPTING:
+        enterDraining(
+            new CloseReason(
+                CloseReason.Kind.CLOSED_BY_PEER, ErrorCode.CONNECTION_CLOSE, message, null),
+            false);
+        return;
+      case DRAINING:
+        maybeFinishDrain(); // both sides asked: neither waits for the other's end of stream
+        return;
+      default:
+    }
+  }
+
+  private void enterDraining(CloseReason reason, boolean initiatedHere) {
+    closeReason = reason;
+    drainInitiatedHere = initiatedHere;
+    setState(DRAINING);
+    flusher.flushNow();
+    timers.schedule(deadline, timers.nanoTime() + config.drainTimeout().toNanos());
+    for (ConnectionListener l : listeners) {
+      try {
+        l.onDraining(this, reason);
+      } catch (RuntimeException e) {
+        logCallbackFailure("connection listener", e);
+      }
+    }
+    maybeFinishDrain();
+  }
+
+  /** A KEEPALIVE answer arrived: the drain barrier if this side is waiting for it. */
+  void keepAliveAnswered(ByteBuf data) {
+    if (state == DRAINING
+        && drainInitiatedHere
+        && !drainBarrierPassed
+        && data.equals(DRAIN_BARRIER)) {
+      drainBarrierPassed = true;
+      maybeFinishDrain();
+    }
+  }
+
+  /**
+   * Ends a drain once it can: no stream is open, and, if this side asked to close, the peer has
+   * seen the CONNECTION_CLOSE (it answered the barrier KEEPALIVE, closed its side or asked to close
+   * too), so that requests it sent before it knew are answered rather than lost.
+   */
+  private void maybeFinishDrain() {
+    if (state != DRAINING || !streams.isEmpty()) {
+      return;
+    }
+    if (drainInitiatedHere && !peerAskedToClose && !peerInputClosed && !drainBarrierPassed) {
+      return;
+    }
+    long left = Math.max(0, deadline.deadlineNanos - timers.nanoTime());
+    flusher.flushNow();
+    enterClosed();
+    transport.closeGracefully(TimeUnit.NANOSECONDS.toMillis(left));
+  }
+
+  /** The setup timeout (before OPEN) or the drain timeout (while draining). */
+  private final class DeadlineTimeout extends Timeout {
+    @Override
+    void expire(long nowNanos) {
+      int s = state;
+      if (s == AWAITING_SETUP || s == ACCEPTING) {
+        LOG.log(Level.DEBUG, "no SETUP accepted from {0} in time; closing", remoteAddress());
+        terminate(
+            CloseReason.Kind.ERROR_SENT,
+            ErrorCode.INVALID_SETUP,
+            "no SETUP within " + config.setupTimeout(),
+            true);
+      } else if (s == DRAINING) {
+        closeReason =
+            new CloseReason(
+                CloseReason.Kind.DRAIN_TIMEOUT,
+                closeReason.errorCode(),
+                "graceful close did not finish within " + config.drainTimeout(),
+                null);
+        flusher.flushNow();
+        enterClosed();
+        transport.close();
+      }
+    }
+  }
+
+  private final class KeepAliveOwner implements KeepAlive.Owner {
+    @Override
+    public void sendKeepAlive() {
+      writer.keepAlive(true, null);
+    }
+
+    @Override
+    public void keepAliveTimedOut(long silentMillis, long maxLifetimeMillis) {
+      terminate(
+          CloseReason.Kind.KEEPALIVE_TIMEOUT,
+          ErrorCode.CONNECTION_ERROR,
+          "no frame from the peer for "
+              + silentMillis
+              + " ms (max lifetime "
+              + maxLifetimeMillis
+              + " ms)",
+          true);
+    }
+  }
+
+  /**
+   * Closes the connection now, optionally telling the peer why on stream 0; the transport closes
+   * once that ERROR has reached the socket (bounded).
+   */
+  void terminate(CloseReason.Kind kind, int code, String message, boolean sendError) {
+    if (state == CLOSED) {
+      return;
+    }
+    closeReason = new CloseReason(kind, code, message, null);
+    if (sendError) {
+      writer.error(0, code, message);
+    }
+    flusher.flushNow();
+    enterClosed();
+    transport.closeGracefully(Math.min(ERROR_LINGER_MILLIS, config.drainTimeout().toMillis()));
+  }
+
+  void protocolViolation(String message) {
+    LOG.log(Level.DEBUG, "protocol violation by {0}: {1}", remoteAddress(), message);
+    terminate(CloseReason.Kind.ERROR_SENT, ErrorCode.CONNECTION_ERROR, message, true);
+  }
+
+  /** The peer sent an ERROR on stream 0 that ends the connection. */
+  void errorFromPeer(int code, String message) {
+    terminate(CloseReason.Kind.ERROR_FROM_PEER, code, message, false);
+  }
+
+  /** Enters CLOSED: timers stop, open streams fail with the close reason. Idempotent. */
+  private void enterClosed() {
+    if (state == CLOSED) {
+      return;
+    }
+    setState(CLOSED);
+    keepAlive.stop();
+    timers.cancel(deadline);
+    timers.cancel(leaseExpiry);
+    writer.discard();
+    int code = closeCode();
+    String message = closeMessage();
+    if (!streams.isEmpty()) {
+      for (DefaultStream stream : streams.removeAll()) {
+        stream.onError(code, message);
+      }
+    }
+    calls.releaseWaitersIfReady();
+  }
+
+  private void setState(int newState) {
+    state = newState;
+    publishAvailability();
+  }
+
+  private static void release(ByteBuf buf) {
+    if (buf != null) {
+      buf.release();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "Connection[" + (client ? "client" : "server") + " " + remoteAddress() + "]";
+  }
+}

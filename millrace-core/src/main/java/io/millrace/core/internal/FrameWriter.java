@@ -1,0 +1,391 @@
+package io.millrace.core.internal;
+
+import io.millrace.core.ConnectionConfig;
+import io.millrace.frame.CancelFrame;
+import io.millrace.frame.ErrorFrame;
+import io.millrace.frame.FrameHeader;
+import io.millrace.frame.FrameType;
+import io.millrace.frame.KeepAliveFrame;
+import io.millrace.frame.LeaseFrame;
+import io.millrace.frame.MetadataPushFrame;
+import io.millrace.frame.PayloadFrame;
+import io.millrace.frame.RequestChannelFrame;
+import io.millrace.frame.RequestFnfFrame;
+import io.millrace.frame.RequestNFrame;
+import io.millrace.frame.RequestResponseFrame;
+import io.millrace.frame.RequestStreamFrame;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.util.IllegalReferenceCountException;
+
+/**
+ * Encodes the engine's outbound frames into the transport, fragmenting payload-bearing frames that
+ * exceed the fragment size.
+ *
+ * <p>Fragmentation design: the limit counts the transport's 3-byte length prefix, as rsocket-java's
+ * "mtu" does, so both libraries cut the same message into the same frames. The first fragment is
+ * the original frame type with F set; continuations are PAYLOAD frames with N (as rsocket-java
+ * sends them) and F, and the last one carries C if the original did. All metadata goes before any
+ * data, and each fragment that carries metadata has its own M flag and length. Fragments are slices
+ * of the caller's buffers, so fragmenting never copies a payload twice.
+ *
+ * <p>Batching: on transports that allow it ({@link Transport#coalescesFrames()}), small frames are
+ * encoded one after another, each with its length prefix, into one buffer that is handed to the
+ * transport when it fills or at the next flush. A stream of 8-byte payloads then costs the
+ * transport one write per batch instead of one per frame (Netty's per-write bookkeeping, an atomic
+ * update of its pending-bytes counter and a pipeline traversal each). Large frames, and payloads
+ * sent without a copy, are handed over on their own after the batch, in order.
+ *
+ * <p>Ownership: methods taking {@code metadata} and {@code data} release them. A buffer that cannot
+ * be read (released by mistake) makes the method throw without writing anything of that frame: a
+ * batch keeps the frames before it and takes the ones after it. Event loop only. Writes are not
+ * flushed here; {@link ConnectionEngine} flushes once per batch.
+ */
+final class FrameWriter {
+  /** Longest error message sent, in characters. */
+  static final int MAX_ERROR_MESSAGE_CHARS = 4096;
+
+  private final Transport transport;
+  private final ByteBufAllocator alloc;
+  private final int headroom;
+  private final int frameLimit;
+  private final ConnectionEngine engine;
+  private final boolean coalesce;
+  private ByteBuf batch;
+  private boolean closed;
+
+  /** A batch is handed to the transport before it would grow beyond this. */
+  static final int BATCH_CAPACITY = 64 * 1024;
+
+  /** Frames up to this length go into the batch; longer ones are written on their own. */
+  static final int MAX_BATCHED_FRAME = 8 * 1024;
+
+  FrameWriter(Transport transport, ConnectionConfig config, ConnectionEngine engine) {
+    this.transport = transport;
+    this.alloc = transport.alloc();
+    this.headroom = transport.headroom();
+    this.engine = engine;
+    int limit = config.maxFrameLength();
+    if (config.fragmentSize() > 0) {
+      limit = Math.min(limit, config.fragmentSize() - FrameHeader.LENGTH_PREFIX_SIZE);
+    }
+    this.frameLimit = limit;
+    this.coalesce = transport.coalescesFrames();
+  }
+
+  ByteBufAllocator alloc() {
+    return alloc;
+  }
+
+  int headroom() {
+    return headroom;
+  }
+
+  void write(ByteBuf frame) {
+    handOver();
+    transport.write(frame);
+    engine.onWritten();
+  }
+
+  /**
+   * Returns the batch with room for a frame of {@code length} bytes and its length prefix already
+   * written, or null when the frame should be written on its own.
+   */
+  private ByteBuf beginBatched(int length) {
+    if (!coalesce || closed || length > MAX_BATCHED_FRAME) {
+      return null;
+    }
+    ByteBuf b = batch;
+    if (b != null && b.readableBytes() + FrameHeader.LENGTH_PREFIX_SIZE + length > BATCH_CAPACITY) {
+      handOver();
+      b = null;
+    }
+    if (b == null) {
+      b = alloc.directBuffer(Math.min(BATCH_CAPACITY, 16 * (length + 3)), BATCH_CAPACITY);
+      batch = b;
+    }
+    b.writeMedium(length);
+    return b;
+  }
+
+  /** Gives the frames batched so far to the transport (before a flush or an unbatched write). */
+  void handOver() {
+    ByteBuf b = batch;
+    if (b != null) {
+      batch = null;
+      transport.writeFrames(b);
+    }
+  }
+
+  /** Drops a batch that will never be written (the connection closed); batching stops. */
+  void discard() {
+    closed = true;
+    ByteBuf b = batch;
+    if (b != null) {
+      batch = null;
+      b.release();
+    }
+  }
+
+  /**
+   * Sends a request frame ({@code type} one of the four REQUEST types); {@code initialRequestN} is
+   * ignored for request-response and fire-and-forget.
+   */
+  void request(
+      int type,
+      int streamId,
+      long initialRequestN,
+      boolean complete,
+      ByteBuf metadata,
+      ByteBuf data) {
+    int extra = type == FrameType.REQUEST_STREAM || type == FrameType.REQUEST_CHANNEL ? 4 : 0;
+    try {
+      int length = length(extra, metadata, data);
+      if (length <= frameLimit && !zeroCopy(data)) {
+        ByteBuf b = beginBatched(length);
+        if (b != null) {
+          int start = b.writerIndex() - FrameHeader.LENGTH_PREFIX_SIZE;
+          try {
+            RequestStreamFrame.encodeInto(
+                b,
+                type,
+                streamId,
+                complete && type == FrameType.REQUEST_CHANNEL ? FrameHeader.FLAG_COMPLETE : 0,
+                initialRequestN,
+                metadata,
+                data);
+          } catch (RuntimeException e) {
+            b.writerIndex(start); // the frames batched before this one stay intact
+            throw e;
+          }
+          engine.onWritten();
+          return;
+        }
+      }
+      if (length <= frameLimit) {
+        write(encodeFirst(type, streamId, false, complete, initialRequestN, metadata, data));
+      } else {
+        checkReadable(metadata, data);
+        fragment(
+            type,
+            streamId,
+            extra,
+            complete ? FrameHeader.FLAG_COMPLETE : 0,
+            initialRequestN,
+            metadata,
+            data);
+      }
+    } finally {
+      release(metadata, data);
+    }
+  }
+
+  /** Sends a PAYLOAD with {@code flags} among N and C. */
+  void payload(int streamId, int flags, ByteBuf metadata, ByteBuf data) {
+    try {
+      int length = length(0, metadata, data);
+      if (length <= frameLimit && !zeroCopy(data)) {
+        ByteBuf b = beginBatched(length);
+        if (b != null) {
+          int start = b.writerIndex() - FrameHeader.LENGTH_PREFIX_SIZE;
+          try {
+            PayloadFrame.encodeInto(b, streamId, flags, metadata, data);
+          } catch (RuntimeException e) {
+            b.writerIndex(start); // the frames batched before this one stay intact
+            throw e;
+          }
+          engine.onWritten();
+          return;
+        }
+      }
+      if (length <= frameLimit) {
+        write(PayloadFrame.encode(alloc, headroom, streamId, flags, metadata, data));
+      } else {
+        checkReadable(metadata, data);
+        fragment(
+            FrameType.PAYLOAD,
+            streamId,
+            0,
+            flags & FrameHeader.FLAG_COMPLETE | flags & FrameHeader.FLAG_NEXT,
+            0,
+            metadata,
+            data);
+      }
+    } finally {
+      release(metadata, data);
+    }
+  }
+
+  void complete(int streamId) {
+    ByteBuf b = beginBatched(FrameHeader.SIZE);
+    if (b != null) {
+      PayloadFrame.encodeInto(b, streamId, FrameHeader.FLAG_COMPLETE, null, null);
+      engine.onWritten();
+      return;
+    }
+    write(PayloadFrame.encodeComplete(alloc, headroom, streamId));
+  }
+
+  void requestN(int streamId, long n) {
+    ByteBuf b = beginBatched(FrameHeader.SIZE + 4);
+    if (b != null) {
+      RequestNFrame.encodeInto(b, streamId, n);
+      engine.onWritten();
+      return;
+    }
+    write(RequestNFrame.encode(alloc, headroom, streamId, n));
+  }
+
+  void cancel(int streamId) {
+    ByteBuf b = beginBatched(FrameHeader.SIZE);
+    if (b != null) {
+      CancelFrame.encodeInto(b, streamId);
+      engine.onWritten();
+      return;
+    }
+    write(CancelFrame.encode(alloc, headroom, streamId));
+  }
+
+  private static boolean zeroCopy(ByteBuf data) {
+    return data != null && data.readableBytes() >= PayloadFrame.ZERO_COPY_THRESHOLD;
+  }
+
+  /**
+   * Sends ERROR. Messages are cut to {@link #MAX_ERROR_MESSAGE_CHARS} characters (at most three
+   * UTF-8 bytes each), so that an error can never exceed a peer's frame limit.
+   */
+  void error(int streamId, int code, String message) {
+    String text = message;
+    if (text != null && text.length() > MAX_ERROR_MESSAGE_CHARS) {
+      text = text.substring(0, MAX_ERROR_MESSAGE_CHARS - 3) + "...";
+    }
+    write(ErrorFrame.encode(alloc, headroom, streamId, code, text));
+  }
+
+  void keepAlive(boolean respond, ByteBuf data) {
+    write(KeepAliveFrame.encode(alloc, headroom, respond, 0, data));
+  }
+
+  void lease(int ttlMillis, int numberOfRequests, ByteBuf metadata) {
+    try {
+      write(LeaseFrame.encode(alloc, headroom, ttlMillis, numberOfRequests, metadata));
+    } finally {
+      release(metadata, null);
+    }
+  }
+
+  void metadataPush(ByteBuf metadata) {
+    try {
+      write(MetadataPushFrame.encode(alloc, headroom, metadata));
+    } finally {
+      release(metadata, null);
+    }
+  }
+
+  private static int length(int extra, ByteBuf metadata, ByteBuf data) {
+    return FrameHeader.SIZE
+        + extra
+        + (metadata == null ? 0 : 3 + metadata.readableBytes())
+        + (data == null ? 0 : data.readableBytes());
+  }
+
+  private ByteBuf encodeFirst(
+      int type,
+      int streamId,
+      boolean follows,
+      boolean complete,
+      long initialRequestN,
+      ByteBuf metadata,
+      ByteBuf data) {
+    switch (type) {
+      case FrameType.REQUEST_RESPONSE:
+        return RequestResponseFrame.encode(alloc, headroom, streamId, follows, metadata, data);
+      case FrameType.REQUEST_FNF:
+        return RequestFnfFrame.encode(alloc, headroom, streamId, follows, metadata, data);
+      case FrameType.REQUEST_STREAM:
+        return RequestStreamFrame.encode(
+            alloc, headroom, streamId, follows, initialRequestN, metadata, data);
+      case FrameType.REQUEST_CHANNEL:
+        return RequestChannelFrame.encode(
+            alloc, headroom, streamId, follows, complete, initialRequestN, metadata, data);
+      default:
+        throw new IllegalArgumentException("not a request type: " + FrameType.name(type));
+    }
+  }
+
+  private void fragment(
+      int type,
+      int streamId,
+      int extra,
+      int lastFlags,
+      long initialRequestN,
+      ByteBuf metadata,
+      ByteBuf data) {
+    int metadataIndex = metadata == null ? 0 : metadata.readerIndex();
+    int metadataLeft = metadata == null ? 0 : metadata.readableBytes();
+    int dataIndex = data == null ? 0 : data.readerIndex();
+    int dataLeft = data == null ? 0 : data.readableBytes();
+    boolean first = true;
+    while (true) {
+      int room = frameLimit - FrameHeader.SIZE - (first ? extra : 0);
+      ByteBuf metadataPart = null;
+      if (metadataLeft > 0 || first && metadata != null) {
+        int take = Math.max(0, Math.min(metadataLeft, room - 3));
+        metadataPart = metadata.slice(metadataIndex, take);
+        metadataIndex += take;
+        metadataLeft -= take;
+        room -= 3 + take;
+      }
+      ByteBuf dataPart = null;
+      if (metadataLeft == 0 && dataLeft > 0 && room > 0) {
+        int take = Math.min(dataLeft, room);
+        dataPart = data.slice(dataIndex, take);
+        dataIndex += take;
+        dataLeft -= take;
+      }
+      boolean last = metadataLeft == 0 && dataLeft == 0;
+      if (first) {
+        if (type == FrameType.PAYLOAD) {
+          int flags = (lastFlags & FrameHeader.FLAG_NEXT) | FrameHeader.FLAG_FOLLOWS;
+          write(PayloadFrame.encode(alloc, headroom, streamId, flags, metadataPart, dataPart));
+        } else {
+          write(encodeFirst(type, streamId, true, false, initialRequestN, metadataPart, dataPart));
+        }
+        first = false;
+      } else {
+        int flags =
+            FrameHeader.FLAG_NEXT
+                | (last ? lastFlags & FrameHeader.FLAG_COMPLETE : FrameHeader.FLAG_FOLLOWS);
+        write(PayloadFrame.encode(alloc, headroom, streamId, flags, metadataPart, dataPart));
+      }
+      if (last) {
+        return;
+      }
+    }
+  }
+
+  /**
+   * Fails before the first fragment is written when a buffer is already released: a fragmented
+   * message must go out whole or not at all.
+   */
+  private static void checkReadable(ByteBuf metadata, ByteBuf data) {
+    if (metadata != null && metadata.refCnt() == 0 || data != null && data.refCnt() == 0) {
+      throw new IllegalReferenceCountException("payload buffer already released");
+    }
+  }
+
+  /**
+   * Releases the caller's buffers. One that is already released (an application bug that made the
+   * encoding fail) is left alone, so the original failure is what the caller sees.
+   */
+  private static void release(ByteBuf metadata, ByteBuf data) {
+    releaseIfLive(metadata);
+    releaseIfLive(data);
+  }
+
+  private static void releaseIfLive(ByteBuf buf) {
+    if (buf != null && buf.refCnt() > 0) {
+      buf.release();
+    }
+  }
+}

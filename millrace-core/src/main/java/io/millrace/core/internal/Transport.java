@@ -1,0 +1,91 @@
+package io.millrace.core.internal;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.util.concurrent.EventExecutor;
+import java.net.SocketAddress;
+
+/**
+ * What a transport (TCP, WebSocket, in-JVM) gives a {@link ConnectionEngine}: one ordered, reliable
+ * byte stream of frames. Implemented by transports, not by applications; not API.
+ *
+ * <p>Threading: every method is called on {@link #executor()} only (except {@link #isWritable()},
+ * which other threads may read), and the transport calls the engine's {@code on*} methods on that
+ * executor only.
+ *
+ * <p>The transport calls, in this order of life: {@link ConnectionEngine#onFrame} for each frame
+ * and {@link ConnectionEngine#onReadComplete} after each batch; {@link
+ * ConnectionEngine#onWritabilityChanged}; {@link ConnectionEngine#onFrameTooLong}; {@link
+ * ConnectionEngine#onInputClosed} when the peer closed its side; {@link
+ * ConnectionEngine#onTransportError}; and last {@link ConnectionEngine#onTransportClosed}.
+ */
+public interface Transport {
+
+  /** The event loop that owns this connection; all engine state is confined to it. */
+  EventExecutor executor();
+
+  ByteBufAllocator alloc();
+
+  /**
+   * Bytes every outbound frame buffer reserves at its start for the transport, for example 3 for
+   * the TCP length prefix; the transport fills them in {@link #write}.
+   */
+  int headroom();
+
+  /**
+   * Queues one frame (starting with {@link #headroom()} reserved bytes) without flushing. Takes
+   * ownership of {@code frame}.
+   */
+  void write(ByteBuf frame);
+
+  /**
+   * Whether frames may be concatenated into one buffer, each preceded by its 3-byte length, and
+   * written with {@link #writeFrames}: true for byte-stream transports (TCP, Unix sockets), false
+   * where each frame is its own message (WebSocket).
+   */
+  default boolean coalescesFrames() {
+    return false;
+  }
+
+  /**
+   * Queues bytes holding whole frames, each with its 3-byte length prefix, without flushing. Only
+   * called when {@link #coalescesFrames()} is true. Takes ownership of {@code frames}.
+   */
+  default void writeFrames(ByteBuf frames) {
+    frames.release();
+    throw new UnsupportedOperationException("this transport does not coalesce frames");
+  }
+
+  /** Flushes the frames queued so far to the peer. */
+  void flush();
+
+  /** False while the transport's outbound queue is above its high-water mark. Any thread. */
+  boolean isWritable();
+
+  /** Bytes queued for the peer and not yet written to the socket. */
+  long queuedBytes();
+
+  /**
+   * Stops or resumes taking frames from the peer. Stopping takes effect at once: no {@link
+   * ConnectionEngine#onFrame} follows until reading resumes, not even for frames already read into
+   * the transport's buffers (they are delivered first when it resumes, from a later loop task,
+   * never from within this call).
+   */
+  void setReading(boolean reading);
+
+  /** Closes the connection at once; queued frames may be lost. */
+  void close();
+
+  /**
+   * Closes once everything written has reached the socket: flushes, waits for the writes to
+   * complete, closes the output side where the transport can (so the peer reads every frame and
+   * then the end of the stream, instead of a reset), waits for the peer to close its side, then
+   * closes. Frames the peer still sends meanwhile are read and dropped. Everything is bounded by
+   * {@code timeoutMillis}, after which the connection is closed at once.
+   */
+  void closeGracefully(long timeoutMillis);
+
+  SocketAddress remoteAddress();
+
+  SocketAddress localAddress();
+}

@@ -1,0 +1,128 @@
+package io.millrace.core.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.millrace.core.ConnectionConfig;
+import io.millrace.core.Responder;
+import io.millrace.core.Stream;
+import io.millrace.core.StreamListener;
+import io.millrace.frame.ErrorCode;
+import io.millrace.frame.FrameHeader;
+import io.millrace.frame.FrameType;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** Frames encoded back to back into one buffer for byte-stream transports. */
+class BatchedWritesTest {
+  private final TestLoop loop = new TestLoop();
+
+  @AfterEach
+  void closeLoop() {
+    loop.close();
+  }
+
+  private ScriptedTransport coalescingServer(AtomicReference<Stream> captured) {
+    ScriptedTransport t = new ScriptedTransport(loop);
+    t.coalesce = true;
+    t.engine =
+        ConnectionEngine.server(
+            t,
+            ConnectionConfig.DEFAULT,
+            (s, c) ->
+                new Responder() {
+                  @Override
+                  public StreamListener requestStream(Stream stream, ByteBuf m, ByteBuf d) {
+                    captured.set(stream);
+                    return null;
+                  }
+
+                  @Override
+                  public StreamListener requestResponse(Stream stream, ByteBuf m, ByteBuf d) {
+                    stream.next(m == null ? null : m.retain(), d.retain());
+                    return null;
+                  }
+                },
+            null,
+            null,
+            t.timers);
+    loop.run(() -> t.engine.start(null, null));
+    t.inject(Frames.setup());
+    return t;
+  }
+
+  @Test
+  void manySmallFrames_comeOutWholeAndInOrder_inFewWrites() {
+    AtomicReference<Stream> stream = new AtomicReference<>();
+    ScriptedTransport t = coalescingServer(stream);
+    t.inject(Frames.requestStream(1, Integer.MAX_VALUE, "q"));
+    loop.run(
+        () -> {
+          for (int i = 0; i < 1000; i++) {
+            stream.get().next(i % 2 == 0 ? null : Frames.utf8("m" + i), Frames.utf8("d" + i));
+          }
+          stream.get().complete();
+        });
+    List<WireFrame> frames = t.take();
+    assertThat(frames).hasSize(1001);
+    for (int i = 0; i < 1000; i++) {
+      assertThat(frames.get(i).data).isEqualTo("d" + i);
+      assertThat(frames.get(i).metadata).isEqualTo(i % 2 == 0 ? null : "m" + i);
+    }
+    assertThat(frames.get(1000).has(FrameHeader.FLAG_COMPLETE)).isTrue();
+    assertThat(t.batchesWritten).isLessThan(20);
+  }
+
+  @Test
+  void largePayloadBetweenSmallOnes_orderKept() {
+    AtomicReference<Stream> stream = new AtomicReference<>();
+    ScriptedTransport t = coalescingServer(stream);
+    t.inject(Frames.requestStream(1, 10, "q"));
+    String big = "x".repeat(20_000);
+    loop.run(
+        () -> {
+          stream.get().next(null, Frames.utf8("small-1"));
+          stream
+              .get()
+              .next(null, Unpooled.copiedBuffer(big, java.nio.charset.StandardCharsets.UTF_8));
+          stream.get().next(null, Frames.utf8("small-2"));
+        });
+    List<WireFrame> frames = t.take();
+    assertThat(frames).extracting(f -> f.data.length()).containsExactly(7, 20_000, 7);
+  }
+
+  @Test
+  void requestsAnsweredInOneReadBatch_flushedOnceAsOneBatch() {
+    ScriptedTransport t = coalescingServer(new AtomicReference<>());
+    loop.drain();
+    int flushesBefore = loop.call(() -> t.flushes);
+    int batchesBefore = loop.call(() -> t.batchesWritten);
+    ByteBuf[] requests = new ByteBuf[100];
+    for (int i = 0; i < requests.length; i++) {
+      requests[i] = Frames.requestResponse(1 + 2 * i, null, "r" + i);
+    }
+    t.inject(requests);
+    List<WireFrame> frames = t.take();
+    assertThat(frames).hasSize(100).extracting(f -> f.type).containsOnly(FrameType.PAYLOAD);
+    assertThat(frames.get(99).data).isEqualTo("r99");
+    assertThat(loop.call(() -> t.flushes) - flushesBefore).isEqualTo(1);
+    assertThat(loop.call(() -> t.batchesWritten) - batchesBefore).isEqualTo(1);
+  }
+
+  @Test
+  void connectionError_afterBatchedWrites_errorFollowsThemAndNothingLeaks() {
+    AtomicReference<Stream> stream = new AtomicReference<>();
+    ScriptedTransport t = coalescingServer(stream);
+    t.inject(Frames.requestStream(1, 5, "q"));
+    ByteBuf bad = Frames.requestN(1, 5);
+    bad.writerIndex(bad.writerIndex() - 1);
+    loop.run(() -> stream.get().next(null, Frames.utf8("before")));
+    t.inject(bad);
+    List<WireFrame> frames = t.take();
+    assertThat(frames).extracting(f -> f.type).containsExactly(FrameType.PAYLOAD, FrameType.ERROR);
+    assertThat(frames.get(1).errorCode).isEqualTo(ErrorCode.CONNECTION_ERROR);
+  }
+}

@@ -1,0 +1,106 @@
+package io.millrace.core.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.millrace.core.ConnectionConfig;
+import io.millrace.core.Responder;
+import io.millrace.core.Stream;
+import io.millrace.core.StreamListener;
+import io.netty.buffer.ByteBuf;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Producers paused by a full transport are woken first come, first served: when the transport fills
+ * again the rest keep their place, so no stream starves behind the first ones.
+ */
+class WritabilityFairnessTest {
+  private final TestLoop loop = new TestLoop();
+
+  @AfterEach
+  void closeLoop() {
+    loop.close();
+  }
+
+  /** A producer that sends one payload per onReady and then reports the transport full. */
+  private static final class OneShotProducer implements StreamListener {
+    final int index;
+    final List<Integer> order;
+    final ScriptedTransport transport;
+
+    OneShotProducer(int index, List<Integer> order, ScriptedTransport transport) {
+      this.index = index;
+      this.order = order;
+      this.transport = transport;
+    }
+
+    @Override
+    public void onReady(Stream stream) {
+      if (stream.isReady()) {
+        order.add(index);
+        stream.next(null, Frames.utf8("p" + index));
+        transport.writable = false; // this send filled the transport
+        stream.isReady(); // the producer sees it must wait
+      }
+    }
+  }
+
+  @Test
+  void wakeUps_roundRobinAcrossProducers_noneStarves() {
+    List<Integer> order = new ArrayList<>();
+    List<Stream> streams = new ArrayList<>();
+    ScriptedTransport[] holder = new ScriptedTransport[1];
+    ScriptedTransport t =
+        ScriptedTransport.server(
+            loop,
+            ConnectionConfig.DEFAULT,
+            (s, c) ->
+                new Responder() {
+                  @Override
+                  public StreamListener requestStream(Stream stream, ByteBuf m, ByteBuf d) {
+                    streams.add(stream);
+                    return new OneShotProducer(streams.size() - 1, order, holder[0]);
+                  }
+                });
+    holder[0] = t;
+    t.inject(Frames.setup());
+    loop.run(() -> t.writable = false);
+    for (int i = 0; i < 4; i++) {
+      t.inject(Frames.requestStream(1 + 2 * i, 1000, "q"));
+    }
+    assertThat(order).isEmpty();
+    for (int round = 0; round < 8; round++) {
+      t.setWritable(true); // each wake-up lets exactly one producer send before it fills again
+    }
+    assertThat(order).containsExactly(0, 1, 2, 3, 0, 1, 2, 3);
+  }
+
+  @Test
+  void finishedStreamLeavesTheQueue() {
+    List<Integer> order = new ArrayList<>();
+    List<Stream> streams = new ArrayList<>();
+    ScriptedTransport[] holder = new ScriptedTransport[1];
+    ScriptedTransport t =
+        ScriptedTransport.server(
+            loop,
+            ConnectionConfig.DEFAULT,
+            (s, c) ->
+                new Responder() {
+                  @Override
+                  public StreamListener requestStream(Stream stream, ByteBuf m, ByteBuf d) {
+                    streams.add(stream);
+                    return new OneShotProducer(streams.size() - 1, order, holder[0]);
+                  }
+                });
+    holder[0] = t;
+    t.inject(Frames.setup());
+    loop.run(() -> t.writable = false);
+    t.inject(Frames.requestStream(1, 10, "a"), Frames.requestStream(3, 10, "b"));
+    t.inject(Frames.cancel(1));
+    t.setWritable(true);
+    t.setWritable(true);
+    assertThat(order).containsExactly(1, 1);
+  }
+}
