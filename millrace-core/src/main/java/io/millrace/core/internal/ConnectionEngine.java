@@ -369,8 +369,10 @@ public final class ConnectionEngine implements Connection {
   }
 
   /**
-   * The peer closed its side of the transport: nothing more will arrive. While draining this is
-   * what the side that asked to close waits for; otherwise the peer left without a goodbye.
+   * The peer closed its side of the transport: nothing more will arrive. While draining, a peer
+   * closes its side only when it has nothing left to do (Millrace's peers once their streams are
+   * done, rsocket-java when it disposes the connection), so streams still open here can never
+   * finish: they fail and the close completes. Otherwise the peer left without a goodbye.
    */
   public void onInputClosed() {
     peerInputClosed = true;
@@ -378,6 +380,13 @@ public final class ConnectionEngine implements Connection {
       case CLOSED:
         return;
       case DRAINING:
+        if (!streams.isEmpty()) {
+          long left = Math.max(0, deadline.deadlineNanos - timers.nanoTime());
+          flusher.flushNow();
+          enterClosed(ErrorCode.CONNECTION_CLOSE, "the peer closed the connection");
+          transport.closeGracefully(TimeUnit.NANOSECONDS.toMillis(left));
+          return;
+        }
         maybeFinishDrain();
         return;
       default:
@@ -614,13 +623,10 @@ public final class ConnectionEngine implements Connection {
       case CLOSED:
         return;
       case AWAITING_SETUP:
-        closeReason = localClose();
-        enterClosed();
-        transport.close();
-        return;
       case ACCEPTING:
+        // A client whose SETUP is in flight learns why, and may retry elsewhere.
         terminate(
-            CloseReason.Kind.ERROR_SENT,
+            CloseReason.Kind.CLOSED_BY_THIS_SIDE,
             ErrorCode.REJECTED_SETUP,
             "the server is shutting down",
             true);
@@ -1140,6 +1146,11 @@ public final class ConnectionEngine implements Connection {
 
   /** Enters CLOSED: timers stop, open streams fail with the close reason. Idempotent. */
   private void enterClosed() {
+    enterClosed(closeCode(), closeMessage());
+  }
+
+  /** Enters CLOSED, failing open streams with {@code code} and {@code message}. */
+  private void enterClosed(int code, String message) {
     if (state == CLOSED) {
       return;
     }
@@ -1148,8 +1159,6 @@ public final class ConnectionEngine implements Connection {
     timers.cancel(deadline);
     timers.cancel(leaseExpiry);
     writer.discard();
-    int code = closeCode();
-    String message = closeMessage();
     if (!streams.isEmpty()) {
       for (DefaultStream stream : streams.removeAll()) {
         stream.onError(code, message);

@@ -159,6 +159,18 @@ class GracefulCloseTest {
   }
 
   @Test
+  void draining_peerClosesItsSideWithStreamsOpen_streamsFailAndCloseCompletes() {
+    ScriptedTransport t = ScriptedTransport.client(loop, ConnectionConfig.DEFAULT, null);
+    RecordingListener listener = new RecordingListener();
+    loop.run(() -> t.engine.requestResponse(null, Frames.utf8("never answered"), listener));
+    loop.run(() -> t.engine.close());
+    t.peerClosesInput();
+    assertThat(t.closed).isTrue();
+    assertThat(listener.events).containsExactly("error 0x102: the peer closed the connection");
+    assertThat(reason(t).kind()).isEqualTo(CloseReason.Kind.CLOSED_BY_THIS_SIDE);
+  }
+
+  @Test
   void secondClose_escalatesToDispose() {
     ScriptedTransport t = server(ConnectionConfig.DEFAULT);
     t.inject(Frames.requestStream(1, 10, "q"));
@@ -261,13 +273,14 @@ class GracefulCloseTest {
   }
 
   @Test
-  void closeBeforeSetup_closesAtOnce() {
+  void closeBeforeSetup_rejectsTheSetupInFlightAndCloses() {
     ScriptedTransport t = ScriptedTransport.server(loop, ConnectionConfig.DEFAULT, (s, c) -> null);
     AtomicReference<CloseReason> seen = new AtomicReference<>();
     t.engine.onClose().thenAccept(seen::set);
     loop.run(() -> t.engine.close());
     loop.drain();
     assertThat(t.closed).isTrue();
+    assertThat(t.take()).extracting(f -> f.errorCode).containsExactly(ErrorCode.REJECTED_SETUP);
     assertThat(seen.get().kind()).isEqualTo(CloseReason.Kind.CLOSED_BY_THIS_SIDE);
   }
 }

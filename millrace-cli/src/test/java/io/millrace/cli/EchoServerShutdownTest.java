@@ -1,0 +1,181 @@
+package io.millrace.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.millrace.core.CloseReason;
+import io.millrace.core.Connection;
+import io.millrace.core.ConnectionListener;
+import io.millrace.core.Stream;
+import io.millrace.core.StreamListener;
+import io.millrace.frame.ErrorCode;
+import io.millrace.transport.netty.TcpClient;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code millrace echo-server} as a user runs it, in its own process: SIGTERM drains the
+ * connections (open streams finish, new requests are refused) and the process exits 0.
+ */
+class EchoServerShutdownTest {
+
+  /**
+   * The echo server's process. Its output goes to a file: a pipe read while the process exits may
+   * lose the last lines (the JDK swaps the pipe's stream at exit under a blocked reader).
+   */
+  private static final class EchoServer implements AutoCloseable {
+    final Process process;
+    final Path output;
+
+    EchoServer(String... extra) throws Exception {
+      List<String> command = new ArrayList<>();
+      command.add(
+          System.getProperty("java.home") + File.separator + "bin" + File.separator + "java");
+      command.add("-cp");
+      command.add(System.getProperty("java.class.path"));
+      command.add(Main.class.getName());
+      command.add("echo-server");
+      command.add("--port");
+      command.add("0");
+      command.addAll(List.of(extra));
+      output = Files.createTempFile("echo-server", ".log");
+      process =
+          new ProcessBuilder(command)
+              .redirectErrorStream(true)
+              .redirectOutput(output.toFile())
+              .start();
+    }
+
+    String output() throws java.io.IOException {
+      return Files.readString(output, StandardCharsets.UTF_8);
+    }
+
+    int port() throws Exception {
+      Pattern listening = Pattern.compile("listening on 127\\.0\\.0\\.1:(\\d+)");
+      for (int i = 0; i < 1000; i++) {
+        Matcher m = listening.matcher(output());
+        if (m.find()) {
+          return Integer.parseInt(m.group(1));
+        }
+        Thread.sleep(10);
+      }
+      throw new AssertionError("the echo server did not report its port: " + output());
+    }
+
+    /** Waits for the exit (bounded) and returns everything it printed. */
+    String awaitExit() throws Exception {
+      assertThat(process.waitFor(15, TimeUnit.SECONDS)).as("the server exits").isTrue();
+      return output();
+    }
+
+    @Override
+    public void close() throws java.io.IOException {
+      process.destroyForcibly();
+      Files.deleteIfExists(output);
+    }
+  }
+
+  /** Counts a stream's items, granting one at a time when told. */
+  private static final class Items implements StreamListener {
+    final List<String> items = new CopyOnWriteArrayList<>();
+    final CompletableFuture<String> done = new CompletableFuture<>();
+
+    @Override
+    public void onNext(Stream stream, ByteBuf metadata, ByteBuf data) {
+      items.add(data.toString(StandardCharsets.UTF_8));
+    }
+
+    @Override
+    public void onComplete(Stream stream) {
+      done.complete("complete");
+    }
+
+    @Override
+    public void onError(Stream stream, int errorCode, String message) {
+      done.complete("error 0x" + Integer.toHexString(errorCode) + ": " + message);
+    }
+  }
+
+  @Test
+  void sigterm_drainsOpenStream_refusesNewRequests_exitsZero() throws Exception {
+    try (EchoServer server = new EchoServer("--drain-timeout", "20");
+        TcpClient client = TcpClient.builder().build()) {
+      int port = server.port();
+      Connection connection = client.connect("127.0.0.1", port).get(5, TimeUnit.SECONDS);
+      CompletableFuture<CloseReason> draining = new CompletableFuture<>();
+      connection.addListener(
+          new ConnectionListener() {
+            @Override
+            public void onDraining(Connection c, CloseReason reason) {
+              draining.complete(reason);
+            }
+          });
+      Items items = new Items();
+      // Ten items, granted one at a time: the stream stays open across the shutdown.
+      Stream stream =
+          connection.requestStream(
+              null, Unpooled.copiedBuffer("10", StandardCharsets.UTF_8), 1, items);
+      for (int i = 0; i < 500 && items.items.isEmpty(); i++) {
+        Thread.sleep(10); // the first item shows the stream is open on the server
+      }
+      assertThat(items.items).containsExactly("0");
+
+      server.process.destroy(); // SIGTERM
+
+      CloseReason reason = draining.get(10, TimeUnit.SECONDS);
+      assertThat(reason.kind()).isEqualTo(CloseReason.Kind.CLOSED_BY_PEER);
+      assertThat(reason.errorCode()).isEqualTo(ErrorCode.CONNECTION_CLOSE);
+
+      Items refused = new Items();
+      connection.requestResponse(
+          null, Unpooled.copiedBuffer("late", StandardCharsets.UTF_8), refused);
+      assertThat(refused.done.get(5, TimeUnit.SECONDS)).startsWith("error 0x202");
+
+      connection.executor().submit(() -> stream.request(9)).get(5, TimeUnit.SECONDS);
+      assertThat(items.done.get(10, TimeUnit.SECONDS)).isEqualTo("complete");
+      assertThat(items.items).containsExactly("0", "1", "2", "3", "4", "5", "6", "7", "8", "9");
+
+      String output = server.awaitExit();
+      assertThat(server.process.exitValue()).isZero();
+      assertThat(output).contains("shutting down").contains("stopped");
+      assertThat(output).doesNotContain("forced");
+      assertThat(connection.onClose().toCompletableFuture().get(5, TimeUnit.SECONDS).kind())
+          .isEqualTo(CloseReason.Kind.CLOSED_BY_PEER);
+    }
+  }
+
+  @Test
+  void sigterm_streamNeverFinishes_forcedAfterDrainTimeout_exitsZero() throws Exception {
+    try (EchoServer server = new EchoServer("--drain-timeout", "1");
+        TcpClient client = TcpClient.builder().build()) {
+      int port = server.port();
+      Connection connection = client.connect("127.0.0.1", port).get(5, TimeUnit.SECONDS);
+      Items items = new Items();
+      connection.requestStream(
+          null, Unpooled.copiedBuffer("1000", StandardCharsets.UTF_8), 1, items);
+      for (int i = 0; i < 500 && items.items.isEmpty(); i++) {
+        Thread.sleep(10);
+      }
+      long start = System.nanoTime();
+      server.process.destroy();
+      String output = server.awaitExit();
+      assertThat(server.process.exitValue()).isZero();
+      assertThat(output).contains("at most 1 s").contains("stopped");
+      assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))
+          .as("exits soon after the 1 s drain timeout")
+          .isLessThan(8000);
+      assertThat(items.done.get(5, TimeUnit.SECONDS)).startsWith("error");
+    }
+  }
+}
