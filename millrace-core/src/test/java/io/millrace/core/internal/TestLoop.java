@@ -61,7 +61,9 @@ final class TestLoop implements AutoCloseable {
   @Override
   public void close() {
     try {
-      drain();
+      if (!executor.isShuttingDown()) {
+        drain();
+      }
     } finally {
       executor.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
     }

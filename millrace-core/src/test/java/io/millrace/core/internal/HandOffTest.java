@@ -1,0 +1,197 @@
+package io.millrace.core.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.millrace.core.ConnectionConfig;
+import io.millrace.frame.FrameType;
+import io.netty.buffer.ByteBuf;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** Calls from other threads: one bounded queue per connection, one drain, a readiness signal. */
+class HandOffTest {
+  private final TestLoop loop = new TestLoop();
+  private final CountDownLatch release = new CountDownLatch(1);
+
+  @AfterEach
+  void closeLoop() {
+    release.countDown();
+    loop.close();
+  }
+
+  /** Occupies the loop until {@link #release} counts down, so calls pile up in the queue. */
+  private void blockLoop() throws InterruptedException {
+    CountDownLatch blocked = new CountDownLatch(1);
+    loop.executor.execute(
+        () -> {
+          blocked.countDown();
+          try {
+            release.await(10, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
+    assertThat(blocked.await(5, TimeUnit.SECONDS)).isTrue();
+  }
+
+  private ByteBuf bytes(int n) {
+    return loop.alloc.buffer(n).writeZero(n);
+  }
+
+  private ScriptedTransport client(ConnectionConfig config) {
+    ScriptedTransport t = ScriptedTransport.client(loop, config, null);
+    t.take();
+    return t;
+  }
+
+  @Test
+  void burstFromAnotherThread_oneLoopTaskAndOneFlushCarryIt_inOrder() throws Exception {
+    ScriptedTransport t = client(ConnectionConfig.DEFAULT);
+    int flushesBefore = loop.call(() -> t.flushes);
+    blockLoop();
+    for (int i = 0; i < 100; i++) {
+      t.engine.fireAndForget(null, loop.alloc.buffer().writeInt(i));
+    }
+    assertThat(loop.executor.pendingTasks()).as("one drain task for 100 calls").isEqualTo(1);
+    release.countDown();
+    List<WireFrame> frames = t.take();
+    assertThat(frames).hasSize(100).allMatch(f -> f.type == FrameType.REQUEST_FNF);
+    List<Integer> ids = new ArrayList<>();
+    frames.forEach(f -> ids.add(f.streamId));
+    assertThat(ids).isSorted();
+    assertThat(loop.call(() -> t.flushes) - flushesBefore).isEqualTo(1);
+  }
+
+  @Test
+  void queueOverItsBound_callRefusedAndItsBuffersReleased_readinessComesBack() throws Exception {
+    ScriptedTransport t = client(ConnectionConfig.builder().maxQueuedCallBytes(4096).build());
+    blockLoop();
+    List<ByteBuf> accepted = new ArrayList<>();
+    ByteBuf refused = null;
+    for (int i = 0; i < 10; i++) {
+      ByteBuf data = bytes(1000);
+      try {
+        t.engine.fireAndForget(null, data);
+        accepted.add(data);
+      } catch (RejectedExecutionException e) {
+        refused = data;
+        break;
+      }
+    }
+    assertThat(accepted).hasSize(3); // 3 x (1000 + 64) fit in 4096, a fourth does not
+    assertThat(refused).isNotNull();
+    assertThat(refused.refCnt()).as("a refused call's buffer is released").isZero();
+    assertThat(t.engine.isReadyForCalls()).isFalse();
+    CompletableFuture<Boolean> calledBackOnLoop = new CompletableFuture<>();
+    t.engine.whenReadyForCalls(() -> calledBackOnLoop.complete(loop.executor.inEventLoop()));
+    assertThat(calledBackOnLoop).isNotDone();
+    release.countDown();
+    assertThat(calledBackOnLoop.get(5, TimeUnit.SECONDS)).isTrue();
+    assertThat(t.engine.isReadyForCalls()).isTrue();
+    assertThat(t.take()).hasSize(3);
+  }
+
+  @Test
+  void awaitReadyForCalls_parksUntilTheLoopDrains() throws Exception {
+    ScriptedTransport t = client(ConnectionConfig.builder().maxQueuedCallBytes(4096).build());
+    blockLoop();
+    t.engine.fireAndForget(null, bytes(2500)); // over half the bound: not ready
+    CompletableFuture<Boolean> waited = new CompletableFuture<>();
+    Thread waiter =
+        new Thread(
+            () -> {
+              try {
+                waited.complete(t.engine.awaitReadyForCalls(Duration.ofSeconds(10)));
+              } catch (InterruptedException e) {
+                waited.completeExceptionally(e);
+              }
+            });
+    waiter.start();
+    Thread.sleep(100); // give it the chance to return early if it were wrong
+    assertThat(waited).isNotDone();
+    release.countDown();
+    assertThat(waited.get(5, TimeUnit.SECONDS)).isTrue();
+    waiter.join(5000);
+  }
+
+  @Test
+  void awaitReadyForCalls_onTheLoop_refused() {
+    ScriptedTransport t = client(ConnectionConfig.DEFAULT);
+    loop.run(
+        () ->
+            assertThatThrownBy(() -> t.engine.awaitReadyForCalls(Duration.ofSeconds(1)))
+                .isInstanceOf(IllegalStateException.class));
+  }
+
+  @Test
+  void transportNotWritable_notReady_calledBackWhenItDrains() throws Exception {
+    ScriptedTransport t = client(ConnectionConfig.DEFAULT);
+    t.setWritable(false);
+    assertThat(t.engine.isReadyForCalls()).isFalse();
+    CompletableFuture<Void> ready = new CompletableFuture<>();
+    t.engine.whenReadyForCalls(() -> ready.complete(null));
+    loop.drain();
+    assertThat(ready).isNotDone();
+    t.setWritable(true);
+    ready.get(5, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void requestOnClosedConnection_listenerFailsOnTheLoop_buffersReleased() throws Exception {
+    ScriptedTransport t = client(ConnectionConfig.DEFAULT);
+    loop.run(() -> t.engine.dispose());
+    loop.drain();
+    ByteBuf data = bytes(10);
+    RecordingListener listener = new RecordingListener();
+    t.engine.requestResponse(null, data, listener);
+    loop.drain();
+    assertThat(listener.events).containsExactly("error 0x203: connection disposed");
+    assertThat(data.refCnt()).isZero();
+  }
+
+  @Test
+  void callsOnALoopThatShutDown_failOnTheCallingThread_buffersReleased() throws Exception {
+    ScriptedTransport t = client(ConnectionConfig.DEFAULT);
+    loop.executor.shutdownGracefully(0, 0, TimeUnit.SECONDS).syncUninterruptibly();
+    ByteBuf data = bytes(10);
+    AtomicReference<Thread> failedOn = new AtomicReference<>();
+    RecordingListener listener =
+        new RecordingListener() {
+          @Override
+          public void onError(io.millrace.core.Stream stream, int errorCode, String message) {
+            failedOn.set(Thread.currentThread());
+            super.onError(stream, errorCode, message);
+          }
+        };
+    t.engine.requestStream(null, data, 5, listener);
+    assertThat(listener.events)
+        .containsExactly("error 0x203: the connection's event loop has shut down");
+    assertThat(failedOn.get()).isSameAs(Thread.currentThread());
+    assertThat(data.refCnt()).isZero();
+    ByteBuf fnf = bytes(10);
+    t.engine.fireAndForget(null, fnf);
+    assertThat(fnf.refCnt()).isZero();
+  }
+
+  @Test
+  void closeFromAnotherThread_goesThroughEvenWhenTheQueueIsFull() throws Exception {
+    ScriptedTransport t = client(ConnectionConfig.builder().maxQueuedCallBytes(2048).build());
+    blockLoop();
+    t.engine.fireAndForget(null, bytes(1900));
+    assertThatThrownBy(() -> t.engine.fireAndForget(null, bytes(1900)))
+        .isInstanceOf(RejectedExecutionException.class);
+    t.engine.dispose();
+    release.countDown();
+    loop.drain();
+    assertThat(t.closed).isTrue();
+  }
+}
