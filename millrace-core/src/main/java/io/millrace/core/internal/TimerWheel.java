@@ -16,9 +16,10 @@ import java.util.concurrent.TimeUnit;
  * scheduling, moving and cancelling are O(1) and allocate nothing, and an idle connection's
  * liveness check runs only when its deadline comes (about once per max lifetime).
  *
- * <p>Precision: a timeout runs within one tick after its deadline, later only if the loop is busy.
- * A deadline more than a rotation ({@code SLOTS * TICK}, 51 s) away stays in its slot and is passed
- * over on earlier rotations. Event loop only.
+ * <p>Precision: a slot is visited once its tick has fully passed, so a timeout runs at most two
+ * ticks (100 ms) after its deadline, later only if the loop is busy; never before it. A deadline
+ * more than a rotation ({@code SLOTS * TICK}, 51 s) away stays in its slot and is passed over on
+ * earlier rotations. Event loop only.
  */
 final class TimerWheel implements Timers {
   static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
@@ -116,7 +117,8 @@ final class TimerWheel implements Timers {
 
   private void tick() {
     long now = System.nanoTime();
-    long current = tickOf(now);
+    // Only ticks that have fully passed: every deadline in their slots (this round) is due.
+    long current = tickOf(now) - 1;
     // Visit every slot whose tick has come since the last run (all of them after a long stall).
     long from = Math.max(processedTick + 1, current - SLOTS + 1);
     for (long t = from; t <= current && scheduled > 0; t++) {
