@@ -347,25 +347,56 @@ public final class ConnectionEngine implements Connection {
         logCallbackFailure("connection listener", e);
       }
     }
-    // First come, first served: each waiting producer gets onReady in the order it found the
-    // transport full, until the transport fills again; producers still waiting then keep their
-    // place, and one that fills it again goes to the back. No producer starves and nothing is
-    // allocated.
-    DefaultStream stream;
-    while (transport.isWritable() && (stream = writableWaiters.poll()) != null) {
-      stream.notifyReady();
-    }
+    flusher.newTurn();
+    wakeProducers();
     calls.releaseWaitersIfReady();
   }
 
-  private final StreamQueue writableWaiters = new StreamQueue();
+  /**
+   * First come, first served: each waiting producer gets onReady in the order it was told to wait,
+   * until the transport fills again or the turn's writes are used up; producers still waiting keep
+   * their place, and one that has to wait again goes to the back. No producer starves and nothing
+   * is allocated.
+   */
+  private void wakeProducers() {
+    DefaultStream stream;
+    while (transport.isWritable()
+        && !flusher.turnUsedUp()
+        && (stream = producersWaiting.poll()) != null) {
+      stream.notifyReady();
+    }
+  }
+
+  private final StreamQueue producersWaiting = new StreamQueue();
+  private boolean nextTurnScheduled;
+  private final Runnable nextTurn = this::startNextTurn;
+
+  private void startNextTurn() {
+    nextTurnScheduled = false;
+    if (state != CLOSED) {
+      flusher.newTurn();
+      wakeProducers();
+    }
+  }
 
   /**
    * Called by a stream whose producer was told to wait because the transport is not writable: it
    * gets {@code onReady} when the transport drains, in turn.
    */
   void awaitWritable(DefaultStream stream) {
-    writableWaiters.add(stream);
+    producersWaiting.add(stream);
+  }
+
+  /**
+   * Called by a stream whose producer was told to yield because this turn's writes are used up: it
+   * gets {@code onReady} from a later loop task, after other connections on the loop had theirs.
+   */
+  void awaitTurn(DefaultStream stream) {
+    producersWaiting.add(stream);
+    if (!nextTurnScheduled) {
+      nextTurnScheduled = true;
+      executor.execute(nextTurn);
+    }
   }
 
   /**
@@ -706,7 +737,7 @@ public final class ConnectionEngine implements Connection {
   }
 
   void remove(DefaultStream stream) {
-    writableWaiters.remove(stream);
+    producersWaiting.remove(stream);
     if (streams.remove(stream) && state == DRAINING && streams.isEmpty()) {
       maybeFinishDrain();
     }

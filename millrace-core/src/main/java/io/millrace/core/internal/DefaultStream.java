@@ -141,11 +141,15 @@ final class DefaultStream implements Stream {
     if (outboundDone || outboundCredit <= 0) {
       return false;
     }
-    if (engine.transportWritable()) {
-      return true;
+    if (!engine.transportWritable()) {
+      engine.awaitWritable(this);
+      return false;
     }
-    engine.awaitWritable(this);
-    return false;
+    if (engine.flusher.turnUsedUp()) {
+      engine.awaitTurn(this);
+      return false;
+    }
+    return true;
   }
 
   @Override

@@ -20,6 +20,14 @@ final class Flusher {
   /** Writes after which a batch is flushed even before it ends. */
   static final int FLUSH_EVERY_WRITES = 256;
 
+  /**
+   * Writes a connection's producers may make in one turn of the loop (one read batch, one task)
+   * before {@link io.millrace.core.Stream#isReady()} asks them to yield: a stream that always has
+   * credit and a writable socket would otherwise keep the loop, and every other connection on it,
+   * until megabytes of socket buffers are full.
+   */
+  static final int WRITES_PER_TURN = 4096;
+
   private final EventExecutor executor;
   private final FrameWriter writer;
   private final Transport transport;
@@ -28,6 +36,7 @@ final class Flusher {
   private boolean dirty;
   private boolean flushScheduled;
   private int unflushedWrites;
+  private int writesThisTurn;
 
   Flusher(EventExecutor executor, FrameWriter writer, Transport transport) {
     this.executor = executor;
@@ -43,12 +52,24 @@ final class Flusher {
   /** The read batch ended: flush what it produced. */
   void endRead() {
     reading = false;
+    writesThisTurn = 0;
     flushNow();
+  }
+
+  /** Whether producers have used up this turn's writes and should yield. */
+  boolean turnUsedUp() {
+    return writesThisTurn >= WRITES_PER_TURN;
+  }
+
+  /** A new turn of the loop for this connection's producers. */
+  void newTurn() {
+    writesThisTurn = 0;
   }
 
   /** Called after every frame written. */
   void onWritten() {
     dirty = true;
+    writesThisTurn++;
     if (++unflushedWrites >= FLUSH_EVERY_WRITES) {
       flushNow();
     } else if (!reading && !flushScheduled) {

@@ -103,4 +103,44 @@ class WritabilityFairnessTest {
     t.setWritable(true);
     assertThat(order).containsExactly(1, 1);
   }
+
+  @Test
+  void producerThatNeverFillsTheTransport_yieldsTheLoopEveryTurn_thenResumes() {
+    List<Integer> writesPerOnReady = new ArrayList<>();
+    List<Boolean> otherTaskRanBetween = new ArrayList<>();
+    boolean[] marker = new boolean[1];
+    ScriptedTransport t =
+        ScriptedTransport.server(
+            loop,
+            ConnectionConfig.DEFAULT,
+            (s, c) ->
+                new Responder() {
+                  @Override
+                  public StreamListener requestStream(Stream stream, ByteBuf m, ByteBuf d) {
+                    return new StreamListener() {
+                      int sent;
+
+                      @Override
+                      public void onReady(Stream s) {
+                        otherTaskRanBetween.add(marker[0]);
+                        marker[0] = false;
+                        // Another connection's work, queued behind this producer's turn.
+                        s.connection().executor().execute(() -> marker[0] = true);
+                        int before = sent;
+                        while (sent < 10_000 && s.isReady()) {
+                          s.next(null, Frames.utf8("x"));
+                          sent++;
+                        }
+                        writesPerOnReady.add(sent - before);
+                      }
+                    };
+                  }
+                });
+    t.inject(Frames.setup(), Frames.requestStream(1, Integer.MAX_VALUE, "q"));
+    assertThat(t.take()).hasSize(10_000);
+    assertThat(writesPerOnReady)
+        .containsExactly(
+            Flusher.WRITES_PER_TURN, Flusher.WRITES_PER_TURN, 10_000 - 2 * Flusher.WRITES_PER_TURN);
+    assertThat(otherTaskRanBetween).containsExactly(false, true, true);
+  }
 }

@@ -1,11 +1,9 @@
 package io.millrace.transport.netty;
 
-import io.millrace.core.Acceptor;
 import io.millrace.core.Connection;
 import io.millrace.core.ConnectionConfig;
 import io.millrace.frame.FrameHeader;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import java.io.DataInputStream;
 import java.io.EOFException;
@@ -27,6 +25,16 @@ class TcpTransportTest extends TransportSuite {
     }
 
     @Override
+    public void shutdown() {
+      server.shutdown();
+    }
+
+    @Override
+    public boolean awaitTermination(Duration timeout) throws InterruptedException {
+      return server.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    @Override
     public void close() {
       client.shutdownNow();
       server.shutdownNow();
@@ -40,10 +48,18 @@ class TcpTransportTest extends TransportSuite {
   }
 
   @Override
-  protected ServerHandle startServer(
-      ConnectionConfig config, Acceptor acceptor, ByteBufAllocator allocator) throws Exception {
-    return new Server(
-        TcpServer.builder().config(config).acceptor(acceptor).allocator(allocator).bind());
+  protected ServerHandle startServer(ServerOptions options) throws Exception {
+    TcpServer.Builder builder =
+        TcpServer.builder()
+            .config(options.config)
+            .allocator(options.allocator)
+            .maxConnections(options.maxConnections);
+    if (options.asyncAcceptor != null) {
+      builder.asyncAcceptor(options.asyncAcceptor);
+    } else {
+      builder.acceptor(options.acceptor);
+    }
+    return new Server(builder.bind());
   }
 
   @Override

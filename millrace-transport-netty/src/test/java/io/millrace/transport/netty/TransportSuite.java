@@ -3,8 +3,11 @@ package io.millrace.transport.netty;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.millrace.core.Acceptor;
+import io.millrace.core.AsyncAcceptor;
+import io.millrace.core.CloseReason;
 import io.millrace.core.Connection;
 import io.millrace.core.ConnectionConfig;
+import io.millrace.core.ConnectionListener;
 import io.millrace.core.Responder;
 import io.millrace.core.Stream;
 import io.millrace.core.StreamListener;
@@ -37,8 +40,49 @@ abstract class TransportSuite {
 
   /** A running server. */
   interface ServerHandle extends AutoCloseable {
+    /** Graceful shutdown, as a user's {@code shutdown()}. */
+    void shutdown();
+
+    /** Waits for the server to terminate after a shutdown. */
+    boolean awaitTermination(Duration timeout) throws InterruptedException;
+
+    /** Closes everything at once (the test's own cleanup). */
     @Override
     void close();
+  }
+
+  /** What a test needs from a server beyond the defaults. */
+  static final class ServerOptions {
+    ConnectionConfig config = ConnectionConfig.DEFAULT;
+    Acceptor acceptor;
+    AsyncAcceptor asyncAcceptor;
+    ByteBufAllocator allocator = ByteBufAllocator.DEFAULT;
+    int maxConnections = 65_536;
+
+    ServerOptions config(ConnectionConfig config) {
+      this.config = config;
+      return this;
+    }
+
+    ServerOptions acceptor(Acceptor acceptor) {
+      this.acceptor = acceptor;
+      return this;
+    }
+
+    ServerOptions asyncAcceptor(AsyncAcceptor asyncAcceptor) {
+      this.asyncAcceptor = asyncAcceptor;
+      return this;
+    }
+
+    ServerOptions allocator(ByteBufAllocator allocator) {
+      this.allocator = allocator;
+      return this;
+    }
+
+    ServerOptions maxConnections(int maxConnections) {
+      this.maxConnections = maxConnections;
+      return this;
+    }
   }
 
   /** A connection that writes and reads raw frames, to play a broken or hostile peer. */
@@ -56,8 +100,12 @@ abstract class TransportSuite {
     void close();
   }
 
-  protected abstract ServerHandle startServer(
-      ConnectionConfig config, Acceptor acceptor, ByteBufAllocator allocator) throws Exception;
+  protected abstract ServerHandle startServer(ServerOptions options) throws Exception;
+
+  private ServerHandle startServer(
+      ConnectionConfig config, Acceptor acceptor, ByteBufAllocator allocator) throws Exception {
+    return startServer(new ServerOptions().config(config).acceptor(acceptor).allocator(allocator));
+  }
 
   protected abstract Connection connect(ServerHandle server, ConnectionConfig config)
       throws Exception;
@@ -142,6 +190,7 @@ abstract class TransportSuite {
   /** Collects a stream's items and completes a future at the end. */
   static final class Collector implements StreamListener {
     final StringBuilder items = new StringBuilder();
+    volatile String last;
     final CompletableFuture<String> done = new CompletableFuture<>();
     long count;
     final long batch;
@@ -152,7 +201,11 @@ abstract class TransportSuite {
 
     @Override
     public void onNext(Stream stream, ByteBuf metadata, ByteBuf data) {
+      last = data.toString(StandardCharsets.UTF_8);
       if (items.length() < 100_000) {
+        if (metadata != null) {
+          items.append(metadata.toString(StandardCharsets.UTF_8)).append('|');
+        }
         items.append(data.toString(StandardCharsets.UTF_8)).append(',');
       }
       count++;
@@ -179,7 +232,7 @@ abstract class TransportSuite {
     Connection connection = connect(server, ConnectionConfig.DEFAULT);
     Collector collector = new Collector(0);
     connection.requestResponse(utf8("meta"), utf8("hello"), collector);
-    assertThat(collector.done.get(5, TimeUnit.SECONDS)).isEqualTo("hello,");
+    assertThat(collector.done.get(5, TimeUnit.SECONDS)).isEqualTo("meta|hello,");
   }
 
   @Test
@@ -345,7 +398,9 @@ abstract class TransportSuite {
           RequestStreamFrame.encode(
               ByteBufAllocator.DEFAULT, 0, 1, false, Integer.MAX_VALUE, null, data));
       data.release();
-      Thread.sleep(1500);
+      // The producer has stopped once the server's buffer memory stops growing.
+      awaitSteady(
+          () -> allocator.metric().usedDirectMemory() + allocator.metric().usedHeapMemory());
       long used = allocator.metric().usedDirectMemory() + allocator.metric().usedHeapMemory();
       assertThat(used).as("server buffer memory").isLessThan(16L << 20);
       assertServes(server);
@@ -415,6 +470,208 @@ abstract class TransportSuite {
     assertServes(server);
     raw.close();
     flooder.join(5000);
+  }
+
+  /**
+   * Waits until {@code value} has not changed for half a second (bounded to 15 s): the awaited
+   * condition for "the system has settled", instead of a fixed sleep.
+   */
+  static void awaitSteady(java.util.function.LongSupplier value) throws InterruptedException {
+    long last = value.getAsLong();
+    long steadySince = System.nanoTime();
+    long deadline = steadySince + TimeUnit.SECONDS.toNanos(15);
+    while (System.nanoTime() < deadline) {
+      Thread.sleep(50);
+      long now = value.getAsLong();
+      if (now != last) {
+        last = now;
+        steadySince = System.nanoTime();
+      } else if (System.nanoTime() - steadySince > TimeUnit.MILLISECONDS.toNanos(500)) {
+        return;
+      }
+    }
+    throw new AssertionError("never settled; last value " + last);
+  }
+
+  // ------------------------------------------------------------------ shutdown and close
+
+  /** Streams the server keeps open, so tests decide when they finish. */
+  static final class HeldStreams implements Responder {
+    final java.util.List<Stream> held = new java.util.concurrent.CopyOnWriteArrayList<>();
+    final CountDownLatch opened = new CountDownLatch(1);
+
+    @Override
+    public StreamListener requestStream(Stream stream, ByteBuf m, ByteBuf d) {
+      held.add(stream);
+      opened.countDown();
+      return null;
+    }
+
+    @Override
+    public StreamListener requestResponse(Stream stream, ByteBuf m, ByteBuf d) {
+      stream.next(null, d.retain());
+      return null;
+    }
+  }
+
+  @Test
+  void serverShutdown_openStreamFinishes_lateRequestRejected_clientClosesGracefully()
+      throws Exception {
+    HeldStreams responder = new HeldStreams();
+    ServerHandle server = track(startServer(new ServerOptions().acceptor((s, c) -> responder)));
+    Connection client = connect(server, ConnectionConfig.DEFAULT);
+    Collector stream = new Collector(0);
+    client.requestStream(null, utf8("q"), 10, stream);
+    assertThat(responder.opened.await(5, TimeUnit.SECONDS)).isTrue();
+    CompletableFuture<CloseReason> draining = new CompletableFuture<>();
+    client.addListener(
+        new ConnectionListener() {
+          @Override
+          public void onDraining(Connection c, CloseReason reason) {
+            draining.complete(reason);
+          }
+        });
+
+    server.shutdown();
+    assertThat(draining.get(5, TimeUnit.SECONDS).kind()).isEqualTo(CloseReason.Kind.CLOSED_BY_PEER);
+    Collector late = new Collector(0);
+    client.requestResponse(null, utf8("late"), late);
+    assertThat(late.done)
+        .failsWithin(5, TimeUnit.SECONDS)
+        .withThrowableThat()
+        .withMessageContaining("0x202");
+
+    Stream held = responder.held.get(0);
+    held.connection().executor().execute(() -> held.nextAndComplete(null, utf8("last")));
+    assertThat(stream.done.get(5, TimeUnit.SECONDS)).isEqualTo("last,");
+    assertThat(server.awaitTermination(Duration.ofSeconds(10))).isTrue();
+    assertThat(client.onClose().toCompletableFuture().get(5, TimeUnit.SECONDS).kind())
+        .isEqualTo(CloseReason.Kind.CLOSED_BY_PEER);
+  }
+
+  @Test
+  void serverShutdown_rawPeerRequestAfterTheClose_answeredRejected_notDropped() throws Exception {
+    HeldStreams responder = new HeldStreams();
+    ServerHandle server = track(startServer(new ServerOptions().acceptor((s, c) -> responder)));
+    try (RawPeer raw = openRaw(server)) {
+      raw.send(setupFrame());
+      raw.send(RequestStreamFrame.encode(ByteBufAllocator.DEFAULT, 0, 1, false, 5, null, null));
+      assertThat(responder.opened.await(5, TimeUnit.SECONDS)).isTrue();
+      server.shutdown();
+      assertThat(readType(raw)).isEqualTo(FrameType.ERROR); // CONNECTION_CLOSE
+      ByteBuf barrier = raw.read(Duration.ofSeconds(5));
+      assertThat(FrameHeader.type(barrier)).isEqualTo(FrameType.KEEPALIVE);
+      // A request that crossed the CONNECTION_CLOSE on the wire.
+      ByteBuf data = utf8("crossing");
+      raw.send(RequestResponseFrame.encode(ByteBufAllocator.DEFAULT, 0, 3, false, null, data));
+      data.release();
+      ByteBuf rejected = raw.read(Duration.ofSeconds(5));
+      try {
+        assertThat(FrameHeader.type(rejected)).isEqualTo(FrameType.ERROR);
+        assertThat(FrameHeader.streamId(rejected)).isEqualTo(3);
+        assertThat(rejected.getInt(rejected.readerIndex() + FrameHeader.SIZE))
+            .isEqualTo(ErrorCode.REJECTED);
+      } finally {
+        rejected.release();
+      }
+      // Answer the barrier, as a peer that read the close does; the open stream then ends it.
+      ByteBuf answer =
+          io.millrace.frame.KeepAliveFrame.encode(
+              ByteBufAllocator.DEFAULT,
+              0,
+              false,
+              0,
+              io.millrace.frame.KeepAliveFrame.data(barrier));
+      barrier.release();
+      raw.send(answer);
+      Stream held = responder.held.get(0);
+      held.connection().executor().execute(held::complete);
+      assertThat(readType(raw)).isEqualTo(FrameType.PAYLOAD); // the stream's end
+      assertThat(raw.read(Duration.ofSeconds(5))).as("end of stream after the last frame").isNull();
+    }
+    // The peer closed its side too: the server is done.
+    assertThat(server.awaitTermination(Duration.ofSeconds(10))).isTrue();
+  }
+
+  @Test
+  void closeRightAfterABurst_everyFrameReachesThePeerBeforeTheEnd() throws Exception {
+    int items = 100_000;
+    Responder burst =
+        new Responder() {
+          @Override
+          public StreamListener requestStream(Stream stream, ByteBuf m, ByteBuf d) {
+            // Everything at once, ignoring writability: megabytes wait in the outbound queue...
+            for (int i = 0; i < items - 1; i++) {
+              stream.next(null, ByteBufUtil.writeAscii(stream.connection().alloc(), "x" + i));
+            }
+            stream.nextAndComplete(null, utf8("last"));
+            // ...when the connection is told to close.
+            stream.connection().close();
+            return null;
+          }
+        };
+    ServerHandle server = track(startServer(new ServerOptions().acceptor((s, c) -> burst)));
+    Connection client = connect(server, ConnectionConfig.DEFAULT);
+    Collector collector = new Collector(0);
+    client.requestStream(null, utf8("q"), Integer.MAX_VALUE, collector);
+    collector.done.get(15, TimeUnit.SECONDS);
+    assertThat(collector.count).isEqualTo(items);
+    assertThat(collector.last).isEqualTo("last");
+    assertThat(client.onClose().toCompletableFuture().get(10, TimeUnit.SECONDS).isGraceful())
+        .isTrue();
+  }
+
+  @Test
+  void connectionBeyondTheServersLimit_refusedWithRejectedSetup_othersServed() throws Exception {
+    ServerHandle server =
+        track(startServer(new ServerOptions().acceptor((s, c) -> ECHO).maxConnections(1)));
+    Connection first = connect(server, ConnectionConfig.DEFAULT);
+    try (RawPeer second = openRaw(server)) {
+      assertConnectionError(second, ErrorCode.REJECTED_SETUP);
+    }
+    Collector collector = new Collector(0);
+    first.requestResponse(null, utf8("first still served"), collector);
+    assertThat(collector.done.get(5, TimeUnit.SECONDS)).isEqualTo("first still served,");
+  }
+
+  @Test
+  void asyncAcceptor_decidesOnAnotherThread_requestsSentWithSetupAreServed() throws Exception {
+    java.util.concurrent.ExecutorService auth =
+        java.util.concurrent.Executors.newSingleThreadExecutor();
+    try {
+      ServerHandle server =
+          track(
+              startServer(
+                  new ServerOptions()
+                      .asyncAcceptor(
+                          (setup, connection) ->
+                              CompletableFuture.supplyAsync(
+                                  () -> {
+                                    try {
+                                      Thread.sleep(200); // a slow authentication service
+                                    } catch (InterruptedException e) {
+                                      Thread.currentThread().interrupt();
+                                    }
+                                    return ECHO;
+                                  },
+                                  auth))));
+      Connection client = connect(server, ConnectionConfig.DEFAULT);
+      Collector collector = new Collector(0);
+      client.requestResponse(null, utf8("sent with SETUP"), collector);
+      assertThat(collector.done.get(5, TimeUnit.SECONDS)).isEqualTo("sent with SETUP,");
+    } finally {
+      auth.shutdownNow();
+    }
+  }
+
+  private static int readType(RawPeer raw) throws Exception {
+    ByteBuf frame = raw.read(Duration.ofSeconds(5));
+    assertThat(frame).isNotNull();
+    try {
+      return FrameHeader.type(frame);
+    } finally {
+      frame.release();
+    }
   }
 
   private static ByteBuf setupFrame() {
