@@ -5,8 +5,18 @@ import java.util.Objects;
 
 /**
  * Settings and limits of one connection, immutable. Every limit is on by default; the defaults suit
- * service-to-service traffic and keep the memory a hostile peer can make a connection hold to a few
- * megabytes.
+ * service-to-service traffic.
+ *
+ * <p>Worst case. With the defaults, the memory a peer can make one connection hold is at most: 32
+ * MiB of fragmented messages being reassembled ({@link #maxReassemblyBytesPerConnection()}, real
+ * buffer capacity), plus 4 MiB queued for a peer that does not read ({@link #maxQueuedBytes()}; one
+ * frame's handler may write more before reading stops, as much as the application chooses to), plus
+ * one partial inbound frame ({@link #maxFrameLength()}, 1 MiB) and one socket read, plus 4 MiB of
+ * calls from other threads waiting for the loop ({@link #maxQueuedCallBytes()}), plus about 200
+ * bytes for each of the {@link #maxConcurrentStreams()} (4,096) streams the peer may open: about
+ * 42 MiB. A server multiplies the non-reassembly part (about 10 MiB) by its connections and adds
+ * its server-wide reassembly budget (256 MiB by default) once; bound the product with the server's
+ * maximum connection count. An idle connection holds a few KiB (docs/benchmarks.md measures it).
  *
  * <pre>{@code
  * ConnectionConfig config = ConnectionConfig.builder()
