@@ -13,9 +13,9 @@ import java.util.Objects;
  * frame's handler may write more before reading stops, as much as the application chooses to), plus
  * one partial inbound frame ({@link #maxFrameLength()}, 1 MiB) and one socket read, plus 4 MiB of
  * calls from other threads waiting for the loop ({@link #maxQueuedCallBytes()}), plus about 200
- * bytes for each of the {@link #maxConcurrentStreams()} (4,096) streams the peer may open: about
- * 42 MiB. A server multiplies the non-reassembly part (about 10 MiB) by its connections and adds
- * its server-wide reassembly budget (256 MiB by default) once; bound the product with the server's
+ * bytes for each of the {@link #maxConcurrentStreams()} (4,096) streams the peer may open: about 42
+ * MiB. A server multiplies the non-reassembly part (about 10 MiB) by its connections and adds its
+ * server-wide reassembly budget (256 MiB by default) once; bound the product with the server's
  * maximum connection count. An idle connection holds a few KiB (docs/benchmarks.md measures it).
  *
  * <pre>{@code
