@@ -36,6 +36,24 @@ public interface BenchClient extends AutoCloseable {
   void startChannel(LongAdder received);
 
   /**
+   * Whether {@link #fireAndForgetFromThisThread} is implemented: fire-and-forget issued by an
+   * application thread with the system's own backpressure.
+   */
+  default boolean sendsFireAndForgetFromThreads() {
+    return false;
+  }
+
+  /**
+   * Sends fire-and-forget messages from the calling thread (not the event loop) while {@code
+   * running} holds, waiting whenever the system says it cannot take more; each message sent
+   * increments {@code sent}.
+   */
+  default void fireAndForgetFromThisThread(
+      LongAdder sent, java.util.function.BooleanSupplier running) throws InterruptedException {
+    throw new UnsupportedOperationException("fire-and-forget from an application thread");
+  }
+
+  /**
    * The client's one I/O thread. The harness paces open-loop load there, so that requests leave
    * without a thread hand-off per request (which on one core would measure the hand-off).
    */

@@ -39,6 +39,12 @@ final class DriveCommand implements Callable<Integer> {
   @Option(names = "--mode", defaultValue = "throughput")
   String mode;
 
+  /**
+   * {@code loop}: requests issued on the client's event loop; {@code thread}: by another thread.
+   */
+  @Option(names = "--caller", defaultValue = "loop")
+  String caller;
+
   @Option(names = "--window", defaultValue = "1024")
   int window;
 
@@ -114,6 +120,9 @@ final class DriveCommand implements Callable<Integer> {
 
   /** Starts the workload; returns a thread to join at the end, or null. */
   private Thread start(BenchClient client, Interaction interaction) {
+    if ("thread".equals(caller)) {
+      return startOnApplicationThread(client, interaction);
+    }
     switch (interaction) {
       case FIRE_AND_FORGET:
         client.startFireAndForget(count);
@@ -152,6 +161,53 @@ final class DriveCommand implements Callable<Integer> {
       default:
         throw new IllegalArgumentException("unknown mode " + mode);
     }
+  }
+
+  /**
+   * Requests from an application thread, as a service thread would issue them: request-response
+   * keeps {@code --window} in flight with a semaphore (one permit back per response, on whatever
+   * thread the system answers on); fire-and-forget sends through the system's own backpressure.
+   */
+  private Thread startOnApplicationThread(BenchClient client, Interaction interaction) {
+    Runnable work;
+    if (interaction == Interaction.REQUEST_RESPONSE) {
+      java.util.concurrent.Semaphore inFlight = new java.util.concurrent.Semaphore(window);
+      Runnable onResponse =
+          () -> {
+            count.increment();
+            inFlight.release();
+          };
+      work =
+          () -> {
+            try {
+              while (running) {
+                if (inFlight.tryAcquire(100, TimeUnit.MILLISECONDS)) {
+                  client.requestResponse(onResponse);
+                }
+              }
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          };
+    } else if (interaction == Interaction.FIRE_AND_FORGET) {
+      if (!client.sendsFireAndForgetFromThreads()) {
+        throw new IllegalArgumentException(system + " has no fire-and-forget from a thread");
+      }
+      work =
+          () -> {
+            try {
+              client.fireAndForgetFromThisThread(count, () -> running);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          };
+    } else {
+      throw new IllegalArgumentException("--caller thread is for request-response and fnf");
+    }
+    Thread thread = new Thread(work, "bench-application");
+    thread.setDaemon(true);
+    thread.start();
+    return thread;
   }
 
   /** One request in flight: each response records its round trip and sends the next. */

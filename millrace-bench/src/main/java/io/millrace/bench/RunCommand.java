@@ -73,6 +73,21 @@ final class RunCommand implements Callable<Integer> {
   @Option(names = "--png", description = "Write a throughput chart here.")
   File png;
 
+  @Option(
+      names = "--seconds-csv",
+      description =
+          "Write every second's message count of every run, client side and server side, here.")
+  File secondsCsv;
+
+  @Option(
+      names = "--caller",
+      split = ",",
+      defaultValue = "loop",
+      description =
+          "Who issues request-response and fire-and-forget: loop (the client's event loop), thread"
+              + " (an application thread, through the connection's hand-off), or both.")
+  List<String> callers;
+
   @Option(names = "--logs", defaultValue = "target/bench-logs", description = "Process logs.")
   Path logs;
 
@@ -114,18 +129,43 @@ final class RunCommand implements Callable<Integer> {
     if (!skipHeap) {
       heaps.add(smallHeap);
     }
-    int total = heaps.size() * sizes.size() * chosen.size() * systems.size();
-    int done = 0;
+    for (String caller : callers) {
+      if (!caller.equals("loop") && !caller.equals("thread")) {
+        throw new IllegalArgumentException("--caller is loop, thread or both: " + caller);
+      }
+    }
+    List<Object[]> plan = new ArrayList<>();
     for (String heap : heaps) {
       for (int size : sizes) {
         for (Interaction interaction : chosen) {
-          for (String system : systems) {
-            RunResult r = throughput(runner, system, interaction, size, heap);
-            results.add(r);
-            System.out.printf(Locale.ROOT, "[%2d/%d] %s%n", ++done, total, line(r));
+          boolean byThread =
+              interaction == Interaction.REQUEST_RESPONSE
+                  || interaction == Interaction.FIRE_AND_FORGET;
+          for (String caller : byThread ? callers : List.of("loop")) {
+            for (String system : systems) {
+              if (caller.equals("thread")
+                  && interaction == Interaction.FIRE_AND_FORGET
+                  && !system.equals("millrace")) {
+                continue; // the peers' clients issue fire-and-forget from their event loop only
+              }
+              plan.add(new Object[] {heap, size, interaction, caller, system});
+            }
           }
         }
       }
+    }
+    int done = 0;
+    for (Object[] run : plan) {
+      RunResult r =
+          throughput(
+              runner,
+              (String) run[4],
+              (Interaction) run[2],
+              (Integer) run[1],
+              (String) run[0],
+              (String) run[3]);
+      results.add(r);
+      System.out.printf(Locale.ROOT, "[%2d/%d] %s%n", ++done, plan.size(), line(r));
     }
     if (!skipLatency && chosen.contains(Interaction.REQUEST_RESPONSE)) {
       latency(runner, sizes.get(0));
@@ -139,7 +179,7 @@ final class RunCommand implements Callable<Integer> {
     if (png != null) {
       List<RunResult> main = new ArrayList<>();
       for (RunResult r : results) {
-        if (r.heap.equals(largeHeap)) {
+        if (r.heap.equals(largeHeap) && r.caller.equals("loop")) {
           main.add(r);
         }
       }
@@ -158,18 +198,25 @@ final class RunCommand implements Callable<Integer> {
   }
 
   private RunResult throughput(
-      ProcessRunner runner, String system, Interaction interaction, int size, String heap)
+      ProcessRunner runner,
+      String system,
+      Interaction interaction,
+      int size,
+      String heap,
+      String caller)
       throws IOException, InterruptedException {
-    RunResult result = new RunResult(system, interaction, size, heap);
+    RunResult result = new RunResult(system, interaction, size, heap, caller);
     ProcessRunner.Output out =
         runner.run(
             system,
             size,
             heap,
-            system + "-" + interaction.cliName + "-" + size + "-" + heap,
+            system + "-" + interaction.cliName + "-" + caller + "-" + size + "-" + heap,
             List.of(
                 "--interaction",
                 interaction.cliName,
+                "--caller",
+                caller,
                 "--mode",
                 "throughput",
                 "--window",
@@ -182,6 +229,7 @@ final class RunCommand implements Callable<Integer> {
       result.failure = out.failure();
       return result;
     }
+    writeSeconds(result, out);
     List<RunResult.Tick> clientTicks = new ArrayList<>();
     long start = -1;
     long end = -1;
@@ -204,6 +252,87 @@ final class RunCommand implements Callable<Integer> {
     }
     result.compute(clientTicks, serverTicks, start, end);
     return result;
+  }
+
+  /** Appends this run's per-second counts to {@link #secondsCsv}: client and server side. */
+  private void writeSeconds(RunResult result, ProcessRunner.Output out) throws IOException {
+    if (secondsCsv == null) {
+      return;
+    }
+    boolean header = !secondsCsv.exists() || secondsCsv.length() == 0;
+    try (PrintWriter w =
+        new PrintWriter(
+            Files.newBufferedWriter(
+                secondsCsv.toPath(),
+                StandardCharsets.UTF_8,
+                java.nio.file.StandardOpenOption.CREATE,
+                java.nio.file.StandardOpenOption.APPEND))) {
+      if (header) {
+        w.println(
+            "system,interaction,caller,payload_bytes,heap,side,epoch_millis,second,messages,"
+                + "meaning");
+      }
+      String clientMeaning = clientMeaning(result.interaction);
+      writeSide(w, result, "client", out.client(), clientMeaning);
+      writeSide(w, result, "server", out.server(), serverMeaning(result.interaction));
+    }
+  }
+
+  private static void writeSide(
+      PrintWriter w, RunResult r, String side, List<String> lines, String meaning) {
+    RunResult.Tick previous = null;
+    long first = -1;
+    for (String line : lines) {
+      if (!line.startsWith("TICK")) {
+        continue;
+      }
+      RunResult.Tick t = RunResult.Tick.parse(line);
+      if (previous != null) {
+        if (first < 0) {
+          first = previous.millis();
+        }
+        w.printf(
+            Locale.ROOT,
+            "%s,%s,%s,%d,%s,%s,%d,%.1f,%d,%s%n",
+            r.system,
+            r.interaction.cliName,
+            r.caller,
+            r.size,
+            r.heap,
+            side,
+            t.millis(),
+            (t.millis() - first) / 1000.0,
+            t.count() - previous.count(),
+            meaning);
+      }
+      previous = t;
+    }
+  }
+
+  private static String clientMeaning(Interaction interaction) {
+    switch (interaction) {
+      case REQUEST_RESPONSE:
+        return "responses received";
+      case FIRE_AND_FORGET:
+        return "messages sent";
+      case REQUEST_STREAM:
+        return "items received";
+      default:
+        return "echoes received";
+    }
+  }
+
+  private static String serverMeaning(Interaction interaction) {
+    switch (interaction) {
+      case REQUEST_RESPONSE:
+        return "requests answered";
+      case FIRE_AND_FORGET:
+        return "messages received";
+      case REQUEST_STREAM:
+        return "items sent";
+      default:
+        return "items echoed";
+    }
   }
 
   private void latency(ProcessRunner runner, int size) throws IOException, InterruptedException {
@@ -298,11 +427,17 @@ final class RunCommand implements Callable<Integer> {
   }
 
   private RunResult find(String system, Interaction interaction, int size, String heap) {
+    return find(system, interaction, size, heap, "loop");
+  }
+
+  private RunResult find(
+      String system, Interaction interaction, int size, String heap, String caller) {
     for (RunResult r : results) {
       if (r.system.equals(system)
           && r.interaction == interaction
           && r.size == size
-          && r.heap.equals(heap)) {
+          && r.heap.equals(heap)
+          && r.caller.equals(caller)) {
         return r;
       }
     }
@@ -313,8 +448,8 @@ final class RunCommand implements Callable<Integer> {
     if (!r.ok()) {
       return String.format(
           Locale.ROOT,
-          "%-16s %4d B %-5s %-13s FAILED: %s",
-          r.interaction.cliName,
+          "%-25s %4d B %-5s %-13s FAILED: %s",
+          r.label(),
           r.size,
           r.heap,
           r.system,
@@ -322,8 +457,8 @@ final class RunCommand implements Callable<Integer> {
     }
     return String.format(
         Locale.ROOT,
-        "%-16s %4d B %-5s %-13s %,12.0f msg/s (%,.0f - %,.0f)  alloc B/msg client %s server %s",
-        r.interaction.cliName,
+        "%-25s %4d B %-5s %-13s %,12.0f msg/s (%,.0f - %,.0f)  alloc B/msg client %s server %s",
+        r.label(),
         r.size,
         r.heap,
         r.system,
@@ -402,9 +537,7 @@ final class RunCommand implements Callable<Integer> {
     Map<String, List<RunResult>> groups = new LinkedHashMap<>();
     for (RunResult r : results) {
       if (r.heap.equals(largeHeap)) {
-        groups
-            .computeIfAbsent(r.interaction.cliName + " " + r.size + " B", k -> new ArrayList<>())
-            .add(r);
+        groups.computeIfAbsent(r.label() + " " + r.size + " B", k -> new ArrayList<>()).add(r);
       }
     }
     out.append(
@@ -451,13 +584,14 @@ final class RunCommand implements Callable<Integer> {
         if (!small.heap.equals(smallHeap)) {
           continue;
         }
-        RunResult large = find(small.system, small.interaction, small.size, largeHeap);
+        RunResult large =
+            find(small.system, small.interaction, small.size, largeHeap, small.caller);
         if (large == null || !large.ok() || !small.ok()) {
           out.append(
               String.format(
                   Locale.ROOT,
-                  "  %-16s %4d B %-13s n/a%n",
-                  small.interaction.cliName,
+                  "  %-25s %4d B %-13s n/a%n",
+                  small.label(),
                   small.size,
                   small.system));
           continue;
@@ -465,8 +599,8 @@ final class RunCommand implements Callable<Integer> {
         out.append(
             String.format(
                 Locale.ROOT,
-                "  %-16s %4d B %-13s %+6.1f %%%n",
-                small.interaction.cliName,
+                "  %-25s %4d B %-13s %+6.1f %%%n",
+                small.label(),
                 small.size,
                 small.system,
                 (small.median / large.median - 1) * 100));
@@ -496,14 +630,14 @@ final class RunCommand implements Callable<Integer> {
     try (PrintWriter w = new PrintWriter(file, StandardCharsets.UTF_8)) {
       w.println(
           "system,level,interaction,payload_bytes,heap,msgs_per_sec_median,msgs_per_sec_min,"
-              + "msgs_per_sec_max,alloc_bytes_per_msg_client,alloc_bytes_per_msg_server");
+              + "msgs_per_sec_max,alloc_bytes_per_msg_client,alloc_bytes_per_msg_server,caller");
       for (RunResult r : results) {
         if (!r.ok()) {
           continue;
         }
         w.printf(
             Locale.ROOT,
-            "%s,core,%s,%d,%s,%.0f,%.0f,%.0f,%s,%s%n",
+            "%s,core,%s,%d,%s,%.0f,%.0f,%.0f,%s,%s,%s%n",
             r.system,
             r.interaction.cliName,
             r.size,
@@ -512,7 +646,8 @@ final class RunCommand implements Callable<Integer> {
             r.min,
             r.max,
             bytes(r.allocClient),
-            bytes(r.allocServer));
+            bytes(r.allocServer),
+            r.caller);
       }
     }
     if (!latencies.isEmpty()) {

@@ -10,6 +10,7 @@ final class RunResult {
   final Interaction interaction;
   final int size;
   final String heap;
+  final String caller;
   double median;
   double min;
   double max;
@@ -18,10 +19,21 @@ final class RunResult {
   String failure;
 
   RunResult(String system, Interaction interaction, int size, String heap) {
+    this(system, interaction, size, heap, "loop");
+  }
+
+  /** {@code caller}: loop (requests from the client's event loop) or thread. */
+  RunResult(String system, Interaction interaction, int size, String heap, String caller) {
     this.system = system;
     this.interaction = interaction;
     this.size = size;
     this.heap = heap;
+    this.caller = caller;
+  }
+
+  /** The interaction's name with the caller when it is not the event loop. */
+  String label() {
+    return interaction.cliName + ("loop".equals(caller) ? "" : " (" + caller + ")");
   }
 
   /** One {@code TICK} line: time, cumulative messages, cumulative bytes allocated. */
@@ -37,8 +49,11 @@ final class RunResult {
    * allocation figures from both sides over the same window.
    */
   void compute(List<Tick> clientTicks, List<Tick> serverTicks, long start, long end) {
+    // Messages are counted where they arrive: fire-and-forget at the server (a client's count of
+    // what it handed over would include anything lost on the way), the rest at the client.
+    List<Tick> counted = interaction == Interaction.FIRE_AND_FORGET ? serverTicks : clientTicks;
     List<Tick> window = new ArrayList<>();
-    for (Tick t : clientTicks) {
+    for (Tick t : counted) {
       if (t.millis() >= start && t.millis() <= end) {
         window.add(t);
       }
@@ -66,9 +81,19 @@ final class RunResult {
     max = rates.get(n - 1);
     Tick first = window.get(0);
     Tick last = window.get(window.size() - 1);
-    if (last.count() > first.count()) {
-      allocClient =
-          (double) (last.allocated() - first.allocated()) / (last.count() - first.count());
+    long messages = last.count() - first.count();
+    Tick clientFirst = null;
+    Tick clientLast = null;
+    for (Tick t : clientTicks) {
+      if (t.millis() >= start - 100 && t.millis() <= end + 100) {
+        if (clientFirst == null) {
+          clientFirst = t;
+        }
+        clientLast = t;
+      }
+    }
+    if (clientFirst != null && messages > 0) {
+      allocClient = (double) (clientLast.allocated() - clientFirst.allocated()) / messages;
     }
     Tick serverFirst = null;
     Tick serverLast = null;

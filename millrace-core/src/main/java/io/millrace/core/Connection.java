@@ -47,8 +47,13 @@ public interface Connection {
   /** This side's address. */
   SocketAddress localAddress();
 
-  /** Sends a request with no response. */
-  void fireAndForget(ByteBuf metadata, ByteBuf data);
+  /**
+   * Sends a request with no response. On the event loop, returns whether it was sent: false when
+   * the connection is closing or closed, or no lease allows it (the buffers are released; nothing
+   * is dropped without the caller knowing). From another thread it returns true once the call is
+   * handed to the loop, which logs a failure there.
+   */
+  boolean fireAndForget(ByteBuf metadata, ByteBuf data);
 
   /** Sends connection-level metadata. */
   void metadataPush(ByteBuf metadata);

@@ -43,13 +43,13 @@ public final class FrameReader {
     int streamId = FrameHeader.streamId(frame);
     int type = FrameHeader.type(frame);
     int flags = FrameHeader.flags(frame);
-    if (misplaced(type, streamId)) {
-      return false;
-    }
     switch (type) {
       case FrameType.REQUEST_RESPONSE:
       case FrameType.REQUEST_FNF:
         {
+          if (streamId == 0) {
+            return false; // misplaced: ignored (see the class comment)
+          }
           requirePayloadFits(frame, FrameHeader.SIZE, type);
           ByteBuf metadata = Frames.metadata(frame, FrameHeader.SIZE);
           listener.onRequest(
@@ -59,6 +59,9 @@ public final class FrameReader {
       case FrameType.REQUEST_STREAM:
       case FrameType.REQUEST_CHANNEL:
         {
+          if (streamId == 0) {
+            return false;
+          }
           requirePayloadFits(frame, RequestStreamFrame.PAYLOAD_OFFSET, type);
           int n = RequestStreamFrame.initialRequestN(frame);
           if (n == 0) {
@@ -75,6 +78,9 @@ public final class FrameReader {
           return true;
         }
       case FrameType.PAYLOAD:
+        if (streamId == 0) {
+          return false;
+        }
         requirePayloadFits(frame, FrameHeader.SIZE, type);
         if ((flags & (FrameHeader.FLAG_NEXT | FrameHeader.FLAG_COMPLETE | FrameHeader.FLAG_FOLLOWS))
             == 0) {
@@ -88,6 +94,9 @@ public final class FrameReader {
         }
       case FrameType.REQUEST_N:
         {
+          if (streamId == 0) {
+            return false;
+          }
           requireLength(frame, FrameHeader.SIZE + 4, type);
           int n = RequestNFrame.requestN(frame);
           if (n == 0) {
@@ -97,6 +106,9 @@ public final class FrameReader {
           return true;
         }
       case FrameType.CANCEL:
+        if (streamId == 0) {
+          return false;
+        }
         listener.onCancel(streamId);
         return true;
       case FrameType.ERROR:
@@ -104,6 +116,9 @@ public final class FrameReader {
         listener.onError(streamId, ErrorFrame.errorCode(frame), ErrorFrame.message(frame));
         return true;
       case FrameType.KEEPALIVE:
+        if (streamId != 0) {
+          return false;
+        }
         requireLength(frame, KeepAliveFrame.DATA_OFFSET, type);
         listener.onKeepAlive(
             KeepAliveFrame.respond(frame),
@@ -111,6 +126,9 @@ public final class FrameReader {
             KeepAliveFrame.data(frame));
         return true;
       case FrameType.LEASE:
+        if (streamId != 0) {
+          return false;
+        }
         requireLength(frame, LeaseFrame.METADATA_OFFSET, type);
         listener.onLease(
             LeaseFrame.ttl(frame) & 0x7FFF_FFFF,
@@ -118,12 +136,21 @@ public final class FrameReader {
             LeaseFrame.metadata(frame));
         return true;
       case FrameType.METADATA_PUSH:
+        if (streamId != 0) {
+          return false;
+        }
         listener.onMetadataPush(MetadataPushFrame.metadata(frame));
         return true;
       case FrameType.SETUP:
+        if (streamId != 0) {
+          return false;
+        }
         readSetup(frame, flags, listener);
         return true;
       case FrameType.RESUME:
+        if (streamId != 0) {
+          return false;
+        }
         requireLength(frame, ResumeFrame.TOKEN_LENGTH_OFFSET + 2, type);
         requireLength(frame, ResumeFrame.positionsOffset(frame) - frame.readerIndex() + 16, type);
         listener.onResume(
@@ -134,6 +161,9 @@ public final class FrameReader {
             ResumeFrame.firstAvailableClientPosition(frame));
         return true;
       case FrameType.RESUME_OK:
+        if (streamId != 0) {
+          return false;
+        }
         requireLength(frame, FrameHeader.SIZE + 8, type);
         listener.onResumeOk(ResumeOkFrame.lastReceivedClientPosition(frame));
         return true;
@@ -152,32 +182,6 @@ public final class FrameReader {
         }
         listener.onUnknownFrame(streamId, type, flags);
         return true;
-    }
-  }
-
-  /**
-   * Whether a known frame type arrived on a stream id the spec says to ignore it on: stream frames
-   * on stream 0 and connection frames elsewhere. ERROR and EXT may use any stream id.
-   */
-  private static boolean misplaced(int type, int streamId) {
-    switch (type) {
-      case FrameType.REQUEST_RESPONSE:
-      case FrameType.REQUEST_FNF:
-      case FrameType.REQUEST_STREAM:
-      case FrameType.REQUEST_CHANNEL:
-      case FrameType.REQUEST_N:
-      case FrameType.CANCEL:
-      case FrameType.PAYLOAD:
-        return streamId == 0;
-      case FrameType.SETUP:
-      case FrameType.LEASE:
-      case FrameType.KEEPALIVE:
-      case FrameType.METADATA_PUSH:
-      case FrameType.RESUME:
-      case FrameType.RESUME_OK:
-        return streamId != 0;
-      default:
-        return false;
     }
   }
 

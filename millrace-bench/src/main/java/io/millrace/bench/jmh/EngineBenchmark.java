@@ -57,7 +57,12 @@ public class EngineBenchmark {
   private ByteBuf response;
   private ByteBuf request;
   private ByteBuf streamPayload;
+  private ByteBuf responsePayload;
+  private ByteBuf fnf;
+  private ByteBuf sendData;
+  private StreamListener responseListener;
   private int nextId;
+  private int nextFnfId;
   private long received;
   private int pending;
 
@@ -67,6 +72,19 @@ public class EngineBenchmark {
     ByteBuf data = alloc.directBuffer(size).writerIndex(size);
     request = RequestResponseFrame.encode(alloc, 0, 1, false, null, data);
     streamPayload = PayloadFrame.encode(alloc, 0, 1, FrameHeader.FLAG_NEXT, null, data);
+    responsePayload =
+        PayloadFrame.encode(
+            alloc, 0, 3, FrameHeader.FLAG_NEXT | FrameHeader.FLAG_COMPLETE, null, data);
+    fnf = io.millrace.frame.RequestFnfFrame.encode(alloc, 0, 1, false, null, data);
+    sendData =
+        io.netty.buffer.Unpooled.unreleasableBuffer(alloc.directBuffer(size).writerIndex(size));
+    responseListener =
+        new StreamListener() {
+          @Override
+          public void onNext(Stream stream, ByteBuf metadata, ByteBuf data) {
+            received++;
+          }
+        };
     data.release();
 
     serverTransport = new DiscardingTransport();
@@ -109,6 +127,7 @@ public class EngineBenchmark {
   @Setup(Level.Iteration)
   public void resetStreamIds() {
     nextId = 1; // request-response streams end at once, so their ids can be reused
+    nextFnfId = 1;
   }
 
   @TearDown(Level.Trial)
@@ -123,6 +142,9 @@ public class EngineBenchmark {
     response.release();
     request.release();
     streamPayload.release();
+    responsePayload.release();
+    fnf.release();
+    sendData.unwrap().release();
   }
 
   @Benchmark
@@ -146,5 +168,42 @@ public class EngineBenchmark {
       client.onReadComplete();
     }
     return received;
+  }
+
+  /** A request-response sent and its response delivered (client side; ids from 3 on). */
+  @Benchmark
+  public long requesterRequestResponse() {
+    Stream stream = client.requestResponse(null, sendData, responseListener);
+    responsePayload.readerIndex(0);
+    responsePayload.setInt(0, stream.streamId());
+    client.onFrame(responsePayload);
+    if (++pending == 64) {
+      pending = 0;
+      client.onReadComplete();
+    }
+    return received;
+  }
+
+  /** A fire-and-forget sent (client side). */
+  @Benchmark
+  public void requesterFireAndForget() {
+    client.fireAndForget(null, sendData);
+    if (++pending == 64) {
+      pending = 0;
+      clientTransport.runPendingTasks();
+    }
+  }
+
+  /** A fire-and-forget received and handed to the responder (server side). */
+  @Benchmark
+  public void responderFireAndForget() {
+    fnf.readerIndex(0);
+    fnf.setInt(0, nextFnfId);
+    nextFnfId = nextFnfId + 2 < 0 ? 1 : nextFnfId + 2;
+    server.onFrame(fnf);
+    if (++pending == 64) {
+      pending = 0;
+      server.onReadComplete();
+    }
   }
 }

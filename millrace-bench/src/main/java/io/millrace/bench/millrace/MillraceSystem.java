@@ -194,6 +194,8 @@ public final class MillraceSystem implements BenchSystem {
     private final ByteBuf payload;
     private Runnable lastCallback;
     private StreamListener lastListener;
+    private Runnable threadCallback;
+    private StreamListener threadListener;
 
     Client(TcpClient client, Connection connection, ByteBuf payload) {
       this.client = client;
@@ -204,22 +206,55 @@ public final class MillraceSystem implements BenchSystem {
     @Override
     public void requestResponse(Runnable onResponse) {
       if (!connection.executor().inEventLoop()) {
-        connection.executor().execute(() -> requestResponse(onResponse));
+        // From an application thread: straight into the connection's hand-off queue. The cache
+        // below is confined to the one application thread the harness uses.
+        if (onResponse != threadCallback) {
+          threadCallback = onResponse;
+          threadListener = listener(onResponse);
+        }
+        connection.requestResponse(null, payload, threadListener);
         return;
       }
-      StreamListener listener = lastListener;
       if (onResponse != lastCallback) {
-        listener =
-            new StreamListener() {
-              @Override
-              public void onNext(Stream stream, ByteBuf metadata, ByteBuf data) {
-                onResponse.run();
-              }
-            };
         lastCallback = onResponse;
-        lastListener = listener;
+        lastListener = listener(onResponse);
       }
-      connection.requestResponse(null, payload, listener);
+      connection.requestResponse(null, payload, lastListener);
+    }
+
+    private static StreamListener listener(Runnable onResponse) {
+      return new StreamListener() {
+        @Override
+        public void onNext(Stream stream, ByteBuf metadata, ByteBuf data) {
+          onResponse.run();
+        }
+      };
+    }
+
+    @Override
+    public boolean sendsFireAndForgetFromThreads() {
+      return true;
+    }
+
+    /**
+     * Hands each message to the loop through the connection's bounded queue; when the queue or the
+     * transport is full, parks until the loop says it is ready again (no spinning, no polling).
+     */
+    @Override
+    public void fireAndForgetFromThisThread(
+        LongAdder sent, java.util.function.BooleanSupplier running) throws InterruptedException {
+      while (running.getAsBoolean() && connection.isOpen()) {
+        if (!connection.isReadyForCalls()) {
+          connection.awaitReadyForCalls(java.time.Duration.ofSeconds(1));
+          continue;
+        }
+        try {
+          connection.fireAndForget(null, payload);
+          sent.increment();
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+          connection.awaitReadyForCalls(java.time.Duration.ofSeconds(1));
+        }
+      }
     }
 
     @Override
@@ -233,7 +268,9 @@ public final class MillraceSystem implements BenchSystem {
               }
               // Send a batch while the transport takes it, then let the loop do I/O.
               for (int i = 0; i < FNF_BATCH && connection.isWritable(); i++) {
-                connection.fireAndForget(null, payload);
+                if (!connection.fireAndForget(null, payload)) {
+                  return; // not sent: the connection is closing
+                }
                 sent.increment();
               }
               if (connection.isWritable()) {

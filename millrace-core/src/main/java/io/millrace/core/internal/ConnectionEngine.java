@@ -102,7 +102,12 @@ public final class ConnectionEngine implements Connection {
   private final Timeout leaseExpiry = new LeaseExpiryTimeout();
 
   Responder responder;
-  private volatile int state;
+
+  /** Loop only; {@link #publishedState} is the copy other threads read. */
+  private int state;
+
+  private volatile int publishedState;
+
   private volatile ConnectionListener[] listeners = new ConnectionListener[0];
   private volatile double availability;
   private String metadataMimeType;
@@ -115,7 +120,10 @@ public final class ConnectionEngine implements Connection {
   private int closeCalls;
   private CloseReason closeReason;
 
-  /** Client: a frame other than ERROR has come from the server, so SETUP was accepted. */
+  /**
+   * Client: a frame other than ERROR has come from the server, so SETUP was accepted. Set on a
+   * server's first frame too, so that the per-frame check is one field read.
+   */
   private boolean establishedWithPeer;
 
   private ConnectionEngine(
@@ -253,11 +261,12 @@ public final class ConnectionEngine implements Connection {
    */
   public void onFrame(ByteBuf frame) {
     flusher.beginRead();
+    int writesBefore = flusher.writesThisTurn();
     int s = state;
     if (s == CLOSED) {
       return;
     }
-    if (client && !establishedWithPeer) {
+    if (!establishedWithPeer) {
       noteFirstFrameFromServer(frame);
     }
     try {
@@ -273,7 +282,8 @@ public final class ConnectionEngine implements Connection {
     }
     // The bound on bytes queued for the peer holds per request, not per read batch: once a
     // frame's answers pass it, the next frame waits until the peer reads.
-    if ((readSuspensions & SUSPENDED_FOR_OUTBOUND) == 0
+    if (flusher.writesThisTurn() != writesBefore
+        && (readSuspensions & SUSPENDED_FOR_OUTBOUND) == 0
         && !transport.isWritable()
         && transport.queuedBytes() > config.maxQueuedBytes()
         && state != CLOSED) {
@@ -286,9 +296,12 @@ public final class ConnectionEngine implements Connection {
     }
   }
 
+  /** Client: the first frame other than ERROR shows the server took the SETUP. */
   private void noteFirstFrameFromServer(ByteBuf frame) {
-    if (frame.readableBytes() >= FrameHeader.SIZE && FrameHeader.type(frame) != FrameType.ERROR) {
-      establishedWithPeer = true;
+    if (!client
+        || frame.readableBytes() >= FrameHeader.SIZE
+            && FrameHeader.type(frame) != FrameType.ERROR) {
+      establishedWithPeer = true; // a server has nothing to learn here
     }
   }
 
@@ -367,7 +380,7 @@ public final class ConnectionEngine implements Connection {
     }
   }
 
-  private final StreamQueue producersWaiting = new StreamQueue();
+  private final ProducerQueue producersWaiting = new ProducerQueue();
   private boolean nextTurnScheduled;
   private final Runnable nextTurn = this::startNextTurn;
 
@@ -539,12 +552,12 @@ public final class ConnectionEngine implements Connection {
 
   @Override
   public boolean isOpen() {
-    return state != CLOSED;
+    return publishedState != CLOSED;
   }
 
   @Override
   public boolean isDraining() {
-    return state == DRAINING;
+    return publishedState == DRAINING;
   }
 
   @Override
@@ -553,16 +566,16 @@ public final class ConnectionEngine implements Connection {
   }
 
   @Override
-  public void fireAndForget(ByteBuf metadata, ByteBuf data) {
+  public boolean fireAndForget(ByteBuf metadata, ByteBuf data) {
     if (!executor.inEventLoop()) {
       calls.offer(new Calls.FireAndForget(metadata, data));
-      return;
+      return true;
     }
     String refusal = refuseRequest();
     if (refusal != null) {
       DefaultStream.release(metadata, data);
       LOG.log(Level.DEBUG, "fire-and-forget not sent: {0}", refusal);
-      return;
+      return false;
     }
     int id = streams.allocateId();
     try {
@@ -570,6 +583,7 @@ public final class ConnectionEngine implements Connection {
     } catch (RuntimeException e) {
       throw unusableBuffer("fire-and-forget", e);
     }
+    return true;
   }
 
   @Override
@@ -858,7 +872,12 @@ public final class ConnectionEngine implements Connection {
   /** Sends a fire-and-forget handed over from another thread. */
   void sendFireAndForget(ByteBuf metadata, ByteBuf data) {
     try {
-      fireAndForget(metadata, data);
+      if (!fireAndForget(metadata, data)) {
+        LOG.log(
+            Level.WARNING,
+            "fire-and-forget from another thread not sent: the connection is closing or closed,"
+                + " or no lease allows it");
+      }
     } catch (IllegalArgumentException e) {
       LOG.log(Level.WARNING, "fire-and-forget from another thread not sent", e);
     }
@@ -1200,6 +1219,7 @@ public final class ConnectionEngine implements Connection {
 
   private void setState(int newState) {
     state = newState;
+    publishedState = newState;
     publishAvailability();
   }
 

@@ -26,9 +26,8 @@ import java.lang.invoke.VarHandle;
  * requester's CANCEL ends both halves on both sides; a channel responder's CANCEL ends only the
  * channel's requester-to-responder half.
  *
- * <p>Confined to the connection's event loop, except {@link #published}: the done and cancelled
- * bits copied there with a release store at each transition, for the state queries other threads
- * may make.
+ * <p>Confined to the connection's event loop, except {@link #bits}: the done and cancelled flags,
+ * written with release stores, for the state queries other threads may make.
  */
 final class DefaultStream implements Stream {
   static final int REQUEST_RESPONSE = 1;
@@ -36,14 +35,23 @@ final class DefaultStream implements Stream {
   static final int REQUEST_CHANNEL = 3;
   static final int FIRE_AND_FORGET = 4;
 
-  private static final int PUBLISHED_OUTBOUND_DONE = 1;
-  private static final int PUBLISHED_INBOUND_DONE = 2;
-  private static final int PUBLISHED_CANCELLED = 4;
-  private static final VarHandle PUBLISHED;
+  /** {@link #bits}: this side sends nothing more. */
+  static final int OUTBOUND_DONE = 1;
+
+  /** {@link #bits}: nothing more arrives from the peer. */
+  static final int INBOUND_DONE = 2;
+
+  /** {@link #bits}: cancelled by either side. */
+  static final int CANCELLED = 4;
+
+  /** {@link #bits}: queued in the engine's waiting producers. */
+  static final int WAITING = 8;
+
+  private static final VarHandle BITS;
 
   static {
     try {
-      PUBLISHED = MethodHandles.lookup().findVarHandle(DefaultStream.class, "published", int.class);
+      BITS = MethodHandles.lookup().findVarHandle(DefaultStream.class, "bits", int.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -56,20 +64,16 @@ final class DefaultStream implements Stream {
   StreamListener listener;
   long outboundCredit;
   long inboundCredit;
-  boolean outboundDone;
-  boolean inboundDone;
-  private boolean cancelled;
   Reassembly reassembly;
 
-  /** Written with release stores on the loop, read with acquire loads anywhere. */
-  @SuppressWarnings("unused") // accessed through PUBLISHED
-  private int published;
-
-  /** Links of {@link StreamQueue}: the producers waiting for the transport to drain. */
-  DefaultStream waitPrev;
-
-  DefaultStream waitNext;
-  boolean waiting;
+  /**
+   * The stream's state flags. The loop reads and writes them as a plain field; every write is a
+   * release store, so another thread that reads them with an acquire load (the state queries) sees
+   * everything the loop did before. One int keeps the object as small as before the flags were
+   * readable off the loop (56 bytes).
+   */
+  @SuppressWarnings("unused") // written through BITS
+  private int bits;
 
   DefaultStream(ConnectionEngine engine, int kind, boolean requester, StreamListener listener) {
     this.engine = engine;
@@ -90,55 +94,67 @@ final class DefaultStream implements Stream {
 
   @Override
   public long credit() {
-    return outboundDone ? 0 : outboundCredit;
+    return outboundDone() ? 0 : outboundCredit;
   }
 
   @Override
   public boolean isCancelled() {
-    return ((int) PUBLISHED.getAcquire(this) & PUBLISHED_CANCELLED) != 0;
+    return ((int) BITS.getAcquire(this) & CANCELLED) != 0;
   }
 
   @Override
   public boolean isInboundDone() {
-    return ((int) PUBLISHED.getAcquire(this) & PUBLISHED_INBOUND_DONE) != 0;
+    return ((int) BITS.getAcquire(this) & INBOUND_DONE) != 0;
   }
 
   @Override
   public boolean isOutboundDone() {
-    return ((int) PUBLISHED.getAcquire(this) & PUBLISHED_OUTBOUND_DONE) != 0;
+    return ((int) BITS.getAcquire(this) & OUTBOUND_DONE) != 0;
   }
 
-  /**
-   * Copies the loop's view of the stream's state for other threads. A release store: a reader that
-   * sees the bits also sees everything the loop did before the transition.
-   */
-  private void publish() {
-    PUBLISHED.setRelease(
-        this,
-        (outboundDone ? PUBLISHED_OUTBOUND_DONE : 0)
-            | (inboundDone ? PUBLISHED_INBOUND_DONE : 0)
-            | (cancelled ? PUBLISHED_CANCELLED : 0));
+  /** Loop only. */
+  boolean outboundDone() {
+    return (bits & OUTBOUND_DONE) != 0;
+  }
+
+  /** Loop only. */
+  boolean inboundDone() {
+    return (bits & INBOUND_DONE) != 0;
+  }
+
+  private boolean bothDone() {
+    return (bits & (OUTBOUND_DONE | INBOUND_DONE)) == (OUTBOUND_DONE | INBOUND_DONE);
+  }
+
+  /** Loop only: sets flags with a release store (see {@link #bits}). */
+  void set(int flags) {
+    BITS.setRelease(this, bits | flags);
+  }
+
+  /** Loop only: clears flags with a release store. */
+  void clear(int flags) {
+    BITS.setRelease(this, bits & ~flags);
+  }
+
+  boolean has(int flag) {
+    return (bits & flag) != 0;
   }
 
   void markOutboundDone() {
-    outboundDone = true;
-    publish();
+    set(OUTBOUND_DONE);
   }
 
   void markInboundDone() {
-    inboundDone = true;
-    publish();
+    set(INBOUND_DONE);
   }
 
   private void markBothDone() {
-    outboundDone = true;
-    inboundDone = true;
-    publish();
+    set(OUTBOUND_DONE | INBOUND_DONE);
   }
 
   @Override
   public boolean isReady() {
-    if (outboundDone || outboundCredit <= 0) {
+    if (outboundDone() || outboundCredit <= 0) {
       return false;
     }
     if (!engine.transportWritable()) {
@@ -168,7 +184,7 @@ final class DefaultStream implements Stream {
       release(metadata, data);
       throw new IllegalStateException("this side of the stream does not send payloads");
     }
-    if (outboundDone) {
+    if (outboundDone()) {
       // Cancelled by the peer or already ended: a producer racing with CANCEL is not a bug.
       release(metadata, data);
       return;
@@ -200,7 +216,7 @@ final class DefaultStream implements Stream {
   @Override
   public void complete() {
     engine.checkInEventLoop();
-    if (outboundDone || !hasOutboundHalf()) {
+    if (outboundDone() || !hasOutboundHalf()) {
       return;
     }
     markOutboundDone();
@@ -211,7 +227,7 @@ final class DefaultStream implements Stream {
   @Override
   public void error(int errorCode, String message) {
     engine.checkInEventLoop();
-    if (outboundDone && inboundDone) {
+    if (bothDone()) {
       return;
     }
     markBothDone();
@@ -227,7 +243,7 @@ final class DefaultStream implements Stream {
     if (n <= 0) {
       throw new IllegalArgumentException("request-n must be positive: " + n);
     }
-    if (inboundDone || kind == REQUEST_RESPONSE || inboundCredit == Long.MAX_VALUE) {
+    if (inboundDone() || kind == REQUEST_RESPONSE || inboundCredit == Long.MAX_VALUE) {
       return;
     }
     long total = inboundCredit + n;
@@ -238,18 +254,13 @@ final class DefaultStream implements Stream {
   @Override
   public void cancel() {
     engine.checkInEventLoop();
-    if (inboundDone) {
+    if (inboundDone()) {
       return;
     }
-    inboundDone = true;
-    cancelled = true;
-    if (requester) {
-      // A requester's CANCEL ends the whole stream, a channel's outbound half included (spec:
-      // "upon sending a CANCEL, the stream is terminated on the Requester"; rsocket-java does the
-      // same). Only a channel responder's cancel leaves its outbound half open.
-      outboundDone = true;
-    }
-    publish();
+    // A requester's CANCEL ends the whole stream, a channel's outbound half included (spec: "upon
+    // sending a CANCEL, the stream is terminated on the Requester"; rsocket-java does the same).
+    // Only a channel responder's cancel leaves its outbound half open.
+    set(INBOUND_DONE | CANCELLED | (requester ? OUTBOUND_DONE : 0));
     if (id != 0) {
       engine.writer().cancel(id);
     }
@@ -267,7 +278,7 @@ final class DefaultStream implements Stream {
    * closes the connection.
    */
   boolean onPayload(int flags, ByteBuf metadata, ByteBuf data) {
-    if (inboundDone) {
+    if (inboundDone()) {
       return true;
     }
     if ((flags & FrameHeader.FLAG_NEXT) != 0) {
@@ -295,7 +306,7 @@ final class DefaultStream implements Stream {
 
   /** Delivers a payload (whole or reassembled) whose credit {@link #takeInboundCredit} took. */
   void deliverNext(int flags, ByteBuf metadata, ByteBuf data) {
-    if (inboundDone) {
+    if (inboundDone()) {
       return;
     }
     boolean completes = (flags & FrameHeader.FLAG_COMPLETE) != 0 || kind == REQUEST_RESPONSE;
@@ -324,7 +335,7 @@ final class DefaultStream implements Stream {
   }
 
   void onRequestN(int n) {
-    if (outboundDone) {
+    if (outboundDone()) {
       return;
     }
     addOutboundCredit(n);
@@ -352,17 +363,12 @@ final class DefaultStream implements Stream {
   }
 
   void onCancel() {
-    if (outboundDone) {
+    if (outboundDone()) {
       return;
     }
-    outboundDone = true;
-    cancelled = true;
-    if (!requester) {
-      // The requester cancelled: the stream is over on this side too, a channel's inbound half
-      // included. A channel requester that sees CANCEL only stops sending.
-      inboundDone = true;
-    }
-    publish();
+    // The requester cancelled: the stream is over on this side too, a channel's inbound half
+    // included. A channel requester that sees CANCEL only stops sending.
+    set(OUTBOUND_DONE | CANCELLED | (requester ? 0 : INBOUND_DONE));
     endIfDone();
     try {
       listener.onCancel(this);
@@ -373,7 +379,7 @@ final class DefaultStream implements Stream {
 
   /** Ends the stream with an error from the peer or a local failure; notifies the listener. */
   void onError(int errorCode, String message) {
-    if (outboundDone && inboundDone) {
+    if (bothDone()) {
       end(); // idempotent: releases anything still held
       return;
     }
@@ -387,7 +393,7 @@ final class DefaultStream implements Stream {
    * listener.
    */
   void failBothWays(int errorCode, String message) {
-    if (outboundDone && inboundDone) {
+    if (bothDone()) {
       return;
     }
     markBothDone();
@@ -411,7 +417,7 @@ final class DefaultStream implements Stream {
   }
 
   private void endIfDone() {
-    if (outboundDone && inboundDone) {
+    if (bothDone()) {
       end();
     }
   }

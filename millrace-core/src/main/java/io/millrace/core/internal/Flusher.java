@@ -56,6 +56,11 @@ final class Flusher {
     flushNow();
   }
 
+  /** Writes in this turn so far. */
+  int writesThisTurn() {
+    return writesThisTurn;
+  }
+
   /** Whether producers have used up this turn's writes and should yield. */
   boolean turnUsedUp() {
     return writesThisTurn >= WRITES_PER_TURN;

@@ -257,7 +257,7 @@ final class InboundDispatcher implements FrameListener {
         }
         return;
       }
-      if (stream.inboundDone) {
+      if (stream.inboundDone()) {
         return; // nothing is expected on this half: not buffered
       }
       if ((flags & FrameHeader.FLAG_NEXT) == 0) {
@@ -332,7 +332,7 @@ final class InboundDispatcher implements FrameListener {
     if (streamId == 0) {
       if (code >= ErrorCode.INVALID_SETUP
           && code <= ErrorCode.REJECTED_RESUME
-          && (!engine.client || engine.establishedWithPeer())) {
+          && engine.establishedWithPeer()) {
         // Setup errors mean nothing to a server, nor to a client that has heard from the server
         // (spec: handling the unexpected).
         return;
