@@ -630,24 +630,23 @@ final class RunCommand implements Callable<Integer> {
     try (PrintWriter w = new PrintWriter(file, StandardCharsets.UTF_8)) {
       w.println(
           "system,level,interaction,payload_bytes,heap,msgs_per_sec_median,msgs_per_sec_min,"
-              + "msgs_per_sec_max,alloc_bytes_per_msg_client,alloc_bytes_per_msg_server,caller");
+              + "msgs_per_sec_max,alloc_bytes_per_msg_client,alloc_bytes_per_msg_server");
       for (RunResult r : results) {
         if (!r.ok()) {
           continue;
         }
         w.printf(
             Locale.ROOT,
-            "%s,core,%s,%d,%s,%.0f,%.0f,%.0f,%s,%s,%s%n",
+            "%s,core,%s,%d,%s,%.0f,%.0f,%.0f,%s,%s%n",
             r.system,
-            r.interaction.cliName,
+            r.label(),
             r.size,
             r.heap,
             r.median,
             r.min,
             r.max,
             bytes(r.allocClient),
-            bytes(r.allocServer),
-            r.caller);
+            bytes(r.allocServer));
       }
     }
     if (!latencies.isEmpty()) {

@@ -31,7 +31,11 @@ final class RunResult {
     this.caller = caller;
   }
 
-  /** The interaction's name with the caller when it is not the event loop. */
+  /**
+   * The interaction's name, with the caller when it is not the event loop: {@code
+   * request-response (thread)}. The CSV's interaction column carries it too, so its columns stay
+   * those of the first version.
+   */
   String label() {
     return interaction.cliName + ("loop".equals(caller) ? "" : " (" + caller + ")");
   }

@@ -20,6 +20,7 @@ class HarnessSmokeTest {
   void quickRun_everySystem_writesCsvRowsAndChart(@TempDir Path dir) throws Exception {
     File csv = dir.resolve("results.csv").toFile();
     File png = dir.resolve("chart.png").toFile();
+    File seconds = dir.resolve("seconds.csv").toFile();
     int code =
         new CommandLine(new RunCommand())
             .execute(
@@ -40,7 +41,9 @@ class HarnessSmokeTest {
                 "--csv",
                 csv.toString(),
                 "--png",
-                png.toString());
+                png.toString(),
+                "--seconds-csv",
+                seconds.toString());
     assertThat(code).isZero();
     List<String> lines = Files.readAllLines(csv.toPath());
     assertThat(lines.get(0))
@@ -56,5 +59,51 @@ class HarnessSmokeTest {
     }
     assertThat(png).isNotEmpty();
     assertThat(Files.readAllBytes(png.toPath())).startsWith(0x89, 'P', 'N', 'G');
+    List<String> perSecond = Files.readAllLines(seconds.toPath());
+    assertThat(perSecond.get(0))
+        .isEqualTo(
+            "system,interaction,caller,payload_bytes,heap,side,epoch_millis,second,messages,meaning");
+    for (String system : List.of("millrace", "grpc-java", "rsocket-java")) {
+      for (String side : List.of("client", "server")) {
+        assertThat(perSecond)
+            .as(system + " " + side)
+            .anyMatch(row -> row.startsWith(system + ",") && row.contains("," + side + ","));
+      }
+    }
+  }
+
+  @Test
+  void applicationThreadCaller_millraceRequestResponseAndFireAndForget(@TempDir Path dir)
+      throws Exception {
+    File csv = dir.resolve("results.csv").toFile();
+    int code =
+        new CommandLine(new RunCommand())
+            .execute(
+                "--systems",
+                "millrace",
+                "--interactions",
+                "request-response,fire-and-forget",
+                "--caller",
+                "thread",
+                "--sizes",
+                "8",
+                "--warmup",
+                "1",
+                "--duration",
+                "2",
+                "--skip-heap",
+                "--skip-latency",
+                "--logs",
+                dir.resolve("logs").toString(),
+                "--csv",
+                csv.toString());
+    assertThat(code).isZero();
+    List<String> rows = Files.readAllLines(csv.toPath());
+    assertThat(rows).hasSize(3);
+    assertThat(rows.get(1)).startsWith("millrace,core,request-response (thread),8,");
+    assertThat(rows.get(2)).startsWith("millrace,core,fire-and-forget (thread),8,");
+    for (String row : rows.subList(1, 3)) {
+      assertThat(Double.parseDouble(row.split(",")[5])).as("messages flowed: " + row).isPositive();
+    }
   }
 }
