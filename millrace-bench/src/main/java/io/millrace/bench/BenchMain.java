@@ -19,6 +19,9 @@ public final class BenchMain {
     CommandLine bench = new CommandLine(new RunCommand());
     bench.addSubcommand("serve", new ServeCommand());
     bench.addSubcommand("drive", new DriveCommand());
+    bench.addSubcommand("idle-connections", new IdleCommand());
+    bench.addSubcommand("idle-serve", new IdleServeCommand());
+    bench.addSubcommand("idle-drive", new IdleDriveCommand());
     System.exit(bench.execute(args));
   }
 }

@@ -33,4 +33,25 @@ public interface BenchSystem {
 
   /** Connects a client to 127.0.0.1:{@code port} that sends payloads of {@code payloadSize}. */
   BenchClient connect(int port, int payloadSize) throws Exception;
+
+  /**
+   * A server for the idle-connections scenario: as {@link #startServer} with 8-byte answers, and
+   * every client keepalive at 30 s allowed (grpc-java's servers refuse pings more often than every
+   * 5 minutes by default).
+   */
+  default BenchServer startIdleServer(int port) throws Exception {
+    return startServer(port, 8, new LongAdder());
+  }
+
+  /**
+   * Opens {@code count} connections to 127.0.0.1:{@code port} that do nothing but keep themselves
+   * alive every {@code keepAliveSeconds} (RSocket KEEPALIVE, HTTP/2 PING), connection {@code i}
+   * from {@code localAddress.apply(i)} (null: any). Returns once all are established.
+   */
+  IdleConnections openIdle(
+      int port,
+      int count,
+      int keepAliveSeconds,
+      java.util.function.IntFunction<java.net.InetSocketAddress> localAddress)
+      throws Exception;
 }

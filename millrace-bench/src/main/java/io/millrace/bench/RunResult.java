@@ -32,9 +32,9 @@ final class RunResult {
   }
 
   /**
-   * The interaction's name, with the caller when it is not the event loop: {@code
-   * request-response (thread)}. The CSV's interaction column carries it too, so its columns stay
-   * those of the first version.
+   * The interaction's name, with the caller when it is not the event loop: {@code request-response
+   * (thread)}. The CSV's interaction column carries it too, so its columns stay those of the first
+   * version.
    */
   String label() {
     return interaction.cliName + ("loop".equals(caller) ? "" : " (" + caller + ")");

@@ -18,6 +18,7 @@ import io.grpc.stub.StreamObserver;
 import io.millrace.bench.BenchClient;
 import io.millrace.bench.BenchServer;
 import io.millrace.bench.BenchSystem;
+import io.millrace.bench.IdleConnections;
 import io.millrace.transport.netty.EventLoops;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoopGroup;
@@ -147,6 +148,17 @@ public final class GrpcSystem implements BenchSystem {
 
   @Override
   public BenchServer startServer(int port, int payloadSize, LongAdder handled) throws Exception {
+    return startServer(port, payloadSize, handled, false);
+  }
+
+  /** The idle-connections server: pings from clients allowed every 10 s, with or without calls. */
+  @Override
+  public BenchServer startIdleServer(int port) throws Exception {
+    return startServer(port, 8, new LongAdder(), true);
+  }
+
+  private BenchServer startServer(int port, int payloadSize, LongAdder handled, boolean idle)
+      throws Exception {
     byte[] response = payload(payloadSize);
     ServerServiceDefinition service =
         ServerServiceDefinition.builder(SERVICE)
@@ -175,7 +187,7 @@ public final class GrpcSystem implements BenchSystem {
     EventLoopGroup group = EventLoops.newGroup(1, "grpc-server");
     Server server;
     try {
-      server =
+      NettyServerBuilder builder =
           NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
               .channelType(serverChannelType())
               .bossEventLoopGroup(group)
@@ -183,9 +195,11 @@ public final class GrpcSystem implements BenchSystem {
               .directExecutor()
               .flowControlWindow(FLOW_CONTROL_WINDOW)
               .maxInboundMessageSize(MAX_INBOUND_MESSAGE_SIZE)
-              .addService(service)
-              .build()
-              .start();
+              .addService(service);
+      if (idle) {
+        builder.permitKeepAliveTime(10, TimeUnit.SECONDS).permitKeepAliveWithoutCalls(true);
+      }
+      server = builder.build().start();
     } catch (Exception | Error e) {
       shutdown(group);
       throw e;
@@ -338,6 +352,83 @@ public final class GrpcSystem implements BenchSystem {
       throw e;
     }
     return client;
+  }
+
+  /**
+   * Idle connections: one {@link ManagedChannel} per connection (a channel is one HTTP/2
+   * connection), all on one client event loop, HTTP/2 PING every {@code keepAliveSeconds} even
+   * without calls. Source addresses are left to the kernel (grpc-java picks them per channel only
+   * through an experimental API).
+   */
+  @Override
+  public IdleConnections openIdle(
+      int port,
+      int count,
+      int keepAliveSeconds,
+      java.util.function.IntFunction<InetSocketAddress> localAddress)
+      throws Exception {
+    EventLoopGroup group = EventLoops.newGroup(1, "grpc-idle");
+    java.util.List<ManagedChannel> channels = new java.util.ArrayList<>(count);
+    java.util.function.Supplier<ManagedChannel> newChannel =
+        () ->
+            NettyChannelBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
+                .channelType(clientChannelType())
+                .eventLoopGroup(group)
+                .directExecutor()
+                .usePlaintext()
+                .disableRetry()
+                .keepAliveTime(keepAliveSeconds, TimeUnit.SECONDS)
+                .keepAliveWithoutCalls(true)
+                .build();
+    try {
+      for (int start = 0; start < count; start += 256) {
+        java.util.List<ManagedChannel> batch = new java.util.ArrayList<>();
+        for (int i = start; i < Math.min(count, start + 256); i++) {
+          ManagedChannel channel = newChannel.get();
+          channel.getState(true);
+          batch.add(channel);
+          channels.add(channel);
+        }
+        for (ManagedChannel channel : batch) {
+          awaitReady(channel, 60, TimeUnit.SECONDS);
+        }
+      }
+    } catch (Exception | Error e) {
+      channels.forEach(ManagedChannel::shutdownNow);
+      shutdown(group);
+      throw e;
+    }
+    byte[] probe = payload(8);
+    return new IdleConnections() {
+      @Override
+      public int open() {
+        int n = 0;
+        for (ManagedChannel channel : channels) {
+          if (channel.getState(false) == ConnectivityState.READY) {
+            n++;
+          }
+        }
+        return n;
+      }
+
+      @Override
+      public long probeMicros() throws Exception {
+        long start = System.nanoTime();
+        ManagedChannel fresh = newChannel.get();
+        try {
+          ClientCalls.blockingUnaryCall(fresh, REQUEST_RESPONSE, CallOptions.DEFAULT, probe);
+          return TimeUnit.NANOSECONDS.toMicros(System.nanoTime() - start);
+        } finally {
+          fresh.shutdownNow();
+        }
+      }
+
+      @Override
+      public void close() {
+        channels.forEach(ManagedChannel::shutdownNow);
+        shutdown(group);
+      }
+    };
   }
 
   /** Connects the channel and waits until it is READY. */

@@ -3,7 +3,9 @@ package io.millrace.bench.millrace;
 import io.millrace.bench.BenchClient;
 import io.millrace.bench.BenchServer;
 import io.millrace.bench.BenchSystem;
+import io.millrace.bench.IdleConnections;
 import io.millrace.core.Connection;
+import io.millrace.core.ConnectionConfig;
 import io.millrace.core.Responder;
 import io.millrace.core.Stream;
 import io.millrace.core.StreamListener;
@@ -12,9 +14,16 @@ import io.millrace.transport.netty.TcpServer;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.IntFunction;
 
 /**
  * Millrace at the core level: the low-level {@link Connection}/{@link Stream} API over TCP, one
@@ -32,6 +41,9 @@ public final class MillraceSystem implements BenchSystem {
 
   /** Fire-and-forget messages sent per event-loop task before yielding to I/O. */
   static final int FNF_BATCH = 1024;
+
+  /** Connection attempts at most in flight while opening idle connections. */
+  static final int CONNECTS_IN_FLIGHT = 256;
 
   /** Credit a consumer grants up front; then {@link #BATCH} more for every batch received. */
   static final int INITIAL = 1024;
@@ -68,6 +80,91 @@ public final class MillraceSystem implements BenchSystem {
     return () -> {
       server.close();
       response.unwrap().release();
+    };
+  }
+
+  /**
+   * Idle connections: one client with one event loop for all of them, KEEPALIVE every {@code
+   * keepAliveSeconds} (max lifetime three times that), at most {@link #CONNECTS_IN_FLIGHT} connects
+   * at a time.
+   */
+  @Override
+  public IdleConnections openIdle(
+      int port, int count, int keepAliveSeconds, IntFunction<InetSocketAddress> localAddress)
+      throws Exception {
+    ConnectionConfig config =
+        ConnectionConfig.builder()
+            .keepAlive(
+                Duration.ofSeconds(keepAliveSeconds), Duration.ofSeconds(3L * keepAliveSeconds))
+            .build();
+    TcpClient client = TcpClient.builder().config(config).eventLoopThreads(1).build();
+    InetSocketAddress server = new InetSocketAddress("127.0.0.1", port);
+    List<Connection> open = new ArrayList<>(count);
+    Semaphore inFlight = new Semaphore(CONNECTS_IN_FLIGHT);
+    List<CompletableFuture<Connection>> pending = new ArrayList<>(count);
+    try {
+      for (int i = 0; i < count; i++) {
+        inFlight.acquire();
+        CompletableFuture<Connection> connect =
+            client.connect(server, localAddress.apply(i), null, null);
+        connect.whenComplete((c, e) -> inFlight.release());
+        pending.add(connect);
+      }
+      for (CompletableFuture<Connection> connect : pending) {
+        open.add(connect.get(60, TimeUnit.SECONDS));
+      }
+    } catch (Exception | Error e) {
+      client.shutdownNow();
+      throw e;
+    }
+    ByteBuf probeData = payload(8);
+    return new IdleConnections() {
+      @Override
+      public int open() {
+        int n = 0;
+        for (Connection c : open) {
+          if (c.isOpen()) {
+            n++;
+          }
+        }
+        return n;
+      }
+
+      @Override
+      public long probeMicros() throws Exception {
+        long start = System.nanoTime();
+        Connection fresh = client.connect(server, null, null, null).get(10, TimeUnit.SECONDS);
+        CompletableFuture<Void> answered = new CompletableFuture<>();
+        fresh.requestResponse(
+            null,
+            probeData,
+            new StreamListener() {
+              @Override
+              public void onNext(Stream stream, ByteBuf metadata, ByteBuf data) {
+                answered.complete(null);
+              }
+
+              @Override
+              public void onError(Stream stream, int errorCode, String message) {
+                answered.completeExceptionally(new IllegalStateException(message));
+              }
+            });
+        answered.get(10, TimeUnit.SECONDS);
+        long micros = TimeUnit.NANOSECONDS.toMicros(System.nanoTime() - start);
+        fresh.dispose();
+        return micros;
+      }
+
+      @Override
+      public void close() {
+        client.shutdownNow();
+        try {
+          client.awaitTermination(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        probeData.unwrap().release();
+      }
     };
   }
 

@@ -3,6 +3,7 @@ package io.millrace.bench.rsocket;
 import io.millrace.bench.BenchClient;
 import io.millrace.bench.BenchServer;
 import io.millrace.bench.BenchSystem;
+import io.millrace.bench.IdleConnections;
 import io.millrace.transport.netty.EventLoops;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -82,6 +83,83 @@ public final class RSocketJavaSystem implements BenchSystem {
       data.release();
       throw e;
     }
+  }
+
+  /**
+   * Idle connections: one {@link RSocket} per connection over reactor-netty TCP without a pool, all
+   * on one client event loop, KEEPALIVE every {@code keepAliveSeconds} (max lifetime three times
+   * that), at most 256 connects at a time.
+   */
+  @Override
+  public IdleConnections openIdle(
+      int port,
+      int count,
+      int keepAliveSeconds,
+      java.util.function.IntFunction<java.net.InetSocketAddress> localAddress)
+      throws Exception {
+    LoopResources loops = LoopResources.create("rsocket-idle", 1, true);
+    java.util.function.IntFunction<Mono<RSocket>> connect =
+        i -> {
+          reactor.netty.tcp.TcpClient tcp =
+              reactor.netty.tcp.TcpClient.newConnection()
+                  .host(HOST)
+                  .port(port)
+                  .runOn(loops, EventLoops.epoll());
+          java.net.InetSocketAddress local = i < 0 ? null : localAddress.apply(i);
+          if (local != null) {
+            tcp = tcp.bindAddress(() -> local);
+          }
+          return io.rsocket.core.RSocketConnector.create()
+              .keepAlive(
+                  Duration.ofSeconds(keepAliveSeconds), Duration.ofSeconds(3L * keepAliveSeconds))
+              .connect(io.rsocket.transport.netty.client.TcpClientTransport.create(tcp));
+        };
+    java.util.List<RSocket> sockets;
+    try {
+      sockets =
+          Flux.range(0, count)
+              .flatMap(connect::apply, 256)
+              .collectList()
+              .block(Duration.ofMinutes(10));
+    } catch (RuntimeException e) {
+      disposeLoops(loops);
+      throw e;
+    }
+    java.util.List<RSocket> open = sockets;
+    return new IdleConnections() {
+      @Override
+      public int open() {
+        int n = 0;
+        for (RSocket socket : open) {
+          if (!socket.isDisposed()) {
+            n++;
+          }
+        }
+        return n;
+      }
+
+      @Override
+      public long probeMicros() {
+        long start = System.nanoTime();
+        RSocket fresh = connect.apply(-1).block(TIMEOUT);
+        try {
+          Payload answer =
+              fresh
+                  .requestResponse(io.rsocket.util.DefaultPayload.create(new byte[8]))
+                  .block(TIMEOUT);
+          answer.release();
+          return java.util.concurrent.TimeUnit.NANOSECONDS.toMicros(System.nanoTime() - start);
+        } finally {
+          fresh.dispose();
+        }
+      }
+
+      @Override
+      public void close() {
+        open.forEach(RSocket::dispose);
+        disposeLoops(loops);
+      }
+    };
   }
 
   @Override

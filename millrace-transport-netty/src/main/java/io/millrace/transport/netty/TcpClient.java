@@ -13,6 +13,7 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
+import java.net.InetSocketAddress;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -60,6 +61,19 @@ public final class TcpClient implements AutoCloseable {
    */
   public CompletableFuture<Connection> connect(
       String host, int port, ByteBuf setupMetadata, ByteBuf setupData) {
+    return connect(InetSocketAddress.createUnresolved(host, port), null, setupMetadata, setupData);
+  }
+
+  /**
+   * Connects from {@code localAddress} (null: any), for example one of several loopback addresses
+   * when a single one would run out of source ports, and sends SETUP (metadata and data nullable;
+   * ownership taken).
+   */
+  public CompletableFuture<Connection> connect(
+      InetSocketAddress remoteAddress,
+      InetSocketAddress localAddress,
+      ByteBuf setupMetadata,
+      ByteBuf setupData) {
     CompletableFuture<Connection> result = new CompletableFuture<>();
     if (connections.isShutdown()) {
       release(setupMetadata, setupData);
@@ -89,7 +103,12 @@ public final class TcpClient implements AutoCloseable {
                     channel.attr(Attributes.ENGINE).set(engine);
                   }
                 });
-    ChannelFuture connect = bootstrap.connect(host, port);
+    InetSocketAddress remote =
+        remoteAddress.isUnresolved()
+            ? new InetSocketAddress(remoteAddress.getHostString(), remoteAddress.getPort())
+            : remoteAddress;
+    ChannelFuture connect =
+        localAddress == null ? bootstrap.connect(remote) : bootstrap.connect(remote, localAddress);
     connect.addListener(
         (ChannelFuture f) -> {
           if (!f.isSuccess()) {
