@@ -28,8 +28,10 @@ import picocli.CommandLine.Option;
  * --connections} connections that only send keepalives every {@code --keepalive} seconds; the
  * harness reports the server's memory per connection (heap after full collections, Netty's direct
  * memory, resident set size, each against a baseline taken before the connections, after one
- * warm-up connection), the server's CPU use over {@code --idle} seconds of idleness, and the time a
- * request on a new connection takes meanwhile (connect to response).
+ * warm-up connection), the server's CPU use over {@code --idle} seconds of idleness after {@code
+ * --warmup} seconds of it (the JIT compiles the keepalive and connect paths meanwhile; measured
+ * earlier, its compiler threads were most of the figure), and the time a request on a new
+ * connection takes meanwhile (connect to response).
  */
 @Command(
     name = "idle-connections",
@@ -54,6 +56,14 @@ final class IdleCommand implements Callable<Integer> {
   @Option(names = "--idle", defaultValue = "70", description = "Seconds of idleness measured.")
   int idleSeconds;
 
+  @Option(
+      names = "--warmup",
+      defaultValue = "90",
+      description =
+          "Seconds of idleness (with probes) before measuring, so that the JIT has compiled the"
+              + " keepalive and connect paths: otherwise the compiler threads dominate the figure.")
+  int warmupSeconds;
+
   @Option(names = "--probe-every", defaultValue = "10", description = "Seconds between probes.")
   int probeEverySeconds;
 
@@ -65,6 +75,12 @@ final class IdleCommand implements Callable<Integer> {
 
   @Option(names = "--csv", description = "Write one row per system here.")
   File csv;
+
+  @Option(
+      names = "--server-jvm-opts",
+      defaultValue = "",
+      description = "Extra JVM options for the server processes (profiling), space separated.")
+  String serverJvmOpts;
 
   @Option(names = "--logs", defaultValue = "target/bench-logs", description = "Process logs.")
   Path logs;
@@ -241,18 +257,11 @@ final class IdleCommand implements Callable<Integer> {
       if (open[0] < connections) {
         return failed(system, "only " + open[0] + " of " + connections + " connections opened");
       }
-      Thread.sleep(5000); // let connection setup settle (handshakes, first keepalives)
+      idle(client, warmupSeconds, new ArrayList<>());
       long[] after = numbers(server.ask("MEM", "MEM", 120));
       long[] cpuStart = numbers(server.ask("CPU", "CPU", 10));
       List<Double> probes = new ArrayList<>();
-      long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(idleSeconds);
-      while (System.nanoTime() < end) {
-        long sleep = Math.min(TimeUnit.SECONDS.toNanos(probeEverySeconds), end - System.nanoTime());
-        TimeUnit.NANOSECONDS.sleep(Math.max(0, sleep));
-        if (System.nanoTime() < end) {
-          probes.add(numbers(client.ask("PROBE", "PROBE", 30))[0] / 1000.0);
-        }
-      }
+      idle(client, idleSeconds, probes);
       long[] cpuEnd = numbers(server.ask("CPU", "CPU", 10));
       long stillOpen = numbers(client.ask("COUNT", "COUNT", 60))[0];
       if (stillOpen < connections) {
@@ -273,6 +282,18 @@ final class IdleCommand implements Callable<Integer> {
           null);
     } catch (Exception e) {
       return failed(system, e.getMessage() + " (see " + logs + ")");
+    }
+  }
+
+  /** Waits {@code seconds}, probing every {@code --probe-every}; adds each probe in ms. */
+  private void idle(Peer client, int seconds, List<Double> probes) throws Exception {
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+    while (System.nanoTime() < end) {
+      long sleep = Math.min(TimeUnit.SECONDS.toNanos(probeEverySeconds), end - System.nanoTime());
+      TimeUnit.NANOSECONDS.sleep(Math.max(0, sleep));
+      if (System.nanoTime() < end) {
+        probes.add(numbers(client.ask("PROBE", "PROBE", 30))[0] / 1000.0);
+      }
     }
   }
 
@@ -322,6 +343,9 @@ final class IdleCommand implements Callable<Integer> {
     }
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.addAll(ProcessRunner.jvmFlags(heap));
+    if (cpu.equals("1") && !serverJvmOpts.isBlank()) {
+      command.addAll(List.of(serverJvmOpts.trim().split("\\s+")));
+    }
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
     command.add(BenchMain.class.getName());
