@@ -57,10 +57,7 @@ final class EchoServerCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     ConnectionConfig.Builder config =
-        transport
-            .config()
-            // The echo server's `error:MSG` answers are sent on purpose; exceptions stay private.
-            .drainTimeout(Duration.ofSeconds(drainTimeoutSeconds));
+        transport.config().drainTimeout(Duration.ofSeconds(drainTimeoutSeconds));
     if (leaseRequests > 0) {
       config.leaseIssuer(LeaseIssuer.fixed(leaseTtl, leaseRequests));
     }
@@ -88,7 +85,8 @@ final class EchoServerCommand implements Callable<Integer> {
 
   /**
    * Runs in the JVM's shutdown hook (SIGTERM, SIGINT): drains, then halts with status 0, since a
-   * JVM ended by a signal would otherwise exit with 128 + the signal's number.
+   * JVM ended by a signal would otherwise exit with 128 + the signal's number. The halt skips other
+   * shutdown hooks; the echo server registers none (its logging writes straight through).
    */
   private void shutDown(TcpServer server, PrintWriter out) {
     out.println(

@@ -25,9 +25,13 @@ import java.util.concurrent.RejectedExecutionException;
  * released once encoded, or when the request fails. Null metadata sends no metadata.
  *
  * <p>Failures: a request that cannot be sent (the connection is closing or closed, no lease, an
- * unusable buffer) fails its listener with {@link StreamListener#onError}; on a closed connection
- * or a loop that has shut down the listener is called on the calling thread, since there is no loop
- * left to call it on.
+ * unusable buffer) fails its listener with {@link StreamListener#onError} on the event loop; only
+ * when the loop itself has shut down is the listener called on the calling thread, since there is
+ * no loop left to call it on.
+ *
+ * <p>A stream returned for a request made off the loop is on the wire once the loop has sent it
+ * (its {@link Stream#streamId()} is 0 until then, read on the loop): granting or sending on it
+ * before then throws; cancelling it then means the request is never sent.
  */
 public interface Connection {
 

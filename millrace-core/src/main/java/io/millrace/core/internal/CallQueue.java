@@ -6,34 +6,48 @@ import io.netty.util.internal.PlatformDependent;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.locks.LockSupport;
 
 /**
  * Hands calls from other threads to a connection's event loop: one multi-producer queue per
- * connection, drained by one loop task that runs everything queued before it (one wake-up and one
- * flush for many calls), bounded in bytes, with a readiness signal producers can wait on or be
- * called back by.
+ * connection, drained by one loop task (one wake-up and one flush for many calls), bounded in
+ * bytes, with a readiness signal producers can wait on or be called back by.
  *
  * <p>Design. Producers add a call's weight to {@link #queuedBytes} first and back out when that
- * passes the bound, so memory is bounded whatever the producers do; a refused call releases its
- * buffers and throws. A producer that enqueues while no drain is pending ({@link #drainState} 0 to
- * 1, a CAS) schedules the drain task; the drain clears the flag before it checks the queue a last
- * time, so a call enqueued meanwhile either is drained in this run or schedules the next (no call
- * is left behind). The queue itself is Netty's copy of JCTools' MPSC linked-array queue, created on
+ * passes the bound, so the queue's memory is bounded whatever the producers do; a refused call
+ * releases its buffers and throws. A call is always taken when the queue is empty, however large,
+ * so that a payload above the bound (legal on the loop, where it is fragmented) can still be sent
+ * from another thread. Data calls are also refused while the peer does not read (the transport is
+ * unwritable with more than {@code maxQueuedBytes} waiting for it): the same bound the engine
+ * applies to a peer's requests, so a producer that ignores readiness cannot grow Netty's outbound
+ * buffer either.
+ *
+ * <p>A producer that enqueues while no drain is pending ({@link #drainState} 0 to 1, a CAS)
+ * schedules the drain task; the drain clears the flag before it checks the queue a last time, so a
+ * call enqueued meanwhile either is drained in this run or schedules the next (no call is left
+ * behind). One run takes at most {@link #CALLS_PER_DRAIN} calls and then reschedules itself still
+ * holding the flag, so producers that keep up with the loop cannot keep it from reading its sockets
+ * and running its timers. The queue is Netty's copy of JCTools' MPSC linked-array queue, created on
  * the first call so an idle connection does not carry it.
  *
  * <p>When the loop refuses the drain task (it has shut down) the producer that holds the flag
- * drains on its own thread, failing every call: the flag makes it the only consumer.
+ * drains on its own thread, failing every call, with the same clear-and-check-again ending: the
+ * flag makes it the only consumer.
  *
  * <p>Readiness: the queue is below half its bound, the transport is writable and the connection is
- * open. Waiters (callbacks and parked threads) are kept in a second MPSC queue and released by the
- * loop after each drain, when the transport becomes writable and when the connection closes. A
- * waiter registers, then checks readiness again, so a wake-up that happens in between is not lost.
+ * open. Waiters (callbacks and parked threads) wait in a {@link ConcurrentLinkedQueue} (a slow
+ * path: it allocates a node, and a waiter that gives up can remove itself) and are released after
+ * each drain, when the transport becomes writable and when the connection closes. A waiter
+ * registers, then checks readiness again, so a wake-up that happens in between is not lost.
  */
 final class CallQueue {
   /** Bookkeeping charged per call on top of its payload, so empty calls count too. */
   static final long CALL_OVERHEAD = 64;
+
+  /** Calls one drain task runs before it lets the loop do other work. */
+  static final int CALLS_PER_DRAIN = 4096;
 
   /** A call from another thread, run on the loop or failed. */
   abstract static class Call {
@@ -70,7 +84,6 @@ final class CallQueue {
   private static final VarHandle QUEUED_BYTES;
   private static final VarHandle DRAIN_STATE;
   private static final VarHandle CALLS;
-  private static final VarHandle WAITERS;
 
   static {
     try {
@@ -78,7 +91,6 @@ final class CallQueue {
       QUEUED_BYTES = lookup.findVarHandle(CallQueue.class, "queuedBytes", long.class);
       DRAIN_STATE = lookup.findVarHandle(CallQueue.class, "drainState", int.class);
       CALLS = lookup.findVarHandle(CallQueue.class, "calls", Queue.class);
-      WAITERS = lookup.findVarHandle(CallQueue.class, "waiters", Queue.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -87,7 +99,9 @@ final class CallQueue {
   private final ConnectionEngine engine;
   private final EventExecutor executor;
   private final long maxBytes;
+  private final long peerQueueBound;
   private final Runnable drainTask = this::drain;
+  private final Queue<Runnable> waiters = new ConcurrentLinkedQueue<>();
 
   @SuppressWarnings("unused") // accessed through QUEUED_BYTES
   private volatile long queuedBytes;
@@ -96,40 +110,56 @@ final class CallQueue {
   private volatile int drainState;
 
   private volatile Queue<Call> calls;
-  private volatile Queue<Runnable> waiters;
 
-  CallQueue(ConnectionEngine engine, EventExecutor executor, long maxBytes) {
+  CallQueue(ConnectionEngine engine, EventExecutor executor, long maxBytes, long peerQueueBound) {
     this.engine = engine;
     this.executor = executor;
     this.maxBytes = maxBytes;
+    this.peerQueueBound = peerQueueBound;
   }
 
   /**
    * Queues {@code call} for the loop. Throws {@link RejectedExecutionException} when the queue is
-   * over its bound (after failing the call, which releases its buffers).
+   * over its bound or the peer is not reading (after releasing the call's buffers).
    */
   void offer(Call call) {
     long weight = call.bytes() + CALL_OVERHEAD;
-    long after = (long) QUEUED_BYTES.getAndAdd(this, weight) + weight;
-    if (after > maxBytes && !call.bypassesBound()) {
-      QUEUED_BYTES.getAndAdd(this, -weight);
-      call.release();
-      throw new RejectedExecutionException(
-          "calls waiting for the event loop exceed "
-              + maxBytes
-              + " bytes; wait for Connection.isReadyForCalls()");
+    if (!call.bypassesBound()) {
+      if (!engine.transportWritable() && engine.transportQueuedBytes() > peerQueueBound) {
+        call.release();
+        throw new RejectedExecutionException(
+            "the peer is not reading: more than "
+                + peerQueueBound
+                + " bytes wait for it; wait for Connection.isReadyForCalls()");
+      }
+      long before = (long) QUEUED_BYTES.getAndAdd(this, weight);
+      if (before > 0 && before + weight > maxBytes) {
+        QUEUED_BYTES.getAndAdd(this, -weight);
+        call.release();
+        throw new RejectedExecutionException(
+            "calls waiting for the event loop exceed "
+                + maxBytes
+                + " bytes; wait for Connection.isReadyForCalls()");
+      }
+    } else {
+      QUEUED_BYTES.getAndAdd(this, weight);
     }
-    queue(true).offer(call);
+    queue().offer(call);
     scheduleDrain();
   }
 
   private void scheduleDrain() {
     if (DRAIN_STATE.compareAndSet(this, 0, 1)) {
-      try {
-        executor.execute(drainTask);
-      } catch (RejectedExecutionException e) {
-        drainOnThisThread();
-      }
+      submitDrain();
+    }
+  }
+
+  /** Runs the drain on the loop; the caller holds the flag. */
+  private void submitDrain() {
+    try {
+      executor.execute(drainTask);
+    } catch (RejectedExecutionException e) {
+      drainOnThisThread();
     }
   }
 
@@ -149,7 +179,7 @@ final class CallQueue {
       runOnLoop(callback);
       return;
     }
-    waiterQueue().offer(callback);
+    waiters.offer(callback);
     if (isReady() || !engine.isOpen()) {
       runOnLoop(this::releaseWaiters); // it turned ready while registering
     }
@@ -177,38 +207,37 @@ final class CallQueue {
         return false;
       }
       ParkedThread parked = new ParkedThread();
-      waiterQueue().offer(parked);
+      waiters.offer(parked);
       if (isReady() || !engine.isOpen()) {
-        runOnLoop(this::releaseWaiters);
+        waiters.remove(parked);
         continue;
       }
       while (!parked.released) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
+          waiters.remove(parked); // a waiter that gives up leaves nothing behind
           return isReady();
         }
         LockSupport.parkNanos(this, left);
         if (Thread.interrupted()) {
+          waiters.remove(parked);
           throw new InterruptedException();
         }
       }
     }
   }
 
-  /** Loop: releases the waiters if the connection is ready or closed. */
+  /** Releases the waiters if the connection is ready or closed. Any thread. */
   void releaseWaitersIfReady() {
-    if (waiters != null && (isReady() || !engine.isOpen())) {
+    if (!waiters.isEmpty() && (isReady() || !engine.isOpen())) {
       releaseWaiters();
     }
   }
 
+  /** Runs every waiter once; safe from any thread (each poll hands a waiter to one caller). */
   private void releaseWaiters() {
-    Queue<Runnable> q = waiters;
-    if (q == null) {
-      return;
-    }
     Runnable waiter;
-    while ((waiter = q.poll()) != null) {
+    while ((waiter = waiters.poll()) != null) {
       try {
         waiter.run();
       } catch (RuntimeException e) {
@@ -217,43 +246,64 @@ final class CallQueue {
     }
   }
 
-  /** Loop: runs every queued call, or fails them all once the connection has closed. */
+  /** Loop: runs the calls queued (at most {@link #CALLS_PER_DRAIN}), or fails them once closed. */
   private void drain() {
+    Queue<Call> q = calls;
+    int budget = CALLS_PER_DRAIN;
+    try {
+      while (true) {
+        Call call;
+        while (budget > 0 && (call = q.poll()) != null) {
+          budget--;
+          QUEUED_BYTES.getAndAdd(this, -(call.bytes() + CALL_OVERHEAD));
+          if (engine.isOpen()) {
+            try {
+              call.run(engine);
+            } catch (RuntimeException e) {
+              engine.logCallbackFailure("call handed over to the event loop", e);
+            }
+          } else {
+            call.fail(engine.closeCode(), engine.closeMessage());
+          }
+        }
+        if (budget == 0 && !q.isEmpty()) {
+          // Still holding the flag: the rest runs from a later task, after the loop's I/O.
+          submitDrain();
+          return;
+        }
+        // Clear the flag, then look once more: a call offered before the clear is seen now, one
+        // offered after it schedules the next drain.
+        DRAIN_STATE.setVolatile(this, 0);
+        if (q.isEmpty() || !DRAIN_STATE.compareAndSet(this, 0, 1)) {
+          break;
+        }
+      }
+    } catch (Error e) {
+      DRAIN_STATE.setVolatile(this, 0); // do not leave the queue stuck behind a dead flag
+      throw e;
+    } finally {
+      engine.afterHandOff();
+    }
+    releaseWaitersIfReady();
+  }
+
+  /**
+   * The loop refused the drain: fail everything queued, on this thread (the only consumer while it
+   * holds the flag), ending as {@link #drain} does so that a call offered meanwhile is not lost.
+   */
+  private void drainOnThisThread() {
     Queue<Call> q = calls;
     while (true) {
       Call call;
       while ((call = q.poll()) != null) {
         QUEUED_BYTES.getAndAdd(this, -(call.bytes() + CALL_OVERHEAD));
-        if (engine.isOpen()) {
-          try {
-            call.run(engine);
-          } catch (RuntimeException e) {
-            engine.logCallbackFailure("call handed over to the event loop", e);
-          }
-        } else {
-          call.fail(engine.closeCode(), engine.closeMessage());
-        }
+        call.fail(ErrorCode.CANCELED, "the connection's event loop has shut down");
       }
-      // Clear the flag, then look once more: a call offered before the clear is seen now, one
-      // offered after it schedules the next drain.
       DRAIN_STATE.setVolatile(this, 0);
       if (q.isEmpty() || !DRAIN_STATE.compareAndSet(this, 0, 1)) {
         break;
       }
     }
-    engine.afterHandOff();
-    releaseWaitersIfReady();
-  }
-
-  /** The loop refused the drain: fail everything queued, on this thread (the only consumer). */
-  private void drainOnThisThread() {
-    Queue<Call> q = calls;
-    Call call;
-    while ((call = q.poll()) != null) {
-      QUEUED_BYTES.getAndAdd(this, -(call.bytes() + CALL_OVERHEAD));
-      call.fail(ErrorCode.CANCELED, "the connection's event loop has shut down");
-    }
-    DRAIN_STATE.setVolatile(this, 0);
     releaseWaiters();
   }
 
@@ -265,20 +315,11 @@ final class CallQueue {
     releaseWaiters();
   }
 
-  private Queue<Call> queue(boolean create) {
+  private Queue<Call> queue() {
     Queue<Call> q = calls;
-    if (q == null && create) {
+    if (q == null) {
       Queue<Call> created = PlatformDependent.newMpscQueue(64, 1 << 30);
       q = CALLS.compareAndSet(this, null, created) ? created : calls;
-    }
-    return q;
-  }
-
-  private Queue<Runnable> waiterQueue() {
-    Queue<Runnable> q = waiters;
-    if (q == null) {
-      Queue<Runnable> created = PlatformDependent.newMpscQueue(16, 1 << 30);
-      q = WAITERS.compareAndSet(this, null, created) ? created : waiters;
     }
     return q;
   }

@@ -35,6 +35,30 @@ final class Calls {
         }
       };
 
+  static final CallQueue.Call CLOSE_FOR_SHUTDOWN =
+      new CallQueue.Call() {
+        @Override
+        long bytes() {
+          return 0;
+        }
+
+        @Override
+        void run(ConnectionEngine engine) {
+          engine.closeForShutdown();
+        }
+
+        @Override
+        void fail(int errorCode, String message) {}
+
+        @Override
+        void release() {}
+
+        @Override
+        boolean bypassesBound() {
+          return true;
+        }
+      };
+
   static final CallQueue.Call DISPOSE =
       new CallQueue.Call() {
         @Override

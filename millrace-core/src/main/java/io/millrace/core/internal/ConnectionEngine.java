@@ -151,7 +151,8 @@ public final class ConnectionEngine implements Connection {
         new ReassemblyBudget(config.maxReassemblyBytesPerConnection(), serverBudget);
     this.inbound = new InboundDispatcher(this);
     this.keepAlive = new KeepAlive(this.timers, new KeepAliveOwner());
-    this.calls = new CallQueue(this, executor, config.maxQueuedCallBytes());
+    this.calls =
+        new CallQueue(this, executor, config.maxQueuedCallBytes(), config.maxQueuedBytes());
   }
 
   /**
@@ -690,6 +691,21 @@ public final class ConnectionEngine implements Connection {
     }
   }
 
+  /**
+   * Closes gracefully for a server's or client's shutdown: as {@link #close()} the first time, but
+   * it never counts as the second call that escalates, so a connection the application is already
+   * closing keeps draining. Any thread.
+   */
+  public void closeForShutdown() {
+    if (!executor.inEventLoop()) {
+      calls.offer(Calls.CLOSE_FOR_SHUTDOWN);
+      return;
+    }
+    if (state != DRAINING && state != CLOSED) {
+      close();
+    }
+  }
+
   private static CloseReason localClose() {
     return new CloseReason(
         CloseReason.Kind.CLOSED_BY_THIS_SIDE,
@@ -730,6 +746,11 @@ public final class ConnectionEngine implements Connection {
 
   boolean transportWritable() {
     return transport.isWritable();
+  }
+
+  /** Bytes waiting in the transport for the peer; read off the loop by {@link CallQueue}. */
+  long transportQueuedBytes() {
+    return transport.queuedBytes();
   }
 
   void checkInEventLoop() {
@@ -847,6 +868,12 @@ public final class ConnectionEngine implements Connection {
       ByteBuf data,
       long initialRequestN,
       boolean complete) {
+    if (stream.has(DefaultStream.CANCELLED) || stream.inboundDone()) {
+      // Cancelled (or failed) by the application before the hand-off reached the loop: there is
+      // nothing to send, and the listener already knows.
+      DefaultStream.release(metadata, data);
+      return;
+    }
     String refusal = refuseRequest();
     if (refusal != null) {
       DefaultStream.release(metadata, data);
@@ -923,7 +950,9 @@ public final class ConnectionEngine implements Connection {
         acceptanceFailed(e);
         return;
       }
-      accepted(accepted, setup.keepAliveIntervalMillis(), setup.maxLifetimeMillis());
+      if (state == ACCEPTING) { // the acceptor may have closed the connection itself
+        accepted(accepted, setup.keepAliveIntervalMillis(), setup.maxLifetimeMillis());
+      }
       return;
     }
     CompletionStage<Responder> decision;
@@ -935,6 +964,9 @@ public final class ConnectionEngine implements Connection {
     }
     int keepAliveMillis = setup.keepAliveIntervalMillis();
     int maxLifetimeMillis = setup.maxLifetimeMillis();
+    if (state != ACCEPTING) {
+      return; // closed by the acceptor itself
+    }
     suspendReading(SUSPENDED_FOR_ACCEPTOR);
     decision.whenComplete(
         (accepted, failure) -> {

@@ -154,6 +154,7 @@ final class DefaultStream implements Stream {
 
   @Override
   public boolean isReady() {
+    engine.checkInEventLoop();
     if (outboundDone() || outboundCredit <= 0) {
       return false;
     }
@@ -178,6 +179,16 @@ final class DefaultStream implements Stream {
     send(metadata, data, FrameHeader.FLAG_NEXT | FrameHeader.FLAG_COMPLETE);
   }
 
+  /**
+   * A requester stream handed over from another thread is not on the wire until the loop has sent
+   * its request: sending or granting on it before then would write frames for stream 0.
+   */
+  private void checkSent() {
+    if (id == 0) {
+      throw new IllegalStateException("the request has not been sent yet: wait for onReady");
+    }
+  }
+
   private void send(ByteBuf metadata, ByteBuf data, int flags) {
     engine.checkInEventLoop();
     if (!hasOutboundHalf()) {
@@ -192,6 +203,10 @@ final class DefaultStream implements Stream {
     if (outboundCredit <= 0) {
       release(metadata, data);
       throw new IllegalStateException("no credit: the peer has not requested more payloads");
+    }
+    if (id == 0) {
+      release(metadata, data);
+      checkSent();
     }
     if (outboundCredit != Long.MAX_VALUE) {
       outboundCredit--;
@@ -219,6 +234,7 @@ final class DefaultStream implements Stream {
     if (outboundDone() || !hasOutboundHalf()) {
       return;
     }
+    checkSent();
     markOutboundDone();
     engine.writer().complete(id);
     endIfDone();
@@ -246,6 +262,7 @@ final class DefaultStream implements Stream {
     if (inboundDone() || kind == REQUEST_RESPONSE || inboundCredit == Long.MAX_VALUE) {
       return;
     }
+    checkSent();
     long total = inboundCredit + n;
     inboundCredit = n >= Integer.MAX_VALUE || total < 0 ? Long.MAX_VALUE : total;
     engine.writer().requestN(id, n);
@@ -261,6 +278,12 @@ final class DefaultStream implements Stream {
     // sending a CANCEL, the stream is terminated on the Requester"; rsocket-java does the same).
     // Only a channel responder's cancel leaves its outbound half open.
     set(INBOUND_DONE | CANCELLED | (requester ? OUTBOUND_DONE : 0));
+    if (reassembly != null) {
+      // A message half received will never be delivered: give its memory back now, not when the
+      // outbound half ends (which, on a channel, may be never).
+      engine.releaseReassembly(reassembly);
+      reassembly = null;
+    }
     if (id != 0) {
       engine.writer().cancel(id);
     }

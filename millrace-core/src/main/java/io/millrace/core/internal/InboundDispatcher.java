@@ -132,12 +132,18 @@ final class InboundDispatcher implements FrameListener {
       return;
     }
     int max = engine.config.maxConcurrentStreams();
+    boolean fnf = type == FrameType.REQUEST_FNF; // has no answer: refused silently, as unfragmented
     if (streams.peerStreams() >= max) {
-      writer.error(streamId, ErrorCode.REJECTED, "too many concurrent streams (limit " + max + ")");
+      if (!fnf) {
+        writer.error(
+            streamId, ErrorCode.REJECTED, "too many concurrent streams (limit " + max + ")");
+      }
       return;
     }
     if (!engine.leases.takeResponder()) {
-      writer.error(streamId, ErrorCode.REJECTED, "request exceeds the lease");
+      if (!fnf) {
+        writer.error(streamId, ErrorCode.REJECTED, "request exceeds the lease");
+      }
       return;
     }
     DefaultStream stream = new DefaultStream(engine, kindOf(type), false, null);
@@ -273,6 +279,9 @@ final class InboundDispatcher implements FrameListener {
               engine.alloc(), FrameType.PAYLOAD, flags, 0, engine.config.maxReassembledLength());
       addFragment(stream.reassembly, metadata, data);
       return;
+    }
+    if (stream.inboundDone()) {
+      return; // the half was cancelled meanwhile: the fragments are dropped, never buffered
     }
     if (!addFragment(reassembly, metadata, data) || follows) {
       return;

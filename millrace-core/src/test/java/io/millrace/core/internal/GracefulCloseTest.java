@@ -283,4 +283,63 @@ class GracefulCloseTest {
     assertThat(t.take()).extracting(f -> f.errorCode).containsExactly(ErrorCode.REJECTED_SETUP);
     assertThat(seen.get().kind()).isEqualTo(CloseReason.Kind.CLOSED_BY_THIS_SIDE);
   }
+
+  @Test
+  void shutdownAfterTheApplicationsOwnClose_keepsDraining_doesNotDispose() {
+    ScriptedTransport t = server(ConnectionConfig.DEFAULT);
+    t.inject(Frames.requestStream(1, 10, "q"));
+    loop.run(() -> t.engine.close());
+    loop.run(() -> t.engine.closeForShutdown());
+    loop.drain();
+    assertThat(t.closed).isFalse();
+    assertThat(loop.call(() -> t.engine.isDraining())).isTrue();
+  }
+
+  @Test
+  void acceptorClosesTheConnectionItself_staysClosed() {
+    ScriptedTransport t =
+        ScriptedTransport.server(
+            loop,
+            ConnectionConfig.DEFAULT,
+            (s, c) -> {
+              c.dispose();
+              return Responder.REJECT_ALL;
+            });
+    t.inject(Frames.setup());
+    loop.drain();
+    assertThat(t.engine.isOpen()).isFalse();
+    assertThat(t.closed).isTrue();
+    assertThat(reason(t).kind()).isEqualTo(CloseReason.Kind.DISPOSED);
+  }
+
+  @Test
+  void channelResponderCancelsInbound_halfReassembledMessageReleasedAtOnce() {
+    ScriptedTransport t =
+        ScriptedTransport.server(
+            loop,
+            ConnectionConfig.DEFAULT,
+            (s, c) ->
+                new Responder() {
+                  @Override
+                  public StreamListener requestChannel(
+                      Stream stream, ByteBuf m, ByteBuf d, boolean complete) {
+                    open.add(stream);
+                    stream.request(5);
+                    return null;
+                  }
+                });
+    t.inject(Frames.setup(), Frames.requestChannel(1, 5, "first", false));
+    t.inject(
+        Frames.payload(
+            1,
+            io.millrace.frame.FrameHeader.FLAG_FOLLOWS | io.millrace.frame.FrameHeader.FLAG_NEXT,
+            null,
+            "x".repeat(500)));
+    assertThat(loop.call(() -> t.engine.reassemblyBudget.held())).isPositive();
+    loop.run(() -> open.get(0).cancel());
+    assertThat(loop.call(() -> t.engine.reassemblyBudget.held())).isZero();
+    t.inject(Frames.payload(1, io.millrace.frame.FrameHeader.FLAG_NEXT, null, "end"));
+    assertThat(loop.call(() -> t.engine.reassemblyBudget.held())).isZero();
+    assertThat(t.closed).isFalse();
+  }
 }

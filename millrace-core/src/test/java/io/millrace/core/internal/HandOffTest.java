@@ -194,4 +194,83 @@ class HandOffTest {
     loop.drain();
     assertThat(t.closed).isTrue();
   }
+
+  @Test
+  void callLargerThanTheBound_takenWhenTheQueueIsEmpty() throws Exception {
+    ScriptedTransport t = client(ConnectionConfig.builder().maxQueuedCallBytes(2048).build());
+    assertThat(t.engine.fireAndForget(null, bytes(5000))).isTrue();
+    assertThat(t.take()).extracting(f -> f.type).containsExactly(FrameType.REQUEST_FNF);
+  }
+
+  @Test
+  void peerNotReading_dataCallsRefused_closeStillTaken() throws Exception {
+    ScriptedTransport t = client(ConnectionConfig.builder().maxQueuedBytes(4096).build());
+    t.setWritable(false);
+    loop.run(() -> t.queuedBytes = 10_000);
+    ByteBuf data = bytes(10);
+    assertThatThrownBy(() -> t.engine.fireAndForget(null, data))
+        .isInstanceOf(RejectedExecutionException.class)
+        .hasMessageContaining("not reading");
+    assertThat(data.refCnt()).isZero();
+    t.engine.dispose();
+    loop.drain();
+    assertThat(t.closed).isTrue();
+  }
+
+  @Test
+  void longBurst_drainedInTurns_otherTasksRunBetween() throws Exception {
+    ScriptedTransport t = client(ConnectionConfig.builder().maxQueuedCallBytes(4L << 20).build());
+    blockLoop();
+    for (int i = 0; i < 10_000; i++) {
+      t.engine.fireAndForget(null, loop.alloc.buffer(1).writeByte(i));
+    }
+    CompletableFuture<Integer> writtenWhenOtherTaskRan = new CompletableFuture<>();
+    loop.executor.execute(() -> writtenWhenOtherTaskRan.complete(t.written.size()));
+    release.countDown();
+    assertThat(writtenWhenOtherTaskRan.get(5, TimeUnit.SECONDS))
+        .as("a task queued behind the burst runs after one drain turn, not after all of it")
+        .isEqualTo(CallQueue.CALLS_PER_DRAIN);
+    assertThat(t.take()).hasSize(10_000);
+  }
+
+  @Test
+  void requestCancelledBeforeTheLoopSentIt_neverSent() throws Exception {
+    ScriptedTransport t = client(ConnectionConfig.DEFAULT);
+    blockLoop();
+    for (int i = 0; i < CallQueue.CALLS_PER_DRAIN; i++) {
+      t.engine.fireAndForget(null, loop.alloc.buffer(1).writeByte(i));
+    }
+    RecordingListener listener = new RecordingListener();
+    ByteBuf data = bytes(3);
+    io.millrace.core.Stream stream = t.engine.requestStream(null, data, 5, listener);
+    // Runs after the first drain turn and before the turn that would send the request.
+    loop.executor.execute(
+        () -> {
+          assertThat(stream.streamId()).isZero();
+          assertThatThrownBy(() -> stream.request(1)).isInstanceOf(IllegalStateException.class);
+          stream.cancel();
+        });
+    release.countDown();
+    List<WireFrame> frames = t.take();
+    assertThat(frames).noneMatch(f -> f.type == FrameType.REQUEST_STREAM || f.streamId == 0);
+    assertThat(listener.events).isEmpty();
+    assertThat(data.refCnt()).isZero();
+    assertThat(loop.call(() -> t.engine.activeStreams())).isZero();
+  }
+
+  @Test
+  void isReadyOffTheLoop_refused() throws Exception {
+    try (LoopbackPair pair =
+        new LoopbackPair(
+            ConnectionConfig.DEFAULT,
+            ConnectionConfig.DEFAULT,
+            io.millrace.core.Responder.REJECT_ALL)) {
+      AtomicReference<io.millrace.core.Stream> stream = new AtomicReference<>();
+      pair.loop.run(
+          () ->
+              stream.set(
+                  pair.client.engine.requestChannel(null, Frames.utf8("x"), 1, false, null)));
+      assertThatThrownBy(() -> stream.get().isReady()).isInstanceOf(IllegalStateException.class);
+    }
+  }
 }

@@ -104,6 +104,11 @@ final class ChannelTransport implements Transport {
     return closing;
   }
 
+  /** Whether a graceful close has shut the output down (everything written is out). */
+  boolean isOutputShutdown() {
+    return channel instanceof DuplexChannel && ((DuplexChannel) channel).isOutputShutdown();
+  }
+
   @Override
   public void closeGracefully(long timeoutMillis) {
     if (closing) {

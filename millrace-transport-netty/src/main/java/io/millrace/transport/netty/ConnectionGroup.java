@@ -37,7 +37,7 @@ final class ConnectionGroup {
               checkAllClosed();
             });
     if (shutdown) {
-      engine.close();
+      engine.closeForShutdown();
     }
   }
 
@@ -56,7 +56,7 @@ final class ConnectionGroup {
   void shutdown() {
     shutdown = true;
     for (ConnectionEngine engine : open) {
-      engine.close();
+      engine.closeForShutdown(); // not a second close() for one the application is closing
     }
     checkAllClosed();
   }

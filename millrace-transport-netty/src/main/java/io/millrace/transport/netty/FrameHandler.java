@@ -116,6 +116,9 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
 
   /** The engine's {@code setReading}: stop at once, or resume from a task of its own. */
   void setReading(boolean reading) {
+    if (discarding) {
+      return; // closing: keep reading (and dropping) to see the peer's end of stream
+    }
     if (!reading) {
       suspended = true;
       ctx.channel().config().setAutoRead(false);
@@ -163,11 +166,12 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
   @Override
   public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
     if (evt instanceof ChannelInputShutdownEvent) {
-      if (transport.isClosing()) {
-        ctx.close(); // both directions are done
-      } else {
+      if (!transport.isClosing()) {
         engine.onInputClosed();
+      } else if (transport.isOutputShutdown()) {
+        ctx.close(); // both directions are done
       }
+      // Closing, output not shut down yet: the graceful close closes once its last write is out.
     }
     ctx.fireUserEventTriggered(evt);
   }

@@ -12,7 +12,6 @@ import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
@@ -21,6 +20,7 @@ import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * An RSocket server over TCP.
@@ -231,6 +231,7 @@ public final class TcpServer implements AutoCloseable {
       AsyncAcceptor asyncAcceptor = this.asyncAcceptor;
       int maxConnections = this.maxConnections;
       ReassemblyBudget budget = ReassemblyBudget.forServer(maxReassemblyBytes);
+      AtomicInteger admitted = new AtomicInteger();
       ServerBootstrap bootstrap =
           new ServerBootstrap()
               .group(boss, workers)
@@ -244,10 +245,13 @@ public final class TcpServer implements AutoCloseable {
                   new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel channel) {
-                      if (connections.size() >= maxConnections) {
+                      // Reserved atomically: the worker loops accept concurrently.
+                      if (admitted.incrementAndGet() > maxConnections) {
+                        admitted.decrementAndGet();
                         refuse(channel, maxConnections);
                         return;
                       }
+                      channel.closeFuture().addListener(f -> admitted.decrementAndGet());
                       ConnectionEngine engine =
                           FrameHandler.install(
                               channel,
@@ -286,7 +290,45 @@ public final class TcpServer implements AutoCloseable {
               ErrorCode.REJECTED_SETUP,
               "the server is at its limit of " + maxConnections + " connections");
       error.setMedium(0, error.readableBytes() - FrameHeader.LENGTH_PREFIX_SIZE);
-      channel.writeAndFlush(error).addListener(ChannelFutureListener.CLOSE);
+      // Half-close after the ERROR and linger briefly: closing with the client's SETUP unread would
+      // reset the connection and could destroy the ERROR before the client reads it.
+      channel
+          .writeAndFlush(error)
+          .addListener(
+              written -> {
+                if (!written.isSuccess()) {
+                  channel.close();
+                  return;
+                }
+                channel
+                    .shutdownOutput()
+                    .addListener(
+                        shut ->
+                            channel
+                                .eventLoop()
+                                .schedule(() -> channel.close(), 2, TimeUnit.SECONDS));
+              });
+      channel.pipeline().addLast(new DiscardInbound());
+    }
+  }
+
+  /** Drops what a refused client sends, and closes when it closes its side. */
+  private static final class DiscardInbound extends io.netty.channel.ChannelInboundHandlerAdapter {
+    @Override
+    public void channelRead(io.netty.channel.ChannelHandlerContext ctx, Object msg) {
+      io.netty.util.ReferenceCountUtil.release(msg);
+    }
+
+    @Override
+    public void userEventTriggered(io.netty.channel.ChannelHandlerContext ctx, Object evt) {
+      if (evt instanceof io.netty.channel.socket.ChannelInputShutdownEvent) {
+        ctx.close();
+      }
+    }
+
+    @Override
+    public void exceptionCaught(io.netty.channel.ChannelHandlerContext ctx, Throwable cause) {
+      ctx.close();
     }
   }
 }
