@@ -11,77 +11,41 @@ final class Calls {
         + (data == null ? 0 : data.readableBytes());
   }
 
-  static final CallQueue.Call CLOSE =
-      new CallQueue.Call() {
-        @Override
-        long bytes() {
-          return 0;
-        }
+  static final CallQueue.Call CLOSE = new Control(ConnectionEngine::close);
 
-        @Override
-        void run(ConnectionEngine engine) {
-          engine.close();
-        }
+  static final CallQueue.Call CLOSE_FOR_SHUTDOWN = new Control(ConnectionEngine::closeForShutdown);
 
-        @Override
-        void fail(int errorCode, String message) {}
+  static final CallQueue.Call DISPOSE = new Control(ConnectionEngine::dispose);
 
-        @Override
-        void release() {}
+  /** Close and dispose: no payload, never refused, nothing to release or tell when not run. */
+  private static final class Control extends CallQueue.Call {
+    private final java.util.function.Consumer<ConnectionEngine> action;
 
-        @Override
-        boolean bypassesBound() {
-          return true;
-        }
-      };
+    Control(java.util.function.Consumer<ConnectionEngine> action) {
+      this.action = action;
+    }
 
-  static final CallQueue.Call CLOSE_FOR_SHUTDOWN =
-      new CallQueue.Call() {
-        @Override
-        long bytes() {
-          return 0;
-        }
+    @Override
+    long bytes() {
+      return 0;
+    }
 
-        @Override
-        void run(ConnectionEngine engine) {
-          engine.closeForShutdown();
-        }
+    @Override
+    void run(ConnectionEngine engine) {
+      action.accept(engine);
+    }
 
-        @Override
-        void fail(int errorCode, String message) {}
+    @Override
+    void fail(int errorCode, String message) {}
 
-        @Override
-        void release() {}
+    @Override
+    void release() {}
 
-        @Override
-        boolean bypassesBound() {
-          return true;
-        }
-      };
-
-  static final CallQueue.Call DISPOSE =
-      new CallQueue.Call() {
-        @Override
-        long bytes() {
-          return 0;
-        }
-
-        @Override
-        void run(ConnectionEngine engine) {
-          engine.dispose();
-        }
-
-        @Override
-        void fail(int errorCode, String message) {}
-
-        @Override
-        void release() {}
-
-        @Override
-        boolean bypassesBound() {
-          return true;
-        }
-      };
+    @Override
+    boolean bypassesBound() {
+      return true;
+    }
+  }
 
   /** A request-response, request-stream or request-channel. */
   static final class Request extends CallQueue.Call {

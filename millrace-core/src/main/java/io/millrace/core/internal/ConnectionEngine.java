@@ -89,6 +89,7 @@ public final class ConnectionEngine implements Connection {
   final FrameWriter writer;
   final StreamRegistry streams;
   final Flusher flusher;
+  final Producers producers;
   final Leases leases;
   final ReassemblyBudget reassemblyBudget;
   final Timers timers;
@@ -146,6 +147,7 @@ public final class ConnectionEngine implements Connection {
     this.writer = new FrameWriter(transport, config, this);
     this.streams = new StreamRegistry(client);
     this.flusher = new Flusher(executor, writer, transport);
+    this.producers = new Producers(this, executor, transport, flusher);
     this.leases = new Leases(this.timers);
     this.reassemblyBudget =
         new ReassemblyBudget(config.maxReassemblyBytesPerConnection(), serverBudget);
@@ -354,63 +356,9 @@ public final class ConnectionEngine implements Connection {
     if ((readSuspensions & SUSPENDED_FOR_OUTBOUND) != 0) {
       resumeReading(SUSPENDED_FOR_OUTBOUND);
     }
-    for (ConnectionListener l : listeners) {
-      try {
-        l.onWritable(this);
-      } catch (RuntimeException e) {
-        logCallbackFailure("connection listener", e);
-      }
-    }
-    flusher.newTurn();
-    wakeProducers();
+    notifyListeners(l -> l.onWritable(this));
+    producers.writable();
     calls.releaseWaitersIfReady();
-  }
-
-  /**
-   * First come, first served: each waiting producer gets onReady in the order it was told to wait,
-   * until the transport fills again or the turn's writes are used up; producers still waiting keep
-   * their place, and one that has to wait again goes to the back. No producer starves and nothing
-   * is allocated.
-   */
-  private void wakeProducers() {
-    DefaultStream stream;
-    while (transport.isWritable()
-        && !flusher.turnUsedUp()
-        && (stream = producersWaiting.poll()) != null) {
-      stream.notifyReady();
-    }
-  }
-
-  private final ProducerQueue producersWaiting = new ProducerQueue();
-  private boolean nextTurnScheduled;
-  private final Runnable nextTurn = this::startNextTurn;
-
-  private void startNextTurn() {
-    nextTurnScheduled = false;
-    if (state != CLOSED) {
-      flusher.newTurn();
-      wakeProducers();
-    }
-  }
-
-  /**
-   * Called by a stream whose producer was told to wait because the transport is not writable: it
-   * gets {@code onReady} when the transport drains, in turn.
-   */
-  void awaitWritable(DefaultStream stream) {
-    producersWaiting.add(stream);
-  }
-
-  /**
-   * Called by a stream whose producer was told to yield because this turn's writes are used up: it
-   * gets {@code onReady} from a later loop task, after other connections on the loop had theirs.
-   */
-  void awaitTurn(DefaultStream stream) {
-    producersWaiting.add(stream);
-    if (!nextTurnScheduled) {
-      nextTurnScheduled = true;
-      executor.execute(nextTurn);
-    }
   }
 
   /**
@@ -468,13 +416,7 @@ public final class ConnectionEngine implements Connection {
     }
     enterClosed();
     if (closeFuture.complete(closeReason)) {
-      for (ConnectionListener l : listeners) {
-        try {
-          l.onClosed(this, closeReason);
-        } catch (RuntimeException e) {
-          logCallbackFailure("connection listener", e);
-        }
-      }
+      notifyListeners(l -> l.onClosed(this, closeReason));
     }
     calls.onClosed();
   }
@@ -772,7 +714,7 @@ public final class ConnectionEngine implements Connection {
   }
 
   void remove(DefaultStream stream) {
-    producersWaiting.remove(stream);
+    producers.remove(stream);
     if (streams.remove(stream) && state == DRAINING && streams.isEmpty()) {
       maybeFinishDrain();
     }
@@ -1043,26 +985,14 @@ public final class ConnectionEngine implements Connection {
     long expiry = leases.received(ttlMillis, numberOfRequests);
     timers.schedule(leaseExpiry, expiry);
     publishAvailability();
-    for (ConnectionListener l : listeners) {
-      try {
-        l.onLeaseGranted(this, ttlMillis, numberOfRequests);
-      } catch (RuntimeException e) {
-        logCallbackFailure("connection listener", e);
-      }
-    }
+    notifyListeners(l -> l.onLeaseGranted(this, ttlMillis, numberOfRequests));
   }
 
   private final class LeaseExpiryTimeout extends Timeout {
     @Override
     void expire(long nowNanos) {
       publishAvailability();
-      for (ConnectionListener l : listeners) {
-        try {
-          l.onLeaseExpired(ConnectionEngine.this);
-        } catch (RuntimeException e) {
-          logCallbackFailure("connection listener", e);
-        }
-      }
+      notifyListeners(l -> l.onLeaseExpired(ConnectionEngine.this));
     }
   }
 
@@ -1114,13 +1044,7 @@ public final class ConnectionEngine implements Connection {
     setState(DRAINING);
     flusher.flushNow();
     timers.schedule(deadline, timers.nanoTime() + config.drainTimeout().toNanos());
-    for (ConnectionListener l : listeners) {
-      try {
-        l.onDraining(this, reason);
-      } catch (RuntimeException e) {
-        logCallbackFailure("connection listener", e);
-      }
-    }
+    notifyListeners(l -> l.onDraining(this, reason));
     maybeFinishDrain();
   }
 
@@ -1247,6 +1171,17 @@ public final class ConnectionEngine implements Connection {
       }
     }
     calls.releaseWaitersIfReady();
+  }
+
+  /** Calls every connection listener, each failure logged without stopping the others. */
+  private void notifyListeners(java.util.function.Consumer<ConnectionListener> event) {
+    for (ConnectionListener l : listeners) {
+      try {
+        event.accept(l);
+      } catch (RuntimeException e) {
+        logCallbackFailure("connection listener", e);
+      }
+    }
   }
 
   private void setState(int newState) {

@@ -159,11 +159,11 @@ final class DefaultStream implements Stream {
       return false;
     }
     if (!engine.transportWritable()) {
-      engine.awaitWritable(this);
+      engine.producers.awaitWritable(this);
       return false;
     }
     if (engine.flusher.turnUsedUp()) {
-      engine.awaitTurn(this);
+      engine.producers.awaitTurn(this);
       return false;
     }
     return true;
