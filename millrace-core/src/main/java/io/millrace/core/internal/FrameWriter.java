@@ -384,8 +384,13 @@ final class FrameWriter {
   }
 
   private static void releaseIfLive(ByteBuf buf) {
-    if (buf != null && buf.refCnt() > 0) {
-      buf.release();
+    if (buf == null) {
+      return;
+    }
+    try {
+      buf.release(); // no refCnt() read first: on the per-message path the buffer is live
+    } catch (IllegalReferenceCountException alreadyReleased) {
+      // the application's bug, reported by the failed encoding
     }
   }
 }
