@@ -34,7 +34,17 @@ public final class CloseReason {
     /** A graceful close did not finish within its drain timeout and was forced. */
     DRAIN_TIMEOUT,
     /** This side closed it at once ({@link Connection#dispose()}, a shutdown without draining). */
-    DISPOSED
+    DISPOSED,
+    /**
+     * A resumable session found no connection in time (see {@link Resumption#sessionTimeout()}).
+     */
+    SESSION_EXPIRED,
+    /**
+     * The server answered RESUME with ERROR[REJECTED_RESUME]; a rejected session is not retried.
+     */
+    RESUME_REJECTED,
+    /** A resumption could not go on: the two sides' positions do not meet, or the answer broke. */
+    RESUME_FAILED
   }
 
   private final Kind kind;

@@ -47,6 +47,7 @@ public final class ConnectionConfig {
   private final boolean errorMessagesFromHandlers;
   private final Duration drainTimeout;
   private final long maxQueuedCallBytes;
+  private final Resumption resumption;
 
   private ConnectionConfig(Builder b) {
     this.metadataMimeType = b.metadataMimeType;
@@ -67,6 +68,7 @@ public final class ConnectionConfig {
     this.errorMessagesFromHandlers = b.errorMessagesFromHandlers;
     this.drainTimeout = b.drainTimeout;
     this.maxQueuedCallBytes = b.maxQueuedCallBytes;
+    this.resumption = b.resumption;
   }
 
   public static Builder builder() {
@@ -93,7 +95,16 @@ public final class ConnectionConfig {
     b.errorMessagesFromHandlers = errorMessagesFromHandlers;
     b.drainTimeout = drainTimeout;
     b.maxQueuedCallBytes = maxQueuedCallBytes;
+    b.resumption = resumption;
     return b;
+  }
+
+  /**
+   * Session resumption, or null (the default) for none. Client: SETUP asks for it and the client
+   * reconnects and resumes when the connection breaks. Server: clients that ask get it.
+   */
+  public Resumption resumption() {
+    return resumption;
   }
 
   /** Client: the metadata MIME type sent in SETUP. Default {@code application/binary}. */
@@ -244,8 +255,15 @@ public final class ConnectionConfig {
     private boolean errorMessagesFromHandlers;
     private Duration drainTimeout = Duration.ofSeconds(30);
     private long maxQueuedCallBytes = 4L << 20;
+    private Resumption resumption;
 
     private Builder() {}
+
+    /** Turns resumption on with these settings; null turns it off. */
+    public Builder resumption(Resumption resumption) {
+      this.resumption = resumption;
+      return this;
+    }
 
     public Builder drainTimeout(Duration drainTimeout) {
       if (drainTimeout.isNegative()) {

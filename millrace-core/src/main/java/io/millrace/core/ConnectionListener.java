@@ -27,4 +27,22 @@ public interface ConnectionListener {
 
   /** The connection closed; nothing follows. */
   default void onClosed(Connection connection, CloseReason reason) {}
+
+  /**
+   * A resumable connection lost its transport; its streams wait. A client reconnects next ({@link
+   * #onReconnecting}); a server waits for the client, up to the session timeout.
+   */
+  default void onDisconnected(Connection connection, String reason) {}
+
+  /** A client will try to reconnect and resume in {@code delayMillis} (attempt 1, 2, ...). */
+  default void onReconnecting(Connection connection, int attempt, long delayMillis) {}
+
+  /** The session is carried on a new connection; what the peer had not received was resent. */
+  default void onResumed(Connection connection) {}
+
+  /**
+   * The server rejected the resumption (ERROR[REJECTED_RESUME]); {@link #onClosed} follows and open
+   * streams fail.
+   */
+  default void onResumeRejected(Connection connection, String message) {}
 }

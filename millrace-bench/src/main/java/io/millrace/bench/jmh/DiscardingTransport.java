@@ -1,6 +1,7 @@
 package io.millrace.bench.jmh;
 
 import io.millrace.core.internal.Transport;
+import io.millrace.core.internal.TransportListener;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.embedded.EmbeddedChannel;
@@ -15,6 +16,11 @@ import java.net.SocketAddress;
 final class DiscardingTransport implements Transport {
   private final EmbeddedChannel channel = new EmbeddedChannel();
   long framesWritten;
+
+  @Override
+  public void setListener(TransportListener listener) {
+    // nothing arrives
+  }
 
   @Override
   public EventExecutor executor() {

@@ -59,7 +59,7 @@ import java.util.concurrent.TimeUnit;
  * <p>Inbound buffers: the transport passes each frame in and releases it after {@link #onFrame}
  * returns; listeners get views valid during their call (see {@link StreamListener}).
  */
-public final class ConnectionEngine implements Connection {
+public final class ConnectionEngine implements Connection, TransportListener {
   private static final System.Logger LOG = System.getLogger(ConnectionEngine.class.getName());
 
   static final int AWAITING_SETUP = 0;
@@ -104,6 +104,9 @@ public final class ConnectionEngine implements Connection {
 
   Responder responder;
 
+  /** The resumable session this engine is carried on, or null (a plain connection). */
+  ResumableSession session;
+
   /** Loop only; {@link #publishedState} is the copy other threads read. */
   private int state;
 
@@ -120,6 +123,9 @@ public final class ConnectionEngine implements Connection {
   private boolean drainBarrierPassed;
   private int closeCalls;
   private CloseReason closeReason;
+  private long keepAliveIntervalMillis;
+  private long keepAliveMaxLifetimeMillis;
+  private boolean keepAlivePings;
 
   /**
    * Client: a frame other than ERROR has come from the server, so SETUP was accepted. Set on a
@@ -180,6 +186,74 @@ public final class ConnectionEngine implements Connection {
         timers);
   }
 
+  private static final java.security.SecureRandom TOKENS = new java.security.SecureRandom();
+
+  /**
+   * Creates the client side of a resumable connection ({@link ConnectionConfig#resumption()} must
+   * be set): its SETUP carries a fresh unpredictable token, and when the connection breaks, {@code
+   * reconnector} brings new ones on which the session resumes. Call {@link #start} as for {@link
+   * #client}.
+   */
+  public static ConnectionEngine resumableClient(
+      Transport transport,
+      ConnectionConfig config,
+      Responder responder,
+      ResumableSession.Reconnector reconnector) {
+    return resumableClient(transport, config, responder, reconnector, null);
+  }
+
+  static ConnectionEngine resumableClient(
+      Transport transport,
+      ConnectionConfig config,
+      Responder responder,
+      ResumableSession.Reconnector reconnector,
+      Timers timers) {
+    if (config.resumption() == null) {
+      throw new IllegalArgumentException("the config has no resumption settings");
+    }
+    byte[] token = new byte[16];
+    TOKENS.nextBytes(token);
+    ResumableSession session =
+        ResumableSession.client(transport, config.resumption(), token, reconnector);
+    ConnectionEngine engine = client(session, config, responder, timers);
+    session.bind(engine);
+    return engine;
+  }
+
+  /**
+   * The server side of an accepted connection on a server that offers resumption ({@code sessions}
+   * not null): the connection becomes resumable if its SETUP asks, and a RESUME as its first frame
+   * hands it to the session it names.
+   */
+  public static ConnectionEngine resumableServer(
+      Transport transport,
+      ConnectionConfig config,
+      Acceptor acceptor,
+      AsyncAcceptor asyncAcceptor,
+      ReassemblyBudget serverBudget,
+      ResumeSessions sessions) {
+    return resumableServer(
+        transport, config, acceptor, asyncAcceptor, serverBudget, sessions, null);
+  }
+
+  static ConnectionEngine resumableServer(
+      Transport transport,
+      ConnectionConfig config,
+      Acceptor acceptor,
+      AsyncAcceptor asyncAcceptor,
+      ReassemblyBudget serverBudget,
+      ResumeSessions sessions,
+      Timers timers) {
+    if (sessions == null) {
+      return server(transport, config, acceptor, asyncAcceptor, serverBudget, timers);
+    }
+    ResumableSession session = ResumableSession.server(transport, sessions);
+    ConnectionEngine engine =
+        server(session, config, acceptor, asyncAcceptor, serverBudget, timers);
+    session.bind(engine);
+    return engine;
+  }
+
   /** Creates the server side of an accepted connection; {@link #start} arms the setup timer. */
   public static ConnectionEngine server(
       Transport transport,
@@ -225,6 +299,7 @@ public final class ConnectionEngine implements Connection {
       dataMimeType = config.dataMimeType();
       leases.enable(config.lease());
       setState(OPEN);
+      ByteBuf token = session != null ? Unpooled.wrappedBuffer(session.token()) : null;
       try {
         writer.write(
             SetupFrame.encode(
@@ -233,7 +308,7 @@ public final class ConnectionEngine implements Connection {
                 config.lease(),
                 (int) config.keepAliveInterval().toMillis(),
                 (int) config.maxLifetime().toMillis(),
-                null,
+                token,
                 metadataMimeType,
                 dataMimeType,
                 setupMetadata,
@@ -241,7 +316,7 @@ public final class ConnectionEngine implements Connection {
       } finally {
         DefaultStream.release(setupMetadata, setupData);
       }
-      keepAlive.start(config.keepAliveInterval().toMillis(), config.maxLifetime().toMillis(), true);
+      startKeepAlive(config.keepAliveInterval().toMillis(), config.maxLifetime().toMillis(), true);
       if (config.lease() && config.leaseIssuer() != null) {
         startLeaseIssuer();
       }
@@ -262,6 +337,7 @@ public final class ConnectionEngine implements Connection {
    * One inbound frame without its length prefix. The caller keeps ownership and releases it after
    * this returns. Event loop only.
    */
+  @Override
   public void onFrame(ByteBuf frame) {
     flusher.beginRead();
     int writesBefore = flusher.writesThisTurn();
@@ -334,6 +410,7 @@ public final class ConnectionEngine implements Connection {
    * The transport read a frame longer than {@link ConnectionConfig#maxFrameLength()}; the engine
    * closes the connection with CONNECTION_ERROR.
    */
+  @Override
   public void onFrameTooLong(long length) {
     terminate(
         CloseReason.Kind.ERROR_SENT,
@@ -343,12 +420,14 @@ public final class ConnectionEngine implements Connection {
   }
 
   /** The transport finished a batch of reads: flush what the batch produced. */
+  @Override
   public void onReadComplete() {
     flusher.endRead();
     keepAlive.received(timers.nanoTime());
   }
 
   /** The transport's writability changed. */
+  @Override
   public void onWritabilityChanged() {
     if (!transport.isWritable() || state == CLOSED) {
       return;
@@ -367,6 +446,7 @@ public final class ConnectionEngine implements Connection {
    * done, rsocket-java when it disposes the connection), so streams still open here can never
    * finish: they fail and the close completes. Otherwise the peer left without a goodbye.
    */
+  @Override
   public void onInputClosed() {
     peerInputClosed = true;
     switch (state) {
@@ -392,6 +472,7 @@ public final class ConnectionEngine implements Connection {
   }
 
   /** The transport failed; it closes next. */
+  @Override
   public void onTransportError(Throwable cause) {
     LOG.log(Level.DEBUG, "I/O error on the connection with " + remoteAddress(), cause);
     if (closeReason == null) {
@@ -405,6 +486,7 @@ public final class ConnectionEngine implements Connection {
   }
 
   /** The transport closed. Event loop only; the last call a transport makes. */
+  @Override
   public void onTransportClosed() {
     if (closeReason == null) {
       closeReason =
@@ -961,7 +1043,7 @@ public final class ConnectionEngine implements Connection {
     timers.cancel(deadline);
     setState(OPEN);
     // Silence is tolerated for the smaller of the client's max lifetime and this server's own.
-    keepAlive.start(
+    startKeepAlive(
         keepAliveMillis, Math.min(maxLifetimeMillis, config.maxLifetime().toMillis()), false);
     if (leases.enabled()) {
       startLeaseIssuer();
@@ -1016,6 +1098,79 @@ public final class ConnectionEngine implements Connection {
     if (before != 0 && readSuspensions == 0 && state != CLOSED) {
       transport.setReading(true);
     }
+  }
+
+  // ---------------------------------------------------------------- resumption
+
+  private void startKeepAlive(long intervalMillis, long maxLifetimeMillis, boolean ping) {
+    keepAliveIntervalMillis = intervalMillis;
+    keepAliveMaxLifetimeMillis = maxLifetimeMillis;
+    keepAlivePings = ping;
+    keepAlive.start(intervalMillis, maxLifetimeMillis, ping);
+  }
+
+  /** The session lost its connection and waits for a new one: liveness checks pause. */
+  void sessionDetached(String why) {
+    keepAlive.stop();
+    leases.forgetReceived(); // leases do not survive resumption: the peer grants afresh
+    publishAvailability();
+    notifyListeners(l -> l.onDisconnected(this, why));
+  }
+
+  /** The client session will try a new connection in {@code delayMillis}. */
+  void reconnecting(int attempt, long delayMillis) {
+    notifyListeners(l -> l.onReconnecting(this, attempt, delayMillis));
+  }
+
+  /** The session is carried on a new connection: liveness checks restart, producers wake. */
+  void sessionResumed() {
+    if (state == CLOSED) {
+      return;
+    }
+    startKeepAlive(keepAliveIntervalMillis, keepAliveMaxLifetimeMillis, keepAlivePings);
+    if (leases.enabled() && leases.lastGrantedTtlMillis() > 0) {
+      // Leases do not survive resumption (spec): the last grant is made afresh.
+      int ttl = leases.lastGrantedTtlMillis();
+      int requests = leases.lastGrantedRequests();
+      leases.granted(ttl, requests);
+      writer.lease(ttl, requests, null);
+    }
+    publishAvailability();
+    notifyListeners(l -> l.onResumed(this));
+    onWritabilityChanged();
+  }
+
+  /** The server answered RESUME with REJECTED_RESUME: the session is over, and not retried. */
+  void resumeRejected(String message) {
+    notifyListeners(l -> l.onResumeRejected(this, message));
+    sessionEnded(
+        CloseReason.Kind.RESUME_REJECTED,
+        ErrorCode.REJECTED_RESUME,
+        "the server rejected the resumption: " + message);
+  }
+
+  /** The session ends without a connection to tell the peer on: open streams fail. */
+  void sessionEnded(CloseReason.Kind kind, int code, String message) {
+    if (state == CLOSED) {
+      return;
+    }
+    closeReason = new CloseReason(kind, code, message, null);
+    enterClosed();
+    transport.closeGracefully(Math.min(ERROR_LINGER_MILLIS, config.drainTimeout().toMillis()));
+  }
+
+  /**
+   * Server: this connection's first frame resumed another session, which took the transport over.
+   * This engine, which never saw a SETUP, ends without touching the transport.
+   */
+  void handedOver() {
+    closeReason =
+        new CloseReason(
+            CloseReason.Kind.TRANSPORT_CLOSED,
+            ErrorCode.CONNECTION_ERROR,
+            "the connection resumed another session",
+            null);
+    onTransportClosed();
   }
 
   // ---------------------------------------------------------------- closing
@@ -1111,6 +1266,15 @@ public final class ConnectionEngine implements Connection {
 
     @Override
     public void keepAliveTimedOut(long silentMillis, long maxLifetimeMillis) {
+      if (session != null && session.isResumable()) {
+        session.connectionLost(
+            "no frame from the peer for "
+                + silentMillis
+                + " ms (max lifetime "
+                + maxLifetimeMillis
+                + " ms)");
+        return;
+      }
       terminate(
           CloseReason.Kind.KEEPALIVE_TIMEOUT,
           ErrorCode.CONNECTION_ERROR,

@@ -263,7 +263,7 @@ final class FrameWriter {
   }
 
   void keepAlive(boolean respond, ByteBuf data) {
-    write(KeepAliveFrame.encode(alloc, headroom, respond, 0, data));
+    write(KeepAliveFrame.encode(alloc, headroom, respond, transport.receivedPosition(), data));
   }
 
   void lease(int ttlMillis, int numberOfRequests, ByteBuf metadata) {

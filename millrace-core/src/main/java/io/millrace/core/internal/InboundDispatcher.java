@@ -61,8 +61,7 @@ final class InboundDispatcher implements FrameListener {
       rejectSetup(ErrorCode.UNSUPPORTED_SETUP, "unsupported protocol version " + majorVersion);
       return;
     }
-    if ((flags & FrameHeader.FLAG_RESUME) != 0) {
-      rejectSetup(ErrorCode.UNSUPPORTED_SETUP, "resumption is not supported");
+    if ((flags & FrameHeader.FLAG_RESUME) != 0 && !enableResumption(resumeToken)) {
       return;
     }
     if (keepAliveIntervalMillis <= 0 || maxLifetimeMillis <= 0) {
@@ -96,6 +95,26 @@ final class InboundDispatcher implements FrameListener {
             metadata,
             data),
         lease);
+  }
+
+  /** SETUP asked for resumption: the session keeps its token, or the SETUP is refused. */
+  private boolean enableResumption(ByteBuf token) {
+    ResumableSession session = engine.session;
+    if (session == null) {
+      // The spec says REJECTED_SETUP; rsocket-java answers UNSUPPORTED_SETUP, which says more.
+      rejectSetup(ErrorCode.UNSUPPORTED_SETUP, "resumption is not supported");
+      return false;
+    }
+    if (token == null || !token.isReadable()) {
+      rejectSetup(ErrorCode.INVALID_SETUP, "a resumable SETUP needs a resume token");
+      return false;
+    }
+    byte[] bytes = io.netty.buffer.ByteBufUtil.getBytes(token);
+    if (!session.enable(bytes)) {
+      rejectSetup(ErrorCode.REJECTED_SETUP, "the resume token is in use or was used before");
+      return false;
+    }
+    return true;
   }
 
   private void rejectSetup(int code, String message) {

@@ -15,6 +15,8 @@ final class Leases {
   private long requesterExpiry;
   private int responderLeft;
   private long responderExpiry;
+  private int lastGrantedTtlMillis;
+  private int lastGrantedRequests;
 
   Leases(Timers timers) {
     this.timers = timers;
@@ -69,8 +71,24 @@ final class Leases {
 
   /** This side granted the peer a lease. */
   void granted(int ttlMillis, int requests) {
+    lastGrantedTtlMillis = ttlMillis;
+    lastGrantedRequests = requests;
     responderLeft = requests;
     responderExpiry = timers.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ttlMillis);
+  }
+
+  /** The time-to-live of the last lease this side granted; 0 when it granted none. */
+  int lastGrantedTtlMillis() {
+    return lastGrantedTtlMillis;
+  }
+
+  int lastGrantedRequests() {
+    return lastGrantedRequests;
+  }
+
+  /** The peer's lease no longer holds (the connection it came on broke). */
+  void forgetReceived() {
+    requesterLeft = 0;
   }
 
   /** Takes a request from the lease this side granted; false when the peer exceeded it. */

@@ -13,13 +13,35 @@ import java.net.SocketAddress;
  * which other threads may read), and the transport calls the engine's {@code on*} methods on that
  * executor only.
  *
- * <p>The transport calls, in this order of life: {@link ConnectionEngine#onFrame} for each frame
- * and {@link ConnectionEngine#onReadComplete} after each batch; {@link
- * ConnectionEngine#onWritabilityChanged}; {@link ConnectionEngine#onFrameTooLong}; {@link
- * ConnectionEngine#onInputClosed} when the peer closed its side; {@link
- * ConnectionEngine#onTransportError}; and last {@link ConnectionEngine#onTransportClosed}.
+ * <p>The transport reports what happens to its {@link TransportListener} (the engine, or a {@link
+ * ResumableSession} in front of it), which {@link #setListener} may change on the executor: a
+ * resumed session takes over the transport of the connection its RESUME arrived on.
  */
 public interface Transport {
+
+  /** Who hears about frames and events from now on. Executor only. */
+  void setListener(TransportListener listener);
+
+  /**
+   * The position to put in outbound KEEPALIVE frames (bytes of resumable frames received); 0 when
+   * the connection is not resumable.
+   */
+  default long receivedPosition() {
+    return 0;
+  }
+
+  /**
+   * Moves this transport to {@code executor} (a resumed session lives on the loop where it began,
+   * which need not be the loop its new connection was accepted on) and then runs {@code then}
+   * there, from a task of its own. Reading should be stopped first.
+   */
+  default void moveTo(EventExecutor executor, Runnable then) {
+    if (executor != executor()) {
+      close();
+      throw new UnsupportedOperationException("this transport cannot change event loops");
+    }
+    executor.execute(then);
+  }
 
   /** The event loop that owns this connection; all engine state is confined to it. */
   EventExecutor executor();

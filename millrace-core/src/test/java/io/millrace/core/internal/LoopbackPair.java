@@ -50,6 +50,17 @@ final class LoopbackPair implements AutoCloseable {
   final class End implements Transport {
     final String name;
     ConnectionEngine engine;
+    TransportListener listener;
+
+    TransportListener listener() {
+      return listener != null ? listener : engine;
+    }
+
+    @Override
+    public void setListener(TransportListener listener) {
+      this.listener = listener;
+    }
+
     End peer;
     final List<ByteBuf> pending = new ArrayList<>();
     final ArrayDeque<ByteBuf> inbound = new ArrayDeque<>();
@@ -112,7 +123,7 @@ final class LoopbackPair implements AutoCloseable {
       while (reading && !closed && (frame = inbound.poll()) != null) {
         any = true;
         try {
-          engine.onFrame(frame);
+          listener().onFrame(frame);
         } finally {
           frame.release();
         }
@@ -122,7 +133,7 @@ final class LoopbackPair implements AutoCloseable {
         inbound.clear();
       }
       if (any && !closed) {
-        engine.onReadComplete();
+        listener().onReadComplete();
       }
     }
 
@@ -155,7 +166,7 @@ final class LoopbackPair implements AutoCloseable {
       pending.clear();
       inbound.forEach(ByteBuf::release);
       inbound.clear();
-      loop.executor.execute(engine::onTransportClosed);
+      loop.executor.execute(() -> listener().onTransportClosed());
       peer.close();
     }
 
@@ -172,7 +183,7 @@ final class LoopbackPair implements AutoCloseable {
       loop.executor.execute(
           () -> {
             if (!peer.closed) {
-              peer.engine.onInputClosed();
+              peer.listener().onInputClosed();
             }
             if (peer.outputShut) {
               close();

@@ -28,6 +28,17 @@ final class ScriptedTransport implements Transport {
   final ArrayDeque<ByteBuf> held = new ArrayDeque<>();
 
   ConnectionEngine engine;
+  TransportListener listener;
+
+  TransportListener listener() {
+    return listener != null ? listener : engine;
+  }
+
+  @Override
+  public void setListener(TransportListener listener) {
+    this.listener = listener;
+  }
+
   volatile boolean writable = true;
   long queuedBytes;
   boolean reading = true;
@@ -74,13 +85,13 @@ final class ScriptedTransport implements Transport {
     while (reading && !closed && (frame = held.poll()) != null) {
       any = true;
       try {
-        engine.onFrame(frame);
+        listener().onFrame(frame);
       } finally {
         frame.release();
       }
     }
     if (any || !held.isEmpty()) {
-      engine.onReadComplete();
+      listener().onReadComplete();
     }
     if (closed) {
       releaseHeld();
@@ -115,13 +126,13 @@ final class ScriptedTransport implements Transport {
     loop.run(
         () -> {
           this.writable = writable;
-          engine.onWritabilityChanged();
+          listener().onWritabilityChanged();
         });
   }
 
   /** The peer closes its side of the connection. */
   void peerClosesInput() {
-    loop.run(() -> engine.onInputClosed());
+    loop.run(() -> listener().onInputClosed());
     loop.drain();
   }
 
@@ -203,7 +214,7 @@ final class ScriptedTransport implements Transport {
       loop.executor.execute(
           () -> {
             releaseHeld();
-            engine.onTransportClosed();
+            listener().onTransportClosed();
           });
     }
   }

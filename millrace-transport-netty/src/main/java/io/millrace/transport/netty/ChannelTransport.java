@@ -1,6 +1,7 @@
 package io.millrace.transport.netty;
 
 import io.millrace.core.internal.Transport;
+import io.millrace.core.internal.TransportListener;
 import io.millrace.frame.FrameHeader;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -33,6 +34,38 @@ final class ChannelTransport implements Transport {
   ChannelTransport(Channel channel, FrameHandler handler) {
     this.channel = channel;
     this.handler = handler;
+  }
+
+  @Override
+  public void setListener(TransportListener listener) {
+    handler.setListener(listener);
+  }
+
+  @Override
+  public void moveTo(EventExecutor executor, Runnable then) {
+    if (executor == channel.eventLoop()) {
+      executor.execute(then);
+      return;
+    }
+    channel
+        .deregister()
+        .addListener(
+            deregistered -> {
+              if (!deregistered.isSuccess()) {
+                channel.close();
+                return;
+              }
+              ((io.netty.channel.EventLoop) executor)
+                  .register(channel)
+                  .addListener(
+                      registered -> {
+                        if (registered.isSuccess()) {
+                          then.run();
+                        } else {
+                          channel.close();
+                        }
+                      });
+            });
   }
 
   @Override

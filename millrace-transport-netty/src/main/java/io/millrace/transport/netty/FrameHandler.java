@@ -3,6 +3,7 @@ package io.millrace.transport.netty;
 import io.millrace.core.ConnectionConfig;
 import io.millrace.core.internal.ConnectionEngine;
 import io.millrace.core.internal.Transport;
+import io.millrace.core.internal.TransportListener;
 import io.millrace.frame.FrameHeader;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
@@ -34,7 +35,7 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
 
   private final int maxFrameLength;
   private ChannelTransport transport;
-  private ConnectionEngine engine;
+  private TransportListener engine;
   private ChannelHandlerContext ctx;
   private ByteBuf cumulation;
   private boolean failed;
@@ -54,9 +55,17 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
       Channel channel, ConnectionConfig config, Function<Transport, ConnectionEngine> factory) {
     FrameHandler handler = new FrameHandler(config.maxFrameLength());
     handler.transport = new ChannelTransport(channel, handler);
-    handler.engine = factory.apply(handler.transport);
+    ConnectionEngine engine = factory.apply(handler.transport);
+    if (handler.engine == null) {
+      handler.engine = engine; // unless a resumable session put itself in front of the engine
+    }
     channel.pipeline().addLast(handler);
-    return handler.engine;
+    return engine;
+  }
+
+  /** The transport's {@link Transport#setListener}. */
+  void setListener(TransportListener listener) {
+    this.engine = listener;
   }
 
   @Override
