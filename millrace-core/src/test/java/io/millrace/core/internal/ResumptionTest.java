@@ -1,0 +1,418 @@
+package io.millrace.core.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.millrace.core.CloseReason;
+import io.millrace.core.Connection;
+import io.millrace.core.ConnectionConfig;
+import io.millrace.core.ConnectionListener;
+import io.millrace.core.Responder;
+import io.millrace.core.Resumption;
+import io.millrace.core.Stream;
+import io.millrace.core.StreamListener;
+import io.millrace.frame.ErrorCode;
+import io.netty.buffer.ByteBuf;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Resumption end to end without sockets: a client and a server engine on in-memory connections that
+ * break (every in-flight frame lost), for every interaction, with payloads from 1 byte to 64 KiB
+ * cut into fragments. Every item carries its sequence number in its content; the receiver checks
+ * size and content against the next expected one, so a loss, a repeat or a reordering fails at
+ * once. The test loop's tracking allocator fails the test if a buffer is left unreleased.
+ */
+class ResumptionTest {
+  static final int[] SIZES = {1, 3, 64, 700, 4_000, 9_000, 65_536, 17, 1_500, 30_000};
+
+  static ConnectionConfig config(long storeBytes) {
+    return ConnectionConfig.builder()
+        .fragmentSize(4096)
+        .maxFrameLength(1 << 20)
+        .resumption(Resumption.builder().maxStoreBytes(storeBytes).build())
+        .build();
+  }
+
+  static ByteBuf item(io.netty.buffer.ByteBufAllocator alloc, int seq) {
+    int size = SIZES[seq % SIZES.length];
+    ByteBuf b = alloc.buffer(size);
+    for (int i = 0; i < size; i++) {
+      b.writeByte(seq * 7 + i * 13 + (i >> 8));
+    }
+    return b;
+  }
+
+  /** Checks {@code data} is item {@code seq}; returns a description of the mismatch or null. */
+  static String check(ByteBuf data, int seq) {
+    int size = SIZES[seq % SIZES.length];
+    if (data.readableBytes() != size) {
+      return "item " + seq + ": " + data.readableBytes() + " bytes, expected " + size;
+    }
+    for (int i = 0; i < size; i++) {
+      if (data.getByte(data.readerIndex() + i) != (byte) (seq * 7 + i * 13 + (i >> 8))) {
+        return "item " + seq + ": content differs at byte " + i;
+      }
+    }
+    return null;
+  }
+
+  /** Sends {@code total} items as credit and writability allow, then completes. */
+  static final class Producer implements StreamListener {
+    final int total;
+    int next;
+    boolean done;
+
+    Producer(int total) {
+      this.total = total;
+    }
+
+    void pump(Stream s) {
+      while (!done && next < total && s.credit() > 0 && s.isReady()) {
+        s.next(null, item(s.connection().alloc(), next++));
+      }
+      if (!done && next == total && !s.isOutboundDone()) {
+        done = true;
+        s.complete();
+      }
+    }
+
+    @Override
+    public void onReady(Stream stream) {
+      pump(stream);
+    }
+  }
+
+  /** Receives items, checking each is the next one, granting one credit per item. */
+  static final class Checker implements StreamListener {
+    int received;
+    boolean autoRequest = true;
+    final List<String> problems = new ArrayList<>();
+    boolean completed;
+    String error;
+
+    @Override
+    public void onNext(Stream stream, ByteBuf metadata, ByteBuf data) {
+      String problem = check(data, received++);
+      if (problem != null) {
+        problems.add(problem);
+      }
+      if (autoRequest) {
+        stream.request(1);
+      }
+    }
+
+    @Override
+    public void onComplete(Stream stream) {
+      completed = true;
+    }
+
+    @Override
+    public void onError(Stream stream, int errorCode, String message) {
+      error = errorCode + " " + message;
+    }
+  }
+
+  static final Responder STREAMING =
+      new Responder() {
+        @Override
+        public StreamListener requestStream(Stream stream, ByteBuf metadata, ByteBuf data) {
+          Producer p = new Producer(data.readInt());
+          p.pump(stream);
+          return p;
+        }
+      };
+
+  private static void until(ResumeHarness h, BooleanSupplier done) {
+    for (int i = 0; i < 20_000 && !h.loop.call(done::getAsBoolean); i++) {
+      h.settle(1, 100);
+    }
+    assertThat(h.loop.call(done::getAsBoolean)).as("finished in time").isTrue();
+  }
+
+  private static ByteBuf count(ResumeHarness h, int n) {
+    return h.loop.alloc.buffer(4).writeInt(n);
+  }
+
+  @Test
+  void requestStream_survivesAHundredCuts_withNothingLostRepeatedOrReordered() {
+    try (ResumeHarness h =
+        new ResumeHarness(
+            config(1 << 20), config(1 << 20), STREAMING, Responder.REJECT_ALL, 64 << 20)) {
+      List<String> events = new ArrayList<>();
+      h.loop.run(() -> h.client.addListener(recorder(events)));
+      h.cutAfterFrames = 40; // every new connection breaks after 40 frames
+      Checker checker = new Checker();
+      int total = 1_500;
+      h.loop.run(() -> h.client.requestStream(null, count(h, total), 8, checker));
+      h.loop.run(() -> h.current.cut());
+      until(h, () -> checker.completed || checker.error != null);
+      assertThat(checker.problems).isEmpty();
+      assertThat(checker.error).isNull();
+      assertThat(checker.received).isEqualTo(total);
+      assertThat(h.connections).isGreaterThan(100);
+      assertThat(events).contains("disconnected", "resumed").doesNotContain("closed");
+      h.cutAfterFrames = 0;
+      h.cut();
+      h.settle(5, 100);
+      assertPositionsAgree(h);
+      assertThat(h.loop.call(() -> h.client.activeStreams())).isZero();
+      assertThat(h.loop.call(() -> h.server.activeStreams())).isZero();
+    }
+  }
+
+  @Test
+  void requestResponse_and_fireAndForget_eachHappenExactlyOnceAcrossCuts() {
+    AtomicInteger fnf = new AtomicInteger();
+    AtomicInteger served = new AtomicInteger();
+    Responder responder =
+        new Responder() {
+          @Override
+          public void fireAndForget(Connection connection, ByteBuf metadata, ByteBuf data) {
+            assertThat(data.readInt()).isEqualTo(fnf.getAndIncrement());
+          }
+
+          @Override
+          public StreamListener requestResponse(Stream stream, ByteBuf metadata, ByteBuf data) {
+            served.incrementAndGet();
+            stream.nextAndComplete(null, data.retainedSlice());
+            return null;
+          }
+        };
+    try (ResumeHarness h =
+        new ResumeHarness(
+            config(1 << 20), config(1 << 20), responder, Responder.REJECT_ALL, 64 << 20)) {
+      h.cutAfterFrames = 25;
+      h.loop.run(() -> h.current.cut());
+      int calls = 2_000;
+      int[] answers = new int[calls];
+      List<String> problems = new ArrayList<>();
+      h.loop.run(
+          () -> {
+            for (int i = 0; i < calls; i++) {
+              int n = i;
+              h.client.fireAndForget(null, count(h, i));
+              h.client.requestResponse(
+                  null,
+                  count(h, i),
+                  new StreamListener() {
+                    @Override
+                    public void onNext(Stream stream, ByteBuf metadata, ByteBuf data) {
+                      if (data.getInt(data.readerIndex()) != n) {
+                        problems.add("call " + n + " answered with " + data.getInt(0));
+                      }
+                      answers[n]++;
+                    }
+
+                    @Override
+                    public void onError(Stream stream, int errorCode, String message) {
+                      problems.add("call " + n + " failed: " + message);
+                    }
+                  });
+            }
+          });
+      until(h, () -> served.get() == calls && fnf.get() == calls && sum(answers) == calls);
+      h.settle(3, 100);
+      assertThat(problems).isEmpty();
+      assertThat(answers).containsOnly(1);
+      assertThat(served).hasValue(calls);
+      assertThat(fnf).hasValue(calls);
+      assertThat(h.connections).isGreaterThan(100);
+    }
+  }
+
+  @Test
+  void requestChannel_carriesBothDirectionsAcrossCuts() {
+    Responder echoCount =
+        new Responder() {
+          @Override
+          public StreamListener requestChannel(
+              Stream stream, ByteBuf metadata, ByteBuf data, boolean inboundComplete) {
+            Producer producer = new Producer(data.readInt());
+            Checker inbound = new Checker();
+            stream.request(8);
+            producer.pump(stream);
+            return new StreamListener() {
+              @Override
+              public void onNext(Stream s, ByteBuf m, ByteBuf d) {
+                inbound.onNext(s, m, d);
+                if (!inbound.problems.isEmpty()) {
+                  s.error(ErrorCode.APPLICATION_ERROR, inbound.problems.get(0));
+                }
+              }
+
+              @Override
+              public void onComplete(Stream s) {
+                if (inbound.received != 300) {
+                  s.error(ErrorCode.APPLICATION_ERROR, "server got " + inbound.received);
+                }
+              }
+
+              @Override
+              public void onReady(Stream s) {
+                producer.pump(s);
+              }
+            };
+          }
+        };
+    try (ResumeHarness h =
+        new ResumeHarness(
+            config(1 << 20), config(1 << 20), echoCount, Responder.REJECT_ALL, 64 << 20)) {
+      h.cutAfterFrames = 45;
+      Checker checker = new Checker();
+      Producer upstream = new Producer(300);
+      h.loop.run(
+          () -> {
+            Stream s =
+                h.client.requestChannel(
+                    null,
+                    count(h, 300),
+                    8,
+                    false,
+                    new StreamListener() {
+                      @Override
+                      public void onNext(Stream st, ByteBuf m, ByteBuf d) {
+                        checker.onNext(st, m, d);
+                      }
+
+                      @Override
+                      public void onComplete(Stream st) {
+                        checker.onComplete(st);
+                      }
+
+                      @Override
+                      public void onError(Stream st, int code, String message) {
+                        checker.onError(st, code, message);
+                      }
+
+                      @Override
+                      public void onReady(Stream st) {
+                        upstream.pump(st);
+                      }
+                    });
+            upstream.pump(s);
+          });
+      h.loop.run(() -> h.current.cut());
+      until(h, () -> checker.completed && upstream.done || checker.error != null);
+      assertThat(checker.error).isNull();
+      assertThat(checker.problems).isEmpty();
+      assertThat(checker.received).isEqualTo(300);
+      assertThat(h.connections).isGreaterThan(50);
+    }
+  }
+
+  @Test
+  void aFullStore_holdsTheProducerBack_untilThePeerConfirms() {
+    try (ResumeHarness h =
+        new ResumeHarness(
+            config(256 << 10), config(256 << 10), STREAMING, Responder.REJECT_ALL, 64 << 20)) {
+      Checker checker = new Checker();
+      // The client stops reading: the server's frames stay unconfirmed.
+      h.loop.run(() -> h.current.clientEnd.setReading(false));
+      h.loop.run(() -> h.client.requestStream(null, count(h, 400), 1_000, checker));
+      h.settle(3, 10);
+      ResumableSession serverSession = h.server.session;
+      long held = h.loop.call(() -> serverSession.store().bytes());
+      assertThat(held).isGreaterThanOrEqualTo(256 << 10).isLessThan((256 << 10) + 70_000);
+      assertThat(h.loop.call(() -> serverSession.isWritable())).isFalse();
+      h.loop.run(() -> h.current.clientEnd.setReading(true));
+      until(h, () -> checker.completed);
+      assertThat(checker.problems).isEmpty();
+      assertThat(checker.received).isEqualTo(400);
+    }
+  }
+
+  @Test
+  void anUnknownSession_isRejected_andTheClientIsToldAndDoesNotRetry() {
+    try (ResumeHarness h =
+        new ResumeHarness(
+            config(1 << 20), config(1 << 20), STREAMING, Responder.REJECT_ALL, 64 << 20)) {
+      List<String> events = new ArrayList<>();
+      h.loop.run(() -> h.client.addListener(recorder(events)));
+      Checker checker = new Checker();
+      checker.autoRequest = false; // one item, then the stream waits
+      h.loop.run(() -> h.client.requestStream(null, count(h, 1_000_000), 1, checker));
+      h.settle(2, 10);
+      // The server forgets the session (as a restarted server would).
+      h.loop.run(() -> h.server.dispose());
+      h.settle(2, 10);
+      int connectionsBefore = h.connections;
+      h.settle(20, 100);
+      assertThat(events).contains("resume rejected", "closed RESUME_REJECTED");
+      assertThat(checker.error).startsWith(ErrorCode.REJECTED_RESUME + " ");
+      assertThat(h.connections).isLessThanOrEqualTo(connectionsBefore + 1);
+      assertThat(h.client.isOpen()).isFalse();
+    }
+  }
+
+  @Test
+  void aDetachedServerSession_expires_andItsStreamsFail() {
+    ConnectionConfig server =
+        ConnectionConfig.builder()
+            .resumption(Resumption.builder().sessionTimeout(Duration.ofSeconds(3)).build())
+            .build();
+    List<String> serverEvents = new ArrayList<>();
+    try (ResumeHarness h =
+        new ResumeHarness(config(1 << 20), server, STREAMING, Responder.REJECT_ALL, 64 << 20)) {
+      h.loop.run(() -> h.server.addListener(recorder(serverEvents)));
+      Checker checker = new Checker();
+      checker.autoRequest = false; // one item, then the stream waits
+      h.loop.run(() -> h.client.requestStream(null, count(h, 1_000_000), 1, checker));
+      h.settle(2, 10);
+      h.refuseReconnects = true;
+      h.cut();
+      h.settle(10, 500);
+      assertThat(serverEvents).contains("disconnected", "closed SESSION_EXPIRED");
+      assertThat(h.sessions.size()).isZero();
+      assertThat(h.sessions.heldBytes()).isZero();
+      h.refuseReconnects = false;
+      h.settle(40, 500);
+      assertThat(checker.error).startsWith(ErrorCode.REJECTED_RESUME + " ");
+    }
+  }
+
+  private static int sum(int[] values) {
+    int s = 0;
+    for (int v : values) {
+      s += v;
+    }
+    return s;
+  }
+
+  private static void assertPositionsAgree(ResumeHarness h) {
+    ResumableSession client = h.client.session;
+    ResumableSession server = h.server.session;
+    h.loop.run(
+        () -> {
+          assertThat(server.receivedPosition()).isEqualTo(client.store().end());
+          assertThat(client.receivedPosition()).isEqualTo(server.store().end());
+        });
+  }
+
+  static ConnectionListener recorder(List<String> events) {
+    return new ConnectionListener() {
+      @Override
+      public void onDisconnected(Connection connection, String reason) {
+        events.add("disconnected");
+      }
+
+      @Override
+      public void onResumed(Connection connection) {
+        events.add("resumed");
+      }
+
+      @Override
+      public void onResumeRejected(Connection connection, String message) {
+        events.add("resume rejected");
+      }
+
+      @Override
+      public void onClosed(Connection connection, CloseReason reason) {
+        events.add("closed " + reason.kind());
+      }
+    };
+  }
+}
