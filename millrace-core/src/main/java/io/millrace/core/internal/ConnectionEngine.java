@@ -221,9 +221,9 @@ public final class ConnectionEngine implements Connection, TransportListener {
   }
 
   /**
-   * The server side of an accepted connection on a server that offers resumption ({@code sessions}
-   * not null): the connection becomes resumable if its SETUP asks, and a RESUME as its first frame
-   * hands it to the session it names.
+   * The server side of an accepted connection, on a server that offers resumption when {@code
+   * sessions} is not null (null: a plain connection): the connection becomes resumable if its SETUP
+   * asks, and a RESUME as its first frame hands it to the session it names.
    */
   public static ConnectionEngine resumableServer(
       Transport transport,
@@ -683,6 +683,14 @@ public final class ConnectionEngine implements Connection, TransportListener {
   public void close() {
     if (!executor.inEventLoop()) {
       calls.offer(Calls.CLOSE);
+      return;
+    }
+    if (session != null && session.isResumable() && session.phase() != ResumableSession.ATTACHED) {
+      // No connection to say goodbye on: the session just ends.
+      sessionEnded(
+          CloseReason.Kind.CLOSED_BY_THIS_SIDE,
+          ErrorCode.CONNECTION_CLOSE,
+          "closed by this side while disconnected");
       return;
     }
     if (closeCalls++ > 0 && state == DRAINING) {
@@ -1362,6 +1370,19 @@ public final class ConnectionEngine implements Connection, TransportListener {
 
   @Override
   public String toString() {
+    if (session != null && session.isResumable()) {
+      return "Connection["
+          + (client ? "client" : "server")
+          + " "
+          + remoteAddress()
+          + " "
+          + session
+          + " suspensions="
+          + readSuspensions
+          + " state="
+          + state
+          + "]";
+    }
     return "Connection[" + (client ? "client" : "server") + " " + remoteAddress() + "]";
   }
 }

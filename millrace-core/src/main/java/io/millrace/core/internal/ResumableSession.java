@@ -607,6 +607,13 @@ public final class ResumableSession implements Transport {
     return (long) (d * (1 - j * java.util.concurrent.ThreadLocalRandom.current().nextDouble()));
   }
 
+  /** Client: no new connection will come (the client shuts down): the session ends. */
+  public void giveUp(String why) {
+    if (!ending) {
+      engine.sessionEnded(CloseReason.Kind.SESSION_EXPIRED, ErrorCode.CONNECTION_ERROR, why);
+    }
+  }
+
   /** Client: a reconnect attempt failed to connect; the next one is scheduled. */
   public void reconnectFailed(Throwable cause) {
     if (phase != DETACHED || ending) {
@@ -807,5 +814,34 @@ public final class ResumableSession implements Transport {
     current = transport;
     link = new Link(transport);
     transport.setListener(link);
+  }
+
+  @Override
+  public String toString() {
+    return "ResumableSession["
+        + (client ? "client" : "server")
+        + " phase="
+        + phase
+        + " resumable="
+        + resumable
+        + " received="
+        + receivedPosition
+        + " store="
+        + store.firstAvailable()
+        + ".."
+        + store.end()
+        + " ("
+        + store.bytes()
+        + " bytes in "
+        + store.entries()
+        + ") full="
+        + full
+        + " probing="
+        + probing
+        + " reading="
+        + reading
+        + " writable="
+        + (phase == ATTACHED && current.isWritable())
+        + "]";
   }
 }

@@ -11,6 +11,7 @@ import io.millrace.core.Resumption;
 import io.millrace.core.Stream;
 import io.millrace.core.StreamListener;
 import io.millrace.frame.ErrorCode;
+import io.millrace.testing.SequencedPayload;
 import io.netty.buffer.ByteBuf;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,8 +28,6 @@ import org.junit.jupiter.api.Test;
  * once. The test loop's tracking allocator fails the test if a buffer is left unreleased.
  */
 class ResumptionTest {
-  static final int[] SIZES = {1, 3, 64, 700, 4_000, 9_000, 65_536, 17, 1_500, 30_000};
-
   static ConnectionConfig config(long storeBytes) {
     return ConnectionConfig.builder()
         .fragmentSize(4096)
@@ -38,26 +37,11 @@ class ResumptionTest {
   }
 
   static ByteBuf item(io.netty.buffer.ByteBufAllocator alloc, int seq) {
-    int size = SIZES[seq % SIZES.length];
-    ByteBuf b = alloc.buffer(size);
-    for (int i = 0; i < size; i++) {
-      b.writeByte(seq * 7 + i * 13 + (i >> 8));
-    }
-    return b;
+    return SequencedPayload.item(alloc, seq);
   }
 
-  /** Checks {@code data} is item {@code seq}; returns a description of the mismatch or null. */
   static String check(ByteBuf data, int seq) {
-    int size = SIZES[seq % SIZES.length];
-    if (data.readableBytes() != size) {
-      return "item " + seq + ": " + data.readableBytes() + " bytes, expected " + size;
-    }
-    for (int i = 0; i < size; i++) {
-      if (data.getByte(data.readerIndex() + i) != (byte) (seq * 7 + i * 13 + (i >> 8))) {
-        return "item " + seq + ": content differs at byte " + i;
-      }
-    }
-    return null;
+    return SequencedPayload.check(data, seq);
   }
 
   /** Sends {@code total} items as credit and writability allow, then completes. */

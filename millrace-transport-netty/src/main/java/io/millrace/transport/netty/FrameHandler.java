@@ -63,6 +63,43 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
     return engine;
   }
 
+  /**
+   * Puts a frame handler on {@code channel} with no listener yet: the transport for a connection
+   * that a resumable session takes over ({@link Transport#setListener} before anything is read).
+   */
+  static Transport installForResumption(Channel channel, ConnectionConfig config) {
+    FrameHandler handler = new FrameHandler(config.maxFrameLength());
+    handler.transport = new ChannelTransport(channel, handler);
+    handler.engine = NOBODY;
+    channel.pipeline().addLast(handler);
+    return handler.transport;
+  }
+
+  /** Hears nothing: the listener of a connection not yet taken over. */
+  private static final TransportListener NOBODY =
+      new TransportListener() {
+        @Override
+        public void onFrame(ByteBuf frame) {}
+
+        @Override
+        public void onReadComplete() {}
+
+        @Override
+        public void onWritabilityChanged() {}
+
+        @Override
+        public void onFrameTooLong(long length) {}
+
+        @Override
+        public void onInputClosed() {}
+
+        @Override
+        public void onTransportError(Throwable cause) {}
+
+        @Override
+        public void onTransportClosed() {}
+      };
+
   /** The transport's {@link Transport#setListener}. */
   void setListener(TransportListener listener) {
     this.engine = listener;

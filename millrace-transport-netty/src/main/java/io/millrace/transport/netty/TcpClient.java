@@ -4,6 +4,8 @@ import io.millrace.core.Connection;
 import io.millrace.core.ConnectionConfig;
 import io.millrace.core.Responder;
 import io.millrace.core.internal.ConnectionEngine;
+import io.millrace.core.internal.ResumableSession;
+import io.millrace.core.internal.Transport;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -11,6 +13,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import java.net.InetSocketAddress;
@@ -82,15 +85,15 @@ public final class TcpClient implements AutoCloseable {
     }
     ConnectionConfig config = this.config;
     Responder responder = this.responder;
+    InetSocketAddress remote =
+        remoteAddress.isUnresolved()
+            ? new InetSocketAddress(remoteAddress.getHostString(), remoteAddress.getPort())
+            : remoteAddress;
+    // A resumed session reconnects to the address it first reached, never to another server
+    // behind the same name (rsocket-java #1116), on the event loop it lives on.
+    ResumableSession.Reconnector reconnector = session -> reconnect(session, remote, localAddress);
     Bootstrap bootstrap =
-        new Bootstrap()
-            .group(group)
-            .channel(EventLoops.clientChannel())
-            .option(ChannelOption.TCP_NODELAY, true)
-            .option(ChannelOption.ALLOW_HALF_CLOSURE, true)
-            .option(ChannelOption.ALLOCATOR, socket.allocator)
-            .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMillis)
-            .option(ChannelOption.WRITE_BUFFER_WATER_MARK, socket.waterMark)
+        bootstrap(group)
             .handler(
                 new ChannelInitializer<SocketChannel>() {
                   @Override
@@ -99,14 +102,14 @@ public final class TcpClient implements AutoCloseable {
                         FrameHandler.install(
                             channel,
                             config,
-                            transport -> ConnectionEngine.client(transport, config, responder));
+                            transport ->
+                                config.resumption() == null
+                                    ? ConnectionEngine.client(transport, config, responder)
+                                    : ConnectionEngine.resumableClient(
+                                        transport, config, responder, reconnector));
                     channel.attr(Attributes.ENGINE).set(engine);
                   }
                 });
-    InetSocketAddress remote =
-        remoteAddress.isUnresolved()
-            ? new InetSocketAddress(remoteAddress.getHostString(), remoteAddress.getPort())
-            : remoteAddress;
     ChannelFuture connect =
         localAddress == null ? bootstrap.connect(remote) : bootstrap.connect(remote, localAddress);
     connect.addListener(
@@ -129,6 +132,50 @@ public final class TcpClient implements AutoCloseable {
         });
     return result;
   }
+
+  private Bootstrap bootstrap(EventLoopGroup group) {
+    return new Bootstrap()
+        .group(group)
+        .channel(EventLoops.clientChannel())
+        .option(ChannelOption.TCP_NODELAY, true)
+        .option(ChannelOption.ALLOW_HALF_CLOSURE, true)
+        .option(ChannelOption.ALLOCATOR, socket.allocator)
+        .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMillis)
+        .option(ChannelOption.WRITE_BUFFER_WATER_MARK, socket.waterMark);
+  }
+
+  /** One reconnect attempt of a resumable session, on its own event loop. */
+  private void reconnect(
+      ResumableSession session, InetSocketAddress remote, InetSocketAddress localAddress) {
+    if (connections.isShutdown()) {
+      session.giveUp("the client is shut down");
+      return;
+    }
+    Bootstrap bootstrap =
+        bootstrap((EventLoop) session.executor())
+            .handler(
+                new ChannelInitializer<SocketChannel>() {
+                  @Override
+                  protected void initChannel(SocketChannel channel) {
+                    channel.attr(RESUMING).set(FrameHandler.installForResumption(channel, config));
+                  }
+                });
+    ChannelFuture connect =
+        localAddress == null
+            ? bootstrap.connect(remote)
+            : bootstrap.connect(remote, new InetSocketAddress(localAddress.getAddress(), 0));
+    connect.addListener(
+        (ChannelFuture f) -> {
+          if (f.isSuccess()) {
+            session.attachNew(f.channel().attr(RESUMING).get());
+          } else {
+            session.reconnectFailed(f.cause());
+          }
+        });
+  }
+
+  private static final io.netty.util.AttributeKey<Transport> RESUMING =
+      io.netty.util.AttributeKey.valueOf("millrace.resuming");
 
   private static void release(ByteBuf metadata, ByteBuf data) {
     if (metadata != null) {

@@ -5,6 +5,7 @@ import io.millrace.core.AsyncAcceptor;
 import io.millrace.core.ConnectionConfig;
 import io.millrace.core.internal.ConnectionEngine;
 import io.millrace.core.internal.ReassemblyBudget;
+import io.millrace.core.internal.ResumeSessions;
 import io.millrace.frame.ErrorCode;
 import io.millrace.frame.ErrorFrame;
 import io.millrace.frame.FrameHeader;
@@ -146,6 +147,7 @@ public final class TcpServer implements AutoCloseable {
     private AsyncAcceptor asyncAcceptor;
     private int maxConnections = 65_536;
     private long maxReassemblyBytes = 256L << 20;
+    private long maxResumeBytes = 256L << 20;
     private final SocketSettings socket = new SocketSettings();
 
     private Builder() {}
@@ -197,6 +199,20 @@ public final class TcpServer implements AutoCloseable {
       return this;
     }
 
+    /**
+     * With resumption on ({@link ConnectionConfig#resumption()}): the bytes all sessions together
+     * may hold for their clients (frames not yet confirmed, including those of sessions waiting for
+     * their client to come back). Above it, senders are held back and the session detached longest
+     * is ended to make room. Default 256 MiB.
+     */
+    public Builder maxResumeBytes(long bytes) {
+      if (bytes < 1) {
+        throw new IllegalArgumentException("max resume bytes must be positive");
+      }
+      this.maxResumeBytes = bytes;
+      return this;
+    }
+
     /** Worker event loops serving connections (each connection stays on one). Default 1. */
     public Builder eventLoopThreads(int threads) {
       socket.eventLoopThreads(threads);
@@ -231,6 +247,10 @@ public final class TcpServer implements AutoCloseable {
       AsyncAcceptor asyncAcceptor = this.asyncAcceptor;
       int maxConnections = this.maxConnections;
       ReassemblyBudget budget = ReassemblyBudget.forServer(maxReassemblyBytes);
+      ResumeSessions sessions =
+          config.resumption() == null
+              ? null
+              : new ResumeSessions(config.resumption(), maxResumeBytes);
       AtomicInteger admitted = new AtomicInteger();
       ServerBootstrap bootstrap =
           new ServerBootstrap()
@@ -257,10 +277,13 @@ public final class TcpServer implements AutoCloseable {
                               channel,
                               config,
                               transport ->
-                                  acceptor != null
-                                      ? ConnectionEngine.server(transport, config, acceptor, budget)
-                                      : ConnectionEngine.asyncServer(
-                                          transport, config, asyncAcceptor, budget));
+                                  ConnectionEngine.resumableServer(
+                                      transport,
+                                      config,
+                                      acceptor,
+                                      asyncAcceptor,
+                                      budget,
+                                      sessions));
                       engine.start(null, null);
                       connections.add(engine);
                     }
