@@ -1,6 +1,7 @@
 package io.millrace.cli;
 
 import io.millrace.core.Connection;
+import io.millrace.core.ConnectionListener;
 import io.millrace.core.Stream;
 import io.millrace.core.StreamListener;
 import io.millrace.transport.netty.TcpClient;
@@ -140,6 +141,9 @@ final class CallCommand implements Callable<Integer> {
         return EXIT_CONNECT_FAILED;
       }
       CompletableFuture<Integer> exit = new CompletableFuture<>();
+      if (transport.resume) {
+        connection.addListener(resumeReporter(err));
+      }
       Printer printer = new Printer(out, err, exit);
       connection.executor().execute(() -> start(connection, printer, exit));
       int code;
@@ -165,6 +169,29 @@ final class CallCommand implements Callable<Integer> {
       out.flush();
       err.flush();
     }
+  }
+
+  /** With --resume: what happens to the session goes to stderr, so stdout stays the payloads. */
+  private static ConnectionListener resumeReporter(PrintWriter err) {
+    return new ConnectionListener() {
+      @Override
+      public void onDisconnected(Connection connection, String reason) {
+        err.println("millrace: connection lost (" + reason + "); reconnecting");
+        err.flush();
+      }
+
+      @Override
+      public void onResumed(Connection connection) {
+        err.println("millrace: resumed");
+        err.flush();
+      }
+
+      @Override
+      public void onResumeRejected(Connection connection, String message) {
+        err.println("millrace: resume rejected: " + message);
+        err.flush();
+      }
+    };
   }
 
   private void start(Connection connection, Printer printer, CompletableFuture<Integer> exit) {

@@ -77,7 +77,10 @@ final class EchoServerCommand implements Callable<Integer> {
             + server.address().getHostString()
             + ":"
             + server.port()
-            + (EventLoops.epoll() ? " (epoll)" : " (nio)"));
+            + (EventLoops.epoll() ? " (epoll)" : " (nio)")
+            + (transport.resume
+                ? ", resumption on (sessions kept " + transport.resumeSessionTtlSeconds + " s)"
+                : ""));
     out.flush();
     server.awaitTermination();
     return 0;

@@ -1,6 +1,8 @@
 package io.millrace.cli;
 
 import io.millrace.core.ConnectionConfig;
+import io.millrace.core.Resumption;
+import java.time.Duration;
 import picocli.CommandLine.Option;
 
 /** Options shared by the subcommands. */
@@ -29,7 +31,29 @@ final class TransportOptions {
       description = "Longest inbound frame accepted (default: ${DEFAULT-VALUE}).")
   int maxFrameLength;
 
+  @Option(
+      names = "--resume",
+      description =
+          "Session resumption (RSocket RESUME): a server keeps sessions for clients that ask;"
+              + " a client asks, and when the connection breaks reconnects to the same address"
+              + " and resumes where it stopped.")
+  boolean resume;
+
+  @Option(
+      names = "--resume-session-ttl",
+      defaultValue = "120",
+      description =
+          "With --resume: seconds a session lives without a connection (server), or keeps"
+              + " reconnecting (client) (default: ${DEFAULT-VALUE}).")
+  long resumeSessionTtlSeconds;
+
   ConnectionConfig.Builder config() {
-    return ConnectionConfig.builder().fragmentSize(fragmentSize).maxFrameLength(maxFrameLength);
+    ConnectionConfig.Builder b =
+        ConnectionConfig.builder().fragmentSize(fragmentSize).maxFrameLength(maxFrameLength);
+    if (resume) {
+      b.resumption(
+          Resumption.builder().sessionTimeout(Duration.ofSeconds(resumeSessionTtlSeconds)).build());
+    }
+    return b;
   }
 }
