@@ -358,6 +358,103 @@ class ResumptionTest {
     }
   }
 
+  private static ScriptedTransport resumableServer(TestLoop loop, ResumeSessions sessions) {
+    ScriptedTransport t = new ScriptedTransport(loop);
+    t.engine =
+        ConnectionEngine.resumableServer(
+            t,
+            ConnectionConfig.builder().resumption(Resumption.defaults()).build(),
+            (setup, connection) -> STREAMING,
+            null,
+            null,
+            sessions,
+            t.timers);
+    loop.run(() -> t.engine.start(null, null));
+    return t;
+  }
+
+  private static ByteBuf setupWithToken(String token) {
+    ByteBuf t = Frames.utf8(token);
+    try {
+      return io.millrace.frame.SetupFrame.encode(
+          Frames.ALLOC, 0, false, 60_000, 120_000, t, "text/plain", "text/plain", null, null);
+    } finally {
+      t.release();
+    }
+  }
+
+  @Test
+  void aTokenInUse_orUsedBefore_isRefusedForSetup() {
+    try (TestLoop loop = new TestLoop()) {
+      ResumeSessions sessions = new ResumeSessions(Resumption.defaults(), 1 << 20);
+      ScriptedTransport first = resumableServer(loop, sessions);
+      first.inject(setupWithToken("token-1"));
+      assertThat(first.take()).isEmpty();
+      assertThat(sessions.size()).isEqualTo(1);
+
+      ScriptedTransport second = resumableServer(loop, sessions);
+      second.inject(setupWithToken("token-1"));
+      assertThat(second.take())
+          .singleElement()
+          .satisfies(f -> assertThat(f.errorCode).isEqualTo(ErrorCode.REJECTED_SETUP));
+
+      loop.run(() -> first.engine.dispose());
+      assertThat(sessions.size()).isZero();
+      ScriptedTransport third = resumableServer(loop, sessions);
+      third.inject(setupWithToken("token-1"));
+      assertThat(third.take())
+          .singleElement()
+          .satisfies(f -> assertThat(f.errorCode).isEqualTo(ErrorCode.REJECTED_SETUP));
+      loop.run(() -> second.engine.dispose());
+      loop.run(() -> third.engine.dispose());
+    }
+  }
+
+  @Test
+  void resumeOnAnEstablishedSession_isAConnectionError() {
+    try (TestLoop loop = new TestLoop()) {
+      ResumeSessions sessions = new ResumeSessions(Resumption.defaults(), 1 << 20);
+      ScriptedTransport t = resumableServer(loop, sessions);
+      ByteBuf token = Frames.utf8("token-2");
+      t.inject(
+          setupWithToken("token-2"),
+          io.millrace.frame.ResumeFrame.encode(Frames.ALLOC, 0, token, 0, 0));
+      token.release();
+      assertThat(t.take())
+          .singleElement()
+          .satisfies(f -> assertThat(f.errorCode).isEqualTo(ErrorCode.CONNECTION_ERROR));
+      assertThat(t.closed).isTrue();
+    }
+  }
+
+  @Test
+  void leases_areGrantedAfreshAfterAResume() {
+    ConnectionConfig server =
+        ConnectionConfig.builder()
+            .resumption(Resumption.defaults())
+            .leaseIssuer(io.millrace.core.LeaseIssuer.fixed(60_000, 100))
+            .build();
+    ConnectionConfig client =
+        ConnectionConfig.builder().lease(true).resumption(Resumption.defaults()).build();
+    try (ResumeHarness h =
+        new ResumeHarness(client, server, STREAMING, Responder.REJECT_ALL, 64 << 20)) {
+      List<String> grants = new ArrayList<>();
+      h.loop.run(
+          () ->
+              h.client.addListener(
+                  new ConnectionListener() {
+                    @Override
+                    public void onLeaseGranted(Connection c, int ttl, int requests) {
+                      grants.add(ttl + "/" + requests);
+                    }
+                  }));
+      h.cut();
+      h.settle(5, 100);
+      assertThat(grants).containsExactly("60000/100");
+      assertThat(h.loop.call(() -> h.client.availability())).isEqualTo(1.0);
+    }
+  }
+
   private static int sum(int[] values) {
     int s = 0;
     for (int v : values) {
