@@ -88,6 +88,11 @@ public final class ResumableSession implements Transport {
   private boolean probing;
   private long receivedPosition;
   private long lastAckSent;
+  private long lastProbeNanos = Long.MIN_VALUE / 2;
+
+  /** Least time between two KEEPALIVEs asking for the peer's position. */
+  static final long PROBE_INTERVAL_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
   private SocketAddress remoteAddress;
   private SocketAddress localAddress;
   private Throwable lastError;
@@ -267,8 +272,13 @@ public final class ResumableSession implements Transport {
       return;
     }
     if (resumable && !probing && store.bytes() > storeBound / 2) {
-      probing = true; // the answer carries the peer's position and releases what it confirms
-      current.write(KeepAliveFrame.encode(alloc, headroom, true, receivedPosition, null));
+      long now = engine.timers.nanoTime();
+      // At most 10 a second: peers limit the KEEPALIVEs they answer (Millrace: 20 a second).
+      if (now - lastProbeNanos >= PROBE_INTERVAL_NANOS) {
+        lastProbeNanos = now;
+        probing = true; // the answer carries the peer's position and releases what it confirms
+        current.write(KeepAliveFrame.encode(alloc, headroom, true, receivedPosition, null));
+      }
     }
     current.flush();
   }
