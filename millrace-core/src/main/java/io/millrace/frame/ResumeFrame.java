@@ -41,6 +41,15 @@ public final class ResumeFrame {
     return out;
   }
 
+  /** Whether {@code frame} (a RESUME) is long enough for its token and both positions. */
+  public static boolean isWellFormed(ByteBuf frame) {
+    int readable = frame.readableBytes();
+    if (readable < TOKEN_LENGTH_OFFSET + 2) {
+      return false;
+    }
+    return readable >= positionsOffset(frame) - frame.readerIndex() + 16;
+  }
+
   public static int majorVersion(ByteBuf frame) {
     return frame.getUnsignedShort(frame.readerIndex() + FrameHeader.SIZE);
   }

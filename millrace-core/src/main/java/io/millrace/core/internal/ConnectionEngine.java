@@ -1135,13 +1135,21 @@ public final class ConnectionEngine implements Connection, TransportListener {
     if (state == CLOSED) {
       return;
     }
-    startKeepAlive(keepAliveIntervalMillis, keepAliveMaxLifetimeMillis, keepAlivePings);
-    if (leases.enabled() && leases.lastGrantedTtlMillis() > 0) {
-      // Leases do not survive resumption (spec): the last grant is made afresh.
-      int ttl = leases.lastGrantedTtlMillis();
-      int requests = leases.lastGrantedRequests();
+    if (keepAliveIntervalMillis > 0) { // not before the acceptor has taken the SETUP
+      startKeepAlive(keepAliveIntervalMillis, keepAliveMaxLifetimeMillis, keepAlivePings);
+    }
+    int ttl = leases.enabled() ? leases.responderRemainingMillis() : 0;
+    int requests = leases.responderLeft();
+    if (ttl > 0 && requests > 0) {
+      // Leases do not survive resumption (spec): what is left of this side's grant is granted
+      // afresh, never more (a client that keeps reconnecting does not multiply its allowance).
       leases.granted(ttl, requests);
       writer.lease(ttl, requests, null);
+    }
+    if (state == DRAINING && drainInitiatedHere && !drainBarrierPassed) {
+      // CONNECTION_CLOSE and its barrier are connection frames, not replayed: say them again.
+      writer.error(0, ErrorCode.CONNECTION_CLOSE, "closing");
+      writer.keepAlive(true, DRAIN_BARRIER.duplicate());
     }
     publishAvailability();
     notifyListeners(l -> l.onResumed(this));

@@ -15,8 +15,6 @@ final class Leases {
   private long requesterExpiry;
   private int responderLeft;
   private long responderExpiry;
-  private int lastGrantedTtlMillis;
-  private int lastGrantedRequests;
 
   Leases(Timers timers) {
     this.timers = timers;
@@ -71,19 +69,19 @@ final class Leases {
 
   /** This side granted the peer a lease. */
   void granted(int ttlMillis, int requests) {
-    lastGrantedTtlMillis = ttlMillis;
-    lastGrantedRequests = requests;
     responderLeft = requests;
     responderExpiry = timers.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ttlMillis);
   }
 
-  /** The time-to-live of the last lease this side granted; 0 when it granted none. */
-  int lastGrantedTtlMillis() {
-    return lastGrantedTtlMillis;
+  /** Milliseconds left of the lease this side granted; 0 when none or expired. */
+  int responderRemainingMillis() {
+    long left = responderExpiry - timers.nanoTime();
+    return left <= 0 ? 0 : (int) Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toMillis(left));
   }
 
-  int lastGrantedRequests() {
-    return lastGrantedRequests;
+  /** Requests left of the lease this side granted. */
+  int responderLeft() {
+    return responderLeft;
   }
 
   /** The peer's lease no longer holds (the connection it came on broke). */

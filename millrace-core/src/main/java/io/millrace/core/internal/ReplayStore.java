@@ -194,6 +194,9 @@ final class ReplayStore {
     if (first < 0) {
       return position == end;
     }
+    if (sink == null) {
+      return true; // only asked whether it can
+    }
     for (int j = first; j < size; j++) {
       int i = (head + j) & mask;
       ByteBuf b = buffers[i];
@@ -205,6 +208,11 @@ final class ReplayStore {
       }
     }
     return true;
+  }
+
+  /** Whether a replay from {@code position} can start there: a held frame's start, or the end. */
+  boolean isBoundary(long position) {
+    return replay(position, null);
   }
 
   /** Drops everything (the session ended). */

@@ -76,9 +76,11 @@ public final class ResumableSession implements Transport {
   private Reconnector reconnector;
   private ConnectionEngine engine;
 
-  private Transport current;
+  /** Volatile, with {@link #phase}: application threads read writability through CallQueue. */
+  private volatile Transport current;
+
   private Link link;
-  private int phase = ATTACHED;
+  private volatile int phase = ATTACHED;
   private boolean resumable;
   private byte[] token;
   private boolean firstFrameSeen;
@@ -285,12 +287,14 @@ public final class ResumableSession implements Transport {
 
   @Override
   public boolean isWritable() {
-    return phase == ATTACHED && current.isWritable() && !full;
+    Transport t = current;
+    return phase == ATTACHED && t != null && t.isWritable() && !full;
   }
 
   @Override
   public long queuedBytes() {
-    long queued = phase == ATTACHED ? current.queuedBytes() : 0;
+    Transport t = current;
+    long queued = phase == ATTACHED && t != null ? t.queuedBytes() : 0;
     return resumable ? queued + Math.max(0, store.bytes() - storeBound) : queued;
   }
 
@@ -332,16 +336,10 @@ public final class ResumableSession implements Transport {
     if (registry != null && token != null) {
       registry.remove(token, this);
     }
-    if (phase == ATTACHED) {
-      phase = ENDED;
-      return true;
-    }
-    boolean attachedForHandshake = phase == RESUMING && current != null;
     phase = ENDED;
-    if (attachedForHandshake) {
-      return true;
+    if (current != null) {
+      return true; // its close reaches the engine through the link, which forwards once ending
     }
-    current = null;
     link = null;
     executor.execute(engine::onTransportClosed);
     return false;
@@ -364,9 +362,28 @@ public final class ResumableSession implements Transport {
       full = true;
       if (budget != null && budget.exhausted()) {
         registry.overBudget();
+        if (phase == ATTACHED) {
+          schedule(this::recheckBudget, BUDGET_RECHECK_NANOS);
+        }
       }
     }
   }
+
+  /** Held back by the server-wide budget: look again until it has room (sessions elsewhere). */
+  private void recheckBudget() {
+    if (!full || ending || phase != ATTACHED) {
+      return;
+    }
+    if (store.bytes() < storeBound && !budget.exhausted()) {
+      full = false;
+      engine.onWritabilityChanged();
+    } else if (budget.exhausted()) {
+      registry.overBudget();
+      schedule(this::recheckBudget, BUDGET_RECHECK_NANOS);
+    }
+  }
+
+  static final long BUDGET_RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
   /** The peer confirmed {@code position}: release what it covers; wake senders if room came. */
   private void confirmed(long position) {
@@ -414,6 +431,7 @@ public final class ResumableSession implements Transport {
       if (resumable && phase == ATTACHED && receivedPosition - lastAckSent >= ackEvery) {
         lastAckSent = receivedPosition;
         current.write(KeepAliveFrame.encode(alloc, headroom, false, receivedPosition, null));
+        current.flush(); // the engine may have nothing to flush after this read
       }
       if (phase == ATTACHED || phase == ENDED) {
         engine.onReadComplete();
@@ -540,11 +558,18 @@ public final class ResumableSession implements Transport {
     lostBecause = why;
     lastError = null;
     probing = false;
-    detachedAtNanos = engine.timers.nanoTime();
+    if (wasAttached) {
+      // The session timeout counts from the last time a connection was up: attempts that connect
+      // and then fail do not restart it.
+      detachedAtNanos = engine.timers.nanoTime();
+    }
     lost.close();
     if (wasAttached) {
       LOG.log(Level.DEBUG, "session with {0} lost its connection: {1}", remoteAddress, why);
       engine.sessionDetached(why);
+      if (ending) {
+        return; // a listener closed the connection
+      }
     }
     if (client) {
       scheduleReconnect();
@@ -701,7 +726,13 @@ public final class ResumableSession implements Transport {
       if (code == ErrorCode.REJECTED_RESUME) {
         engine.resumeRejected(message);
       } else {
-        failResume(code, "the server refused to resume: " + message, false);
+        // Anything else (a server at its connection limit answers REJECTED_SETUP) may pass: the
+        // session tries again until its timeout.
+        connectionLost(
+            "the server answered RESUME with error 0x"
+                + Integer.toHexString(code)
+                + ": "
+                + message);
       }
       return;
     }
@@ -736,6 +767,10 @@ public final class ResumableSession implements Transport {
     if (phase == ATTACHED) {
       // The client saw the break before this side did (a half-open connection): the old one goes.
       connectionLost("the client resumed on a new connection");
+      if (ending) {
+        reject(transport, "the session has ended");
+        return;
+      }
     }
     cancelPending();
     String problem = null;
@@ -749,7 +784,8 @@ public final class ResumableSession implements Transport {
               + firstAvailableClientPosition
               + ")";
     } else if (lastReceivedServerPosition < store.firstAvailable()
-        || lastReceivedServerPosition > store.end()) {
+        || lastReceivedServerPosition > store.end()
+        || !store.isBoundary(lastReceivedServerPosition)) {
       problem =
           "the client resumes at server position "
               + lastReceivedServerPosition

@@ -70,19 +70,16 @@ public final class ResumeSessions {
 
   boolean register(byte[] token, ResumableSession session) {
     ByteBuffer key = ByteBuffer.wrap(token.clone());
-    synchronized (ended) {
-      if (ended.containsKey(key)) {
-        return false;
-      }
+    synchronized (ended) { // one lock with remove(): a token cannot end between check and insert
+      return !ended.containsKey(key) && live.putIfAbsent(key, session) == null;
     }
-    return live.putIfAbsent(key, session) == null;
   }
 
   void remove(byte[] token, ResumableSession session) {
     ByteBuffer key = ByteBuffer.wrap(token);
-    live.remove(key, session);
     detached.remove(session);
     synchronized (ended) {
+      live.remove(key, session);
       ended.put(key, Boolean.TRUE);
     }
   }
@@ -98,7 +95,10 @@ public final class ResumeSessions {
     detached.remove(session);
   }
 
-  /** The budget is used up: the session detached longest ends, on its own loop. */
+  /**
+   * The budget is used up: the session detached longest ends, on its own loop (called again while
+   * the budget stays used up, so one session at a time goes until there is room).
+   */
   void overBudget() {
     ResumableSession oldest =
         detached.keySet().stream()
@@ -123,6 +123,11 @@ public final class ResumeSessions {
    */
   void resumeRequested(ResumableSession arrival, Transport transport, ByteBuf frame) {
     ConnectionEngine newcomer = arrival.engine();
+    if (!ResumeFrame.isWellFormed(frame)) {
+      newcomer.terminate(
+          CloseReason.Kind.ERROR_SENT, ErrorCode.CONNECTION_ERROR, "malformed RESUME", true);
+      return;
+    }
     ByteBuffer key = ByteBuffer.wrap(ByteBufUtil.getBytes(ResumeFrame.token(frame)));
     long lastReceivedServerPosition = ResumeFrame.lastReceivedServerPosition(frame);
     long firstAvailableClientPosition = ResumeFrame.firstAvailableClientPosition(frame);

@@ -19,7 +19,10 @@ import java.net.SocketAddress;
  */
 public interface Transport {
 
-  /** Who hears about frames and events from now on. Executor only. */
+  /**
+   * Who hears about frames and events from now on. Executor only. A transport that has already
+   * closed tells the new listener so ({@link TransportListener#onTransportClosed}, from a task).
+   */
   void setListener(TransportListener listener);
 
   /**

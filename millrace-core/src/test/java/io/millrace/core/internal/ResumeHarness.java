@@ -138,6 +138,9 @@ final class ResumeHarness implements AutoCloseable {
     @Override
     public void setListener(TransportListener listener) {
       this.listener = listener;
+      if (closed) {
+        loop.executor.execute(listener::onTransportClosed); // as a real transport reports it
+      }
     }
 
     @Override

@@ -428,7 +428,7 @@ class ResumptionTest {
   }
 
   @Test
-  void leases_areGrantedAfreshAfterAResume() {
+  void leases_areGrantedAfreshAfterAResume_withWhatWasLeft() {
     ConnectionConfig server =
         ConnectionConfig.builder()
             .resumption(Resumption.defaults())
@@ -450,8 +450,32 @@ class ResumptionTest {
                   }));
       h.cut();
       h.settle(5, 100);
-      assertThat(grants).containsExactly("60000/100");
+      // What was left of the grant (the clock moved while the client was away), never more.
+      assertThat(grants).singleElement().isIn("59900/100", "59800/100", "59700/100");
       assertThat(h.loop.call(() -> h.client.availability())).isEqualTo(1.0);
+    }
+  }
+
+  @Test
+  void connectionsThatBreakRightAway_doNotKeepTheClientTryingPastItsSessionTimeout() {
+    ConnectionConfig client =
+        ConnectionConfig.builder()
+            .resumption(Resumption.builder().sessionTimeout(Duration.ofSeconds(2)).build())
+            .build();
+    try (ResumeHarness h =
+        new ResumeHarness(client, config(1 << 20), STREAMING, Responder.REJECT_ALL, 64 << 20)) {
+      List<String> events = new ArrayList<>();
+      h.loop.run(() -> h.client.addListener(recorder(events)));
+      Checker checker = new Checker();
+      checker.autoRequest = false;
+      h.loop.run(() -> h.client.requestStream(null, count(h, 1_000_000), 1, checker));
+      h.settle(2, 10);
+      h.cutAfterFrames = 1; // every new connection breaks once its first frame (RESUME) is through
+      h.cut();
+      h.settle(40, 100);
+      assertThat(events).contains("closed SESSION_EXPIRED");
+      assertThat(checker.error).isNotNull();
+      assertThat(h.connections).isGreaterThan(3);
     }
   }
 

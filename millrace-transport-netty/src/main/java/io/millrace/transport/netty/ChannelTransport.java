@@ -59,7 +59,7 @@ final class ChannelTransport implements Transport {
                   .register(channel)
                   .addListener(
                       registered -> {
-                        if (registered.isSuccess()) {
+                        if (registered.isSuccess() && channel.isActive()) {
                           then.run();
                         } else {
                           channel.close();

@@ -39,6 +39,7 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
   private ChannelHandlerContext ctx;
   private ByteBuf cumulation;
   private boolean failed;
+  private boolean inactive;
   private boolean suspended;
   private boolean discarding;
   private final Runnable resumeTask = this::resume;
@@ -103,6 +104,11 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
   /** The transport's {@link Transport#setListener}. */
   void setListener(TransportListener listener) {
     this.engine = listener;
+    if (inactive) {
+      // Closed before the new listener came (a resumed connection moving to its session): it
+      // hears of it too, from a task of its own.
+      ctx.executor().execute(listener::onTransportClosed);
+    }
   }
 
   @Override
@@ -224,6 +230,7 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
 
   @Override
   public void channelInactive(ChannelHandlerContext ctx) {
+    inactive = true;
     releaseCumulation();
     engine.onTransportClosed();
   }
