@@ -1087,7 +1087,10 @@ public final class ConnectionEngine implements Connection, TransportListener {
   }
 
   private void publishAvailability() {
-    availability = state == OPEN ? leases.requesterAvailability() : 0.0;
+    boolean connected = session == null || session.phase() == ResumableSession.ATTACHED;
+    // A resumable connection waiting for a new transport takes requests but cannot answer them
+    // yet: a load balancer should prefer another.
+    availability = state == OPEN && connected ? leases.requesterAvailability() : 0.0;
   }
 
   // ---------------------------------------------------------------- reading suspension
