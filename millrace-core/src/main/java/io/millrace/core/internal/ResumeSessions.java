@@ -84,11 +84,12 @@ public final class ResumeSessions {
     }
   }
 
+  /**
+   * {@code session} waits for its client. It is expired for room only when a session that is
+   * attached needs it (see {@link #overBudget}), not merely because the budget is used up.
+   */
   void detached(ResumableSession session) {
     detached.put(session, Boolean.TRUE);
-    if (budget.exhausted()) {
-      overBudget();
-    }
   }
 
   void attached(ResumableSession session) {

@@ -359,7 +359,11 @@ class ResumptionTest {
   }
 
   private static ScriptedTransport resumableServer(TestLoop loop, ResumeSessions sessions) {
-    ScriptedTransport t = new ScriptedTransport(loop);
+    return resumableServer(loop, sessions, new ScriptedTransport(loop));
+  }
+
+  private static ScriptedTransport resumableServer(
+      TestLoop loop, ResumeSessions sessions, ScriptedTransport t) {
     t.engine =
         ConnectionEngine.resumableServer(
             t,
@@ -476,6 +480,36 @@ class ResumptionTest {
       assertThat(events).contains("closed SESSION_EXPIRED");
       assertThat(checker.error).isNotNull();
       assertThat(h.connections).isGreaterThan(3);
+    }
+  }
+
+  @Test
+  void theServerWideBudget_holdsSendersBack_andExpiresTheSessionDetachedLongest() {
+    try (TestLoop loop = new TestLoop()) {
+      ResumeSessions sessions = new ResumeSessions(Resumption.defaults(), 200_000);
+      // Session A: a stream the peer never confirms, until the budget is used up; then A's
+      // connection breaks and A waits for its client.
+      ScriptedTransport a = resumableServer(loop, sessions);
+      List<String> aEvents = new ArrayList<>();
+      a.inject(setupWithToken("token-a"), Frames.requestStream(1, 1_000, "1000"));
+      loop.run(() -> a.engine.addListener(recorder(aEvents)));
+      a.take();
+      long held = sessions.heldBytes();
+      assertThat(held).isGreaterThanOrEqualTo(200_000).isLessThan(200_000 + 70_000);
+      assertThat(loop.call(() -> a.engine.session.isWritable())).isFalse();
+      a.peerClosesInput();
+      assertThat(aEvents).containsExactly("disconnected");
+
+      // Session B needs room: A, detached longest, is expired for it.
+      ScriptedTransport b = resumableServer(loop, sessions);
+      b.inject(setupWithToken("token-b"), Frames.requestStream(1, 1_000, "1000"));
+      b.advance(Duration.ofMillis(50));
+      assertThat(aEvents).contains("closed SESSION_EXPIRED");
+      assertThat(sessions.size()).isEqualTo(1);
+      assertThat(sessions.heldBytes()).isLessThan(200_000 + 70_000);
+      assertThat(b.take()).isNotEmpty();
+      loop.run(() -> b.engine.dispose());
+      assertThat(sessions.heldBytes()).isZero();
     }
   }
 
