@@ -88,6 +88,13 @@ final class RunCommand implements Callable<Integer> {
               + " (an application thread, through the connection's hand-off), or both.")
   List<String> callers;
 
+  @Option(
+      names = "--resume",
+      description =
+          "Also measure Millrace with session resumption on (system millrace-resume, no"
+              + " disconnects) next to it; the report gives it as a share of plain Millrace.")
+  boolean resume;
+
   @Option(names = "--logs", defaultValue = "target/bench-logs", description = "Process logs.")
   Path logs;
 
@@ -114,6 +121,11 @@ final class RunCommand implements Callable<Integer> {
       duration = 2;
       skipHeap = true;
       skipLatency = true;
+    }
+    if (resume && systems.contains("millrace") && !systems.contains("millrace-resume")) {
+      List<String> with = new ArrayList<>(systems);
+      with.add(with.indexOf("millrace") + 1, "millrace-resume");
+      systems = with;
     }
     for (String system : systems) {
       Systems.byName(system); // fail fast on a typo
@@ -145,7 +157,7 @@ final class RunCommand implements Callable<Integer> {
             for (String system : systems) {
               if (caller.equals("thread")
                   && interaction == Interaction.FIRE_AND_FORGET
-                  && !system.equals("millrace")) {
+                  && !system.startsWith("millrace")) {
                 continue; // the peers' clients issue fire-and-forget from their event loop only
               }
               plan.add(new Object[] {heap, size, interaction, caller, system});
@@ -556,17 +568,19 @@ final class RunCommand implements Callable<Integer> {
       }
       for (RunResult r : group.getValue()) {
         if (!r.ok()) {
-          out.append(String.format(Locale.ROOT, "  %-13s FAILED: %s%n", r.system, r.failure));
+          out.append(String.format(Locale.ROOT, "  %-15s FAILED: %s%n", r.system, r.failure));
           continue;
         }
         String ratio =
             ours == null || r == ours
                 ? ""
-                : String.format(Locale.ROOT, "x%.1f", ours.median / r.median);
+                : r.system.equals("millrace-resume")
+                    ? String.format(Locale.ROOT, "%.0f%%", 100 * r.median / ours.median)
+                    : String.format(Locale.ROOT, "x%.1f", ours.median / r.median);
         out.append(
             String.format(
                 Locale.ROOT,
-                "  %-13s %,12.0f (%,.0f - %,.0f) %7s  %s/%s%n",
+                "  %-15s %,12.0f (%,.0f - %,.0f) %7s  %s/%s%n",
                 r.system,
                 r.median,
                 r.min,
@@ -630,14 +644,14 @@ final class RunCommand implements Callable<Integer> {
     try (PrintWriter w = new PrintWriter(file, StandardCharsets.UTF_8)) {
       w.println(
           "system,level,interaction,payload_bytes,heap,msgs_per_sec_median,msgs_per_sec_min,"
-              + "msgs_per_sec_max,alloc_bytes_per_msg_client,alloc_bytes_per_msg_server");
+              + "msgs_per_sec_max,alloc_bytes_per_msg_client,alloc_bytes_per_msg_server,resume");
       for (RunResult r : results) {
         if (!r.ok()) {
           continue;
         }
         w.printf(
             Locale.ROOT,
-            "%s,core,%s,%d,%s,%.0f,%.0f,%.0f,%s,%s%n",
+            "%s,core,%s,%d,%s,%.0f,%.0f,%.0f,%s,%s,%s%n",
             r.system,
             r.label(),
             r.size,
@@ -646,7 +660,8 @@ final class RunCommand implements Callable<Integer> {
             r.min,
             r.max,
             bytes(r.allocClient),
-            bytes(r.allocServer));
+            bytes(r.allocServer),
+            r.system.equals("millrace-resume") ? "on" : "off");
       }
     }
     if (!latencies.isEmpty()) {

@@ -6,14 +6,17 @@ import java.util.List;
 
 /** The systems the harness knows, and the JVM-wide counters it reads. */
 final class Systems {
-  static final List<String> NAMES = List.of("millrace", "grpc-java", "rsocket-java");
+  static final List<String> NAMES =
+      List.of("millrace", "millrace-resume", "grpc-java", "rsocket-java");
 
   private Systems() {}
 
   static BenchSystem byName(String name) {
     switch (name) {
       case "millrace":
-        return new MillraceSystem();
+        return new MillraceSystem(false);
+      case "millrace-resume":
+        return new MillraceSystem(true); // resumption on, no disconnects: what it costs
       case "grpc-java":
         return instantiate("io.millrace.bench.grpc.GrpcSystem");
       case "rsocket-java":

@@ -36,6 +36,7 @@ class HarnessSmokeTest {
                 "2",
                 "--skip-heap",
                 "--skip-latency",
+                "--resume",
                 "--logs",
                 dir.resolve("logs").toString(),
                 "--csv",
@@ -49,11 +50,12 @@ class HarnessSmokeTest {
     assertThat(lines.get(0))
         .isEqualTo(
             "system,level,interaction,payload_bytes,heap,msgs_per_sec_median,msgs_per_sec_min,"
-                + "msgs_per_sec_max,alloc_bytes_per_msg_client,alloc_bytes_per_msg_server");
-    assertThat(lines).hasSize(1 + 3 * 2);
+                + "msgs_per_sec_max,alloc_bytes_per_msg_client,alloc_bytes_per_msg_server,resume");
+    assertThat(lines).hasSize(1 + 4 * 2); // --resume adds millrace-resume next to millrace
     for (String row : lines.subList(1, lines.size())) {
       String[] cells = row.split(",");
-      assertThat(cells).hasSize(10);
+      assertThat(cells).hasSize(11);
+      assertThat(cells[10]).isEqualTo(cells[0].equals("millrace-resume") ? "on" : "off");
       assertThat(cells[1]).isEqualTo("core");
       assertThat(Double.parseDouble(cells[5])).as("messages flowed: " + row).isPositive();
     }

@@ -37,6 +37,16 @@ import java.util.function.IntFunction;
  * engine copies small payloads into each frame.
  */
 public final class MillraceSystem implements BenchSystem {
+  private final ConnectionConfig config;
+
+  /** {@code resume}: both sides with session resumption on (the replay store in every write). */
+  public MillraceSystem(boolean resume) {
+    this.config =
+        resume
+            ? ConnectionConfig.builder().resumption(io.millrace.core.Resumption.defaults()).build()
+            : ConnectionConfig.DEFAULT;
+  }
+
   static final int BATCH = 256;
 
   /** Fire-and-forget messages sent per event-loop task before yielding to I/O. */
@@ -74,6 +84,7 @@ public final class MillraceSystem implements BenchSystem {
     TcpServer server =
         TcpServer.builder()
             .bindAddress("127.0.0.1", port)
+            .config(config)
             .eventLoopThreads(1)
             .acceptor((setup, connection) -> responder)
             .bind();
@@ -170,7 +181,7 @@ public final class MillraceSystem implements BenchSystem {
 
   @Override
   public BenchClient connect(int port, int payloadSize) throws Exception {
-    TcpClient client = TcpClient.builder().eventLoopThreads(1).build();
+    TcpClient client = TcpClient.builder().config(config).eventLoopThreads(1).build();
     Connection connection = client.connect("127.0.0.1", port).get(10, TimeUnit.SECONDS);
     return new Client(client, connection, payload(payloadSize));
   }
