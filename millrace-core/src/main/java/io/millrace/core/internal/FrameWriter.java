@@ -52,6 +52,7 @@ final class FrameWriter {
   private final ConnectionEngine engine;
   private final boolean coalesce;
   private ByteBuf batch;
+  private int batchFrames;
   private boolean closed;
 
   /** A batch is handed to the transport before it would grow beyond this. */
@@ -105,6 +106,7 @@ final class FrameWriter {
       batch = b;
     }
     b.writeMedium(length);
+    batchFrames++;
     return b;
   }
 
@@ -113,7 +115,9 @@ final class FrameWriter {
     ByteBuf b = batch;
     if (b != null) {
       batch = null;
-      transport.writeFrames(b);
+      int frames = batchFrames;
+      batchFrames = 0;
+      transport.writeFrames(b, frames);
     }
   }
 
@@ -123,6 +127,7 @@ final class FrameWriter {
     ByteBuf b = batch;
     if (b != null) {
       batch = null;
+      batchFrames = 0;
       b.release();
     }
   }
@@ -156,6 +161,7 @@ final class FrameWriter {
                 data);
           } catch (RuntimeException e) {
             b.writerIndex(start); // the frames batched before this one stay intact
+            batchFrames--;
             throw e;
           }
           engine.onWritten();
@@ -192,6 +198,7 @@ final class FrameWriter {
             PayloadFrame.encodeInto(b, streamId, flags, metadata, data);
           } catch (RuntimeException e) {
             b.writerIndex(start); // the frames batched before this one stay intact
+            batchFrames--;
             throw e;
           }
           engine.onWritten();

@@ -74,7 +74,12 @@ final class ReplayStore {
       index += FrameHeader.LENGTH_PREFIX_SIZE + frames.getUnsignedMedium(index);
       prefixes++;
     }
-    add(frames, BATCH, frames.readableBytes() - (long) prefixes * FrameHeader.LENGTH_PREFIX_SIZE);
+    addBatch(frames, prefixes);
+  }
+
+  /** {@link #addBatch(ByteBuf)} when the number of frames is known: no walk. */
+  void addBatch(ByteBuf frames, int frameCount) {
+    add(frames, BATCH, frames.readableBytes() - (long) frameCount * FrameHeader.LENGTH_PREFIX_SIZE);
   }
 
   /** Keeps {@code frame} (ownership taken): one resumable frame after {@code headroom} bytes. */

@@ -255,11 +255,21 @@ public final class ResumableSession implements Transport {
 
   @Override
   public void writeFrames(ByteBuf frames) {
+    writeFrames(frames, -1);
+  }
+
+  @Override
+  public void writeFrames(ByteBuf frames, int frameCount) {
     if (!resumable) {
       current.writeFrames(frames);
       return;
     }
-    store.addBatch(frames.retainedDuplicate()); // batches hold stream frames only
+    ByteBuf kept = frames.retainedDuplicate(); // batches hold stream frames only
+    if (frameCount >= 0) {
+      store.addBatch(kept, frameCount);
+    } else {
+      store.addBatch(kept);
+    }
     checkFull();
     if (phase == ATTACHED) {
       current.writeFrames(frames);

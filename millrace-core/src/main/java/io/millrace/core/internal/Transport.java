@@ -81,6 +81,14 @@ public interface Transport {
     throw new UnsupportedOperationException("this transport does not coalesce frames");
   }
 
+  /**
+   * {@link #writeFrames(ByteBuf)} when the caller knows how many frames {@code frames} holds (the
+   * frame writer counts them as it batches): a resumable session then need not walk the batch.
+   */
+  default void writeFrames(ByteBuf frames, int frameCount) {
+    writeFrames(frames);
+  }
+
   /** Flushes the frames queued so far to the peer. */
   void flush();
 
