@@ -12,9 +12,9 @@ import java.util.Objects;
  * <p>Every frame the peer has not confirmed is kept until it is confirmed or the session ends: when
  * {@link #maxStoreBytes()} are held, streams are held back ({@link Stream#isReady()} is false and
  * reading from the peer pauses), never is a frame dropped. Peers confirm what they received in
- * KEEPALIVE frames; Millrace sends one whenever it has received a quarter of the store bound since
- * the last, and asks for one when half its own store is used, so that the store drains at full
- * speed even against peers that confirm only in their regular keepalives.
+ * KEEPALIVE frames; Millrace sends one whenever it has received 256 KiB since the last, and asks
+ * for one when half its own store is used, so that the store drains at full speed even against
+ * peers that confirm only in their regular keepalives.
  */
 public final class Resumption {
   private final Duration sessionTimeout;
