@@ -22,6 +22,7 @@ public final class BenchMain {
     bench.addSubcommand("idle-connections", new IdleCommand());
     bench.addSubcommand("idle-serve", new IdleServeCommand());
     bench.addSubcommand("idle-drive", new IdleDriveCommand());
+    bench.addSubcommand("resume-latency", new ResumeLatencyCommand());
     System.exit(bench.execute(args));
   }
 }

@@ -630,13 +630,19 @@ public final class ResumableSession implements Transport {
     long delay = Math.min(backoffNanos(attempts), left);
     attempts++;
     engine.reconnecting(attempts, TimeUnit.NANOSECONDS.toMillis(delay));
-    schedule(
+    Runnable attempt =
         () -> {
           if (phase == DETACHED && !ending) {
             reconnector.reconnect(this);
           }
-        },
-        delay);
+        };
+    if (delay == 0) {
+      // The first attempt goes at once: the timer wheel's 50 ms ticks would delay it by a tick.
+      cancelPending();
+      executor.execute(attempt);
+    } else {
+      schedule(attempt, delay);
+    }
   }
 
   /** The delay before attempt {@code attempt} (0-based): none, then doubling with jitter. */
