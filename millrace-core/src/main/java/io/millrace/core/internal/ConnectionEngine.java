@@ -123,9 +123,6 @@ public final class ConnectionEngine implements Connection, TransportListener {
   private boolean drainBarrierPassed;
   private int closeCalls;
   private CloseReason closeReason;
-  private long keepAliveIntervalMillis;
-  private long keepAliveMaxLifetimeMillis;
-  private boolean keepAlivePings;
 
   /**
    * Client: a frame other than ERROR has come from the server, so SETUP was accepted. Set on a
@@ -316,7 +313,7 @@ public final class ConnectionEngine implements Connection, TransportListener {
       } finally {
         DefaultStream.release(setupMetadata, setupData);
       }
-      startKeepAlive(config.keepAliveInterval().toMillis(), config.maxLifetime().toMillis(), true);
+      keepAlive.start(config.keepAliveInterval().toMillis(), config.maxLifetime().toMillis(), true);
       if (config.lease() && config.leaseIssuer() != null) {
         startLeaseIssuer();
       }
@@ -1051,7 +1048,7 @@ public final class ConnectionEngine implements Connection, TransportListener {
     timers.cancel(deadline);
     setState(OPEN);
     // Silence is tolerated for the smaller of the client's max lifetime and this server's own.
-    startKeepAlive(
+    keepAlive.start(
         keepAliveMillis, Math.min(maxLifetimeMillis, config.maxLifetime().toMillis()), false);
     if (leases.enabled()) {
       startLeaseIssuer();
@@ -1113,13 +1110,6 @@ public final class ConnectionEngine implements Connection, TransportListener {
 
   // ---------------------------------------------------------------- resumption
 
-  private void startKeepAlive(long intervalMillis, long maxLifetimeMillis, boolean ping) {
-    keepAliveIntervalMillis = intervalMillis;
-    keepAliveMaxLifetimeMillis = maxLifetimeMillis;
-    keepAlivePings = ping;
-    keepAlive.start(intervalMillis, maxLifetimeMillis, ping);
-  }
-
   /** The session lost its connection and waits for a new one: liveness checks pause. */
   void sessionDetached(String why) {
     keepAlive.stop();
@@ -1138,9 +1128,7 @@ public final class ConnectionEngine implements Connection, TransportListener {
     if (state == CLOSED) {
       return;
     }
-    if (keepAliveIntervalMillis > 0) { // not before the acceptor has taken the SETUP
-      startKeepAlive(keepAliveIntervalMillis, keepAliveMaxLifetimeMillis, keepAlivePings);
-    }
+    keepAlive.restart(); // not before the acceptor has taken the SETUP
     int ttl = leases.enabled() ? leases.responderRemainingMillis() : 0;
     int requests = leases.responderLeft();
     if (ttl > 0 && requests > 0) {
@@ -1170,12 +1158,7 @@ public final class ConnectionEngine implements Connection, TransportListener {
 
   /** The session ends without a connection to tell the peer on: open streams fail. */
   void sessionEnded(CloseReason.Kind kind, int code, String message) {
-    if (state == CLOSED) {
-      return;
-    }
-    closeReason = new CloseReason(kind, code, message, null);
-    enterClosed();
-    transport.closeGracefully(Math.min(ERROR_LINGER_MILLIS, config.drainTimeout().toMillis()));
+    terminate(kind, code, message, false);
   }
 
   /**
@@ -1285,24 +1268,17 @@ public final class ConnectionEngine implements Connection, TransportListener {
 
     @Override
     public void keepAliveTimedOut(long silentMillis, long maxLifetimeMillis) {
-      if (session != null && session.isResumable()) {
-        session.connectionLost(
-            "no frame from the peer for "
-                + silentMillis
-                + " ms (max lifetime "
-                + maxLifetimeMillis
-                + " ms)");
-        return;
-      }
-      terminate(
-          CloseReason.Kind.KEEPALIVE_TIMEOUT,
-          ErrorCode.CONNECTION_ERROR,
+      String why =
           "no frame from the peer for "
               + silentMillis
               + " ms (max lifetime "
               + maxLifetimeMillis
-              + " ms)",
-          true);
+              + " ms)";
+      if (session != null && session.isResumable()) {
+        session.connectionLost(why); // the session lives on and waits for a new connection
+        return;
+      }
+      terminate(CloseReason.Kind.KEEPALIVE_TIMEOUT, ErrorCode.CONNECTION_ERROR, why, true);
     }
   }
 

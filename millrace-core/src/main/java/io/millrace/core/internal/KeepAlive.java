@@ -35,10 +35,21 @@ final class KeepAlive extends Timeout {
 
   /** Starts the timer; {@code ping} sends KEEPALIVE every interval (the client's role). */
   void start(long intervalMillis, long maxLifetimeMillis, boolean ping) {
-    long now = timers.nanoTime();
     intervalNanos = TimeUnit.MILLISECONDS.toNanos(intervalMillis);
     maxLifetimeNanos = TimeUnit.MILLISECONDS.toNanos(maxLifetimeMillis);
     pinging = ping;
+    restart();
+  }
+
+  /**
+   * Starts again with the settings of the last {@link #start}, counting silence from now (a resumed
+   * connection); does nothing if it was never started (SETUP not yet accepted).
+   */
+  void restart() {
+    if (intervalNanos == 0) {
+      return;
+    }
+    long now = timers.nanoTime();
     lastReceivedNanos = now;
     nextPingNanos = now + intervalNanos;
     running = true;

@@ -30,6 +30,7 @@ final class ReplayStore {
   private ByteBuf[] buffers = new ByteBuf[16];
   private long[] starts = new long[16];
   private byte[] kinds = new byte[16];
+  private int[] counts = new int[16];
   private int head;
   private int size;
   private long firstAvailable;
@@ -63,31 +64,23 @@ final class ReplayStore {
   }
 
   /**
-   * Keeps {@code frames} (ownership taken): frames each preceded by its 3-byte length prefix, all
-   * resumable.
+   * Keeps {@code frames} (ownership taken): {@code frameCount} resumable frames, each preceded by
+   * its 3-byte length prefix.
    */
-  void addBatch(ByteBuf frames) {
-    int prefixes = 0;
-    int index = frames.readerIndex();
-    int limit = frames.writerIndex();
-    while (index < limit) {
-      index += FrameHeader.LENGTH_PREFIX_SIZE + frames.getUnsignedMedium(index);
-      prefixes++;
-    }
-    addBatch(frames, prefixes);
-  }
-
-  /** {@link #addBatch(ByteBuf)} when the number of frames is known: no walk. */
   void addBatch(ByteBuf frames, int frameCount) {
-    add(frames, BATCH, frames.readableBytes() - (long) frameCount * FrameHeader.LENGTH_PREFIX_SIZE);
+    add(
+        frames,
+        BATCH,
+        frameCount,
+        frames.readableBytes() - (long) frameCount * FrameHeader.LENGTH_PREFIX_SIZE);
   }
 
   /** Keeps {@code frame} (ownership taken): one resumable frame after {@code headroom} bytes. */
   void addSingle(ByteBuf frame, int headroom) {
-    add(frame, SINGLE, frame.readableBytes() - headroom);
+    add(frame, SINGLE, 1, frame.readableBytes() - headroom);
   }
 
-  private void add(ByteBuf buf, byte kind, long positionBytes) {
+  private void add(ByteBuf buf, byte kind, int frameCount, long positionBytes) {
     if (size == buffers.length) {
       grow();
     }
@@ -95,6 +88,7 @@ final class ReplayStore {
     buffers[i] = buf;
     starts[i] = end;
     kinds[i] = kind;
+    counts[i] = frameCount;
     size++;
     end += positionBytes;
     int held = buf.readableBytes();
@@ -109,15 +103,18 @@ final class ReplayStore {
     ByteBuf[] b = new ByteBuf[n * 2];
     long[] s = new long[n * 2];
     byte[] k = new byte[n * 2];
+    int[] c = new int[n * 2];
     for (int j = 0; j < size; j++) {
       int i = (head + j) & (n - 1);
       b[j] = buffers[i];
       s[j] = starts[i];
       k[j] = kinds[i];
+      c[j] = counts[i];
     }
     buffers = b;
     starts = s;
     kinds = k;
+    counts = c;
     head = 0;
   }
 
@@ -152,7 +149,7 @@ final class ReplayStore {
 
   /** What {@link #replay} writes to. */
   interface Sink {
-    void writeFrames(ByteBuf frames);
+    void writeFrames(ByteBuf frames, int frameCount);
 
     void write(ByteBuf frame);
   }
@@ -169,6 +166,7 @@ final class ReplayStore {
     int mask = buffers.length - 1;
     int first = -1;
     int offset = 0;
+    int skipped = 0;
     for (int j = 0; j < size && first < 0; j++) {
       int i = (head + j) & mask;
       long start = starts[i];
@@ -186,6 +184,7 @@ final class ReplayStore {
           int length = b.getUnsignedMedium(index);
           index += FrameHeader.LENGTH_PREFIX_SIZE + length;
           at += length;
+          skipped++;
         }
         if (at != position) {
           return false;
@@ -207,7 +206,8 @@ final class ReplayStore {
       ByteBuf b = buffers[i];
       if (kinds[i] == BATCH) {
         int from = j == first ? offset : 0;
-        sink.writeFrames(b.retainedSlice(b.readerIndex() + from, b.readableBytes() - from));
+        int frames = counts[i] - (j == first ? skipped : 0);
+        sink.writeFrames(b.retainedSlice(b.readerIndex() + from, b.readableBytes() - from), frames);
       } else {
         sink.write(b.retainedDuplicate());
       }

@@ -256,25 +256,15 @@ public final class ResumableSession implements Transport {
   }
 
   @Override
-  public void writeFrames(ByteBuf frames) {
-    writeFrames(frames, -1);
-  }
-
-  @Override
   public void writeFrames(ByteBuf frames, int frameCount) {
     if (!resumable) {
-      current.writeFrames(frames);
+      current.writeFrames(frames, frameCount);
       return;
     }
-    ByteBuf kept = frames.retainedDuplicate(); // batches hold stream frames only
-    if (frameCount >= 0) {
-      store.addBatch(kept, frameCount);
-    } else {
-      store.addBatch(kept);
-    }
+    store.addBatch(frames.retainedDuplicate(), frameCount); // batches hold stream frames only
     checkFull();
     if (phase == ATTACHED) {
-      current.writeFrames(frames);
+      current.writeFrames(frames, frameCount);
     } else {
       frames.release();
     }
@@ -844,8 +834,8 @@ public final class ResumableSession implements Transport {
             peerPosition,
             new ReplayStore.Sink() {
               @Override
-              public void writeFrames(ByteBuf frames) {
-                current.writeFrames(frames);
+              public void writeFrames(ByteBuf frames, int frameCount) {
+                current.writeFrames(frames, frameCount);
               }
 
               @Override

@@ -73,20 +73,14 @@ public interface Transport {
   }
 
   /**
-   * Queues bytes holding whole frames, each with its 3-byte length prefix, without flushing. Only
-   * called when {@link #coalescesFrames()} is true. Takes ownership of {@code frames}.
-   */
-  default void writeFrames(ByteBuf frames) {
-    frames.release();
-    throw new UnsupportedOperationException("this transport does not coalesce frames");
-  }
-
-  /**
-   * {@link #writeFrames(ByteBuf)} when the caller knows how many frames {@code frames} holds (the
-   * frame writer counts them as it batches): a resumable session then need not walk the batch.
+   * Queues bytes holding {@code frameCount} whole frames, each with its 3-byte length prefix,
+   * without flushing. Only called when {@link #coalescesFrames()} is true. Takes ownership of
+   * {@code frames}. The count comes from whoever batched the frames, so that a resumable session
+   * can account for the batch without walking it.
    */
   default void writeFrames(ByteBuf frames, int frameCount) {
-    writeFrames(frames);
+    frames.release();
+    throw new UnsupportedOperationException("this transport does not coalesce frames");
   }
 
   /** Flushes the frames queued so far to the peer. */

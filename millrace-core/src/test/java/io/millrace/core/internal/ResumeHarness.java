@@ -174,7 +174,7 @@ final class ResumeHarness implements AutoCloseable {
     }
 
     @Override
-    public void writeFrames(ByteBuf frames) {
+    public void writeFrames(ByteBuf frames, int frameCount) {
       if (closed) {
         frames.release();
         return;

@@ -168,7 +168,7 @@ final class ScriptedTransport implements Transport {
 
   /** Splits a batch at its 3-byte length prefixes and records every frame in it. */
   @Override
-  public void writeFrames(ByteBuf frames) {
+  public void writeFrames(ByteBuf frames, int frameCount) {
     try {
       batchesWritten++;
       while (frames.isReadable()) {

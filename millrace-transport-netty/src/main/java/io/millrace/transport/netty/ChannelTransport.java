@@ -101,7 +101,7 @@ final class ChannelTransport implements Transport {
   }
 
   @Override
-  public void writeFrames(ByteBuf frames) {
+  public void writeFrames(ByteBuf frames, int frameCount) {
     channel.write(frames, channel.voidPromise());
   }
 

@@ -35,7 +35,7 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
 
   private final int maxFrameLength;
   private ChannelTransport transport;
-  private TransportListener engine;
+  private TransportListener listener;
   private ChannelHandlerContext ctx;
   private ByteBuf cumulation;
   private boolean failed;
@@ -54,13 +54,11 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
    */
   static ConnectionEngine install(
       Channel channel, ConnectionConfig config, Function<Transport, ConnectionEngine> factory) {
-    FrameHandler handler = new FrameHandler(config.maxFrameLength());
-    handler.transport = new ChannelTransport(channel, handler);
+    FrameHandler handler = attach(channel, config);
     ConnectionEngine engine = factory.apply(handler.transport);
-    if (handler.engine == null) {
-      handler.engine = engine; // unless a resumable session put itself in front of the engine
+    if (handler.listener == NOBODY) {
+      handler.listener = engine; // unless a resumable session put itself in front of the engine
     }
-    channel.pipeline().addLast(handler);
     return engine;
   }
 
@@ -69,11 +67,15 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
    * that a resumable session takes over ({@link Transport#setListener} before anything is read).
    */
   static Transport installForResumption(Channel channel, ConnectionConfig config) {
+    return attach(channel, config).transport;
+  }
+
+  private static FrameHandler attach(Channel channel, ConnectionConfig config) {
     FrameHandler handler = new FrameHandler(config.maxFrameLength());
     handler.transport = new ChannelTransport(channel, handler);
-    handler.engine = NOBODY;
+    handler.listener = NOBODY;
     channel.pipeline().addLast(handler);
-    return handler.transport;
+    return handler;
   }
 
   /** Hears nothing: the listener of a connection not yet taken over. */
@@ -103,7 +105,7 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
 
   /** The transport's {@link Transport#setListener}. */
   void setListener(TransportListener listener) {
-    this.engine = listener;
+    this.listener = listener;
     if (inactive) {
       // Closed before the new listener came (a resumed connection moving to its session): it
       // hears of it too, from a task of its own.
@@ -140,7 +142,7 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
       if (length > maxFrameLength) {
         failed = true;
         releaseCumulation();
-        engine.onFrameTooLong(length);
+        listener.onFrameTooLong(length);
         return;
       }
       if (buf.readableBytes() < FrameHeader.LENGTH_PREFIX_SIZE + length) {
@@ -149,7 +151,7 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
       buf.skipBytes(FrameHeader.LENGTH_PREFIX_SIZE);
       ByteBuf frame = buf.readRetainedSlice(length);
       try {
-        engine.onFrame(frame);
+        listener.onFrame(frame);
       } finally {
         frame.release();
       }
@@ -188,7 +190,7 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
     }
     if (cumulation != null) {
       deliverFrames();
-      engine.onReadComplete();
+      listener.onReadComplete();
     }
     if (!suspended) {
       ctx.channel().config().setAutoRead(true);
@@ -206,20 +208,20 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
   @Override
   public void channelReadComplete(ChannelHandlerContext ctx) {
     if (!discarding) {
-      engine.onReadComplete();
+      listener.onReadComplete();
     }
   }
 
   @Override
   public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-    engine.onWritabilityChanged();
+    listener.onWritabilityChanged();
   }
 
   @Override
   public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
     if (evt instanceof ChannelInputShutdownEvent) {
       if (!transport.isClosing()) {
-        engine.onInputClosed();
+        listener.onInputClosed();
       } else if (transport.isOutputShutdown()) {
         ctx.close(); // both directions are done
       }
@@ -232,7 +234,7 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
   public void channelInactive(ChannelHandlerContext ctx) {
     inactive = true;
     releaseCumulation();
-    engine.onTransportClosed();
+    listener.onTransportClosed();
   }
 
   @Override
@@ -242,7 +244,7 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
 
   @Override
   public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-    engine.onTransportError(cause);
+    listener.onTransportError(cause);
     ctx.close();
   }
 
