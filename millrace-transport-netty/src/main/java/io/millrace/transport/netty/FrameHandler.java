@@ -36,6 +36,15 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
   private final int maxFrameLength;
   private ChannelTransport transport;
   private TransportListener listener;
+
+  /**
+   * The listener when it is the engine itself (no resumption), else null: the per-frame call then
+   * goes straight to the final class instead of through the interface. Plain throughput fell 9-11 %
+   * when the interface came in and was back within noise with this; see "Plain Millrace before and
+   * after the resumption work" in docs/benchmarks.md.
+   */
+  private ConnectionEngine engine;
+
   private ChannelHandlerContext ctx;
   private ByteBuf cumulation;
   private boolean failed;
@@ -57,7 +66,7 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
     FrameHandler handler = attach(channel, config);
     ConnectionEngine engine = factory.apply(handler.transport);
     if (handler.listener == NOBODY) {
-      handler.listener = engine; // unless a resumable session put itself in front of the engine
+      handler.setListener(engine); // unless a resumable session put itself in front of the engine
     }
     return engine;
   }
@@ -106,6 +115,7 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
   /** The transport's {@link Transport#setListener}. */
   void setListener(TransportListener listener) {
     this.listener = listener;
+    this.engine = listener instanceof ConnectionEngine ? (ConnectionEngine) listener : null;
     if (inactive) {
       // Closed before the new listener came (a resumed connection moving to its session): it
       // hears of it too, from a task of its own.
@@ -151,7 +161,12 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
       buf.skipBytes(FrameHeader.LENGTH_PREFIX_SIZE);
       ByteBuf frame = buf.readRetainedSlice(length);
       try {
-        listener.onFrame(frame);
+        ConnectionEngine e = engine;
+        if (e != null) {
+          e.onFrame(frame);
+        } else {
+          listener.onFrame(frame);
+        }
       } finally {
         frame.release();
       }
