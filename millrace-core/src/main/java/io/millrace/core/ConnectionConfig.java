@@ -48,6 +48,7 @@ public final class ConnectionConfig {
   private final Duration drainTimeout;
   private final long maxQueuedCallBytes;
   private final Resumption resumption;
+  private final Reconnect reconnect;
 
   private ConnectionConfig(Builder b) {
     this.metadataMimeType = b.metadataMimeType;
@@ -69,6 +70,7 @@ public final class ConnectionConfig {
     this.drainTimeout = b.drainTimeout;
     this.maxQueuedCallBytes = b.maxQueuedCallBytes;
     this.resumption = b.resumption;
+    this.reconnect = b.reconnect;
   }
 
   public static Builder builder() {
@@ -96,6 +98,7 @@ public final class ConnectionConfig {
     b.drainTimeout = drainTimeout;
     b.maxQueuedCallBytes = maxQueuedCallBytes;
     b.resumption = resumption;
+    b.reconnect = reconnect;
     return b;
   }
 
@@ -105,6 +108,15 @@ public final class ConnectionConfig {
    */
   public Resumption resumption() {
     return resumption;
+  }
+
+  /**
+   * Client: reconnecting when the connection is lost, or null (the default) for none. With it, a
+   * client's {@code connect} returns one connection that carries on across connections (see {@link
+   * Reconnect}). Servers ignore it.
+   */
+  public Reconnect reconnect() {
+    return reconnect;
   }
 
   /** Client: the metadata MIME type sent in SETUP. Default {@code application/binary}. */
@@ -256,12 +268,19 @@ public final class ConnectionConfig {
     private Duration drainTimeout = Duration.ofSeconds(30);
     private long maxQueuedCallBytes = 4L << 20;
     private Resumption resumption;
+    private Reconnect reconnect;
 
     private Builder() {}
 
     /** Turns resumption on with these settings; null turns it off. */
     public Builder resumption(Resumption resumption) {
       this.resumption = resumption;
+      return this;
+    }
+
+    /** Client: turns reconnecting on with these settings; null turns it off. */
+    public Builder reconnect(Reconnect reconnect) {
+      this.reconnect = reconnect;
       return this;
     }
 

@@ -29,13 +29,23 @@ public interface ConnectionListener {
   default void onClosed(Connection connection, CloseReason reason) {}
 
   /**
-   * A resumable connection lost its transport; its streams wait. A client reconnects next ({@link
-   * #onReconnecting}); a server waits for the client, up to the session timeout.
+   * The connection lost its transport. With resumption its streams wait: a client reconnects next
+   * ({@link #onReconnecting}); a server waits for the client, up to the session timeout. With
+   * {@link Reconnect} alone, its streams have failed and the client reconnects next.
    */
   default void onDisconnected(Connection connection, String reason) {}
 
-  /** A client will try to reconnect and resume in {@code delayMillis} (attempt 1, 2, ...). */
+  /**
+   * A client will try to reconnect in {@code delayMillis} (attempt 1, 2, ...): to resume the
+   * session, or with {@link Reconnect}, to make a new connection.
+   */
   default void onReconnecting(Connection connection, int attempt, long delayMillis) {}
+
+  /**
+   * A client with {@link Reconnect} made a new connection (a new SETUP, not a resumption): requests
+   * that waited for it are being sent. What was in flight on the lost one failed with it.
+   */
+  default void onReconnected(Connection connection) {}
 
   /** The session is carried on a new connection; what the peer had not received was resent. */
   default void onResumed(Connection connection) {}

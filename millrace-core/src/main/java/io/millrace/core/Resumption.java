@@ -1,7 +1,6 @@
 package io.millrace.core;
 
 import java.time.Duration;
-import java.util.Objects;
 
 /**
  * Session resumption (RSocket 1.0 RESUME): a connection that breaks is carried on over a new one
@@ -102,20 +101,14 @@ public final class Resumption {
     }
 
     public Builder backoff(Duration min, Duration max) {
-      Objects.requireNonNull(min);
-      Objects.requireNonNull(max);
-      if (min.isNegative() || max.compareTo(min) < 0) {
-        throw new IllegalArgumentException("backoff needs 0 <= min <= max");
-      }
+      BackoffChecks.range(min, max);
       this.minBackoff = min;
       this.maxBackoff = max;
       return this;
     }
 
     public Builder jitter(double jitter) {
-      if (!(jitter >= 0 && jitter <= 1)) {
-        throw new IllegalArgumentException("jitter must be within [0, 1]");
-      }
+      BackoffChecks.jitter(jitter);
       this.jitter = jitter;
       return this;
     }

@@ -70,6 +70,7 @@ public final class ResumableSession implements Transport {
   private final int headroom;
   private final boolean coalesces;
   private final Resumption settings;
+  private final Backoff backoff;
   private final ResumeSessions registry;
   private final ReplayStore store;
   private final ResumeBudget budget;
@@ -138,6 +139,7 @@ public final class ResumableSession implements Transport {
     this.headroom = first.headroom();
     this.coalesces = first.coalescesFrames();
     this.settings = settings;
+    this.backoff = new Backoff(settings.minBackoff(), settings.maxBackoff(), settings.jitter());
     this.registry = registry;
     this.budget = budget;
     this.store = new ReplayStore(budget);
@@ -617,7 +619,7 @@ public final class ResumableSession implements Transport {
           "could not resume within " + settings.sessionTimeout() + " (" + lostBecause + ")");
       return;
     }
-    long delay = Math.min(backoffNanos(attempts), left);
+    long delay = Math.min(backoff.delayNanos(attempts), left);
     attempts++;
     engine.reconnecting(attempts, TimeUnit.NANOSECONDS.toMillis(delay));
     Runnable attempt =
@@ -633,21 +635,6 @@ public final class ResumableSession implements Transport {
     } else {
       schedule(attempt, delay);
     }
-  }
-
-  /** The delay before attempt {@code attempt} (0-based): none, then doubling with jitter. */
-  long backoffNanos(int attempt) {
-    if (attempt == 0) {
-      return 0;
-    }
-    long min = settings.minBackoff().toNanos();
-    long max = settings.maxBackoff().toNanos();
-    long d = min << Math.min(attempt - 1, 30);
-    if (d <= 0 || d > max) {
-      d = max;
-    }
-    double j = settings.jitter();
-    return (long) (d * (1 - j * java.util.concurrent.ThreadLocalRandom.current().nextDouble()));
   }
 
   /** Client: no new connection will come (the client shuts down): the session ends. */

@@ -3,14 +3,7 @@ package io.millrace.core.internal;
 import io.millrace.core.Acceptor;
 import io.millrace.core.ConnectionConfig;
 import io.millrace.core.Responder;
-import io.millrace.frame.FrameHeader;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
-import io.netty.util.concurrent.EventExecutor;
 import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.SocketAddress;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -31,7 +24,7 @@ final class ResumeHarness implements AutoCloseable {
   final ConnectionEngine client;
   final ConnectionEngine server;
   final List<ConnectionEngine> serverEngines = new ArrayList<>();
-  Pipe current;
+  MemoryPipe current;
   int connections;
   boolean refuseReconnects;
 
@@ -47,7 +40,7 @@ final class ResumeHarness implements AutoCloseable {
     this.serverConfig = serverConfig;
     this.acceptor = (setup, connection) -> serverResponder;
     this.sessions = new ResumeSessions(serverConfig.resumption(), serverResumeBytes);
-    Pipe pipe = newPipe();
+    MemoryPipe pipe = newPipe();
     client =
         ConnectionEngine.resumableClient(
             pipe.clientEnd, clientConfig, clientResponder, this::reconnect, timers);
@@ -60,16 +53,16 @@ final class ResumeHarness implements AutoCloseable {
     loop.drain();
   }
 
-  private ConnectionEngine newServerEngine(End end) {
+  private ConnectionEngine newServerEngine(MemoryPipe.End end) {
     ConnectionEngine engine =
         ConnectionEngine.resumableServer(end, serverConfig, acceptor, null, null, sessions, timers);
     serverEngines.add(engine);
     return engine;
   }
 
-  private Pipe newPipe() {
+  private MemoryPipe newPipe() {
     connections++;
-    current = new Pipe(cutAfterFrames);
+    current = new MemoryPipe(loop, cutAfterFrames);
     return current;
   }
 
@@ -79,7 +72,7 @@ final class ResumeHarness implements AutoCloseable {
       session.reconnectFailed(new IOException("connection refused"));
       return;
     }
-    Pipe pipe = newPipe();
+    MemoryPipe pipe = newPipe();
     ConnectionEngine engine = newServerEngine(pipe.serverEnd);
     engine.start(null, null);
     session.attachNew(pipe.clientEnd);
@@ -97,200 +90,6 @@ final class ResumeHarness implements AutoCloseable {
       loop.run(() -> timers.advance(java.time.Duration.ofMillis(millis)));
     }
     loop.drain();
-  }
-
-  /** One in-memory connection. */
-  final class Pipe {
-    final End clientEnd = new End("client");
-    final End serverEnd = new End("server");
-    int framesLeft;
-
-    Pipe(int cutAfterFrames) {
-      clientEnd.pipe = this;
-      serverEnd.pipe = this;
-      clientEnd.peer = serverEnd;
-      serverEnd.peer = clientEnd;
-      framesLeft = cutAfterFrames > 0 ? cutAfterFrames : Integer.MAX_VALUE;
-    }
-
-    void cut() {
-      clientEnd.cut();
-      serverEnd.cut();
-    }
-  }
-
-  /** One side of a {@link Pipe}. */
-  final class End implements Transport {
-    final String name;
-    Pipe pipe;
-    End peer;
-    TransportListener listener;
-    final List<ByteBuf> pending = new ArrayList<>();
-    final ArrayDeque<ByteBuf> inbound = new ArrayDeque<>();
-    boolean closed;
-    boolean reading = true;
-    boolean blackHole;
-
-    End(String name) {
-      this.name = name;
-    }
-
-    @Override
-    public void setListener(TransportListener listener) {
-      this.listener = listener;
-      if (closed) {
-        loop.executor.execute(listener::onTransportClosed); // as a real transport reports it
-      }
-    }
-
-    @Override
-    public EventExecutor executor() {
-      return loop.executor;
-    }
-
-    @Override
-    public ByteBufAllocator alloc() {
-      return loop.alloc;
-    }
-
-    @Override
-    public int headroom() {
-      return FrameHeader.LENGTH_PREFIX_SIZE;
-    }
-
-    @Override
-    public boolean coalescesFrames() {
-      return true;
-    }
-
-    @Override
-    public void write(ByteBuf frame) {
-      if (closed) {
-        frame.release();
-        return;
-      }
-      frame.setMedium(frame.readerIndex(), frame.readableBytes() - 3);
-      pending.add(frame);
-    }
-
-    @Override
-    public void writeFrames(ByteBuf frames, int frameCount) {
-      if (closed) {
-        frames.release();
-        return;
-      }
-      pending.add(frames);
-    }
-
-    @Override
-    public void flush() {
-      if (pending.isEmpty()) {
-        return;
-      }
-      List<ByteBuf> batch = new ArrayList<>(pending);
-      pending.clear();
-      if (blackHole) {
-        batch.forEach(ByteBuf::release);
-        return;
-      }
-      loop.executor.execute(() -> peer.receive(batch));
-    }
-
-    private void receive(List<ByteBuf> buffers) {
-      for (ByteBuf b : buffers) {
-        if (closed) {
-          b.release();
-          continue;
-        }
-        while (b.isReadable()) {
-          int length = b.readUnsignedMedium();
-          inbound.add(b.readRetainedSlice(length));
-        }
-        b.release();
-      }
-      deliver();
-    }
-
-    private void deliver() {
-      boolean any = false;
-      ByteBuf frame;
-      while (reading && !closed && (frame = inbound.poll()) != null) {
-        any = true;
-        try {
-          listener.onFrame(frame);
-        } finally {
-          frame.release();
-        }
-        if (--pipe.framesLeft == 0) {
-          pipe.cut();
-        }
-      }
-      if (closed) {
-        inbound.forEach(ByteBuf::release);
-        inbound.clear();
-        return;
-      }
-      if (any) {
-        listener.onReadComplete();
-      }
-    }
-
-    /** Abrupt end: nothing more is delivered, the listener hears the close from a task. */
-    void cut() {
-      if (closed) {
-        return;
-      }
-      closed = true;
-      pending.forEach(ByteBuf::release);
-      pending.clear();
-      inbound.forEach(ByteBuf::release);
-      inbound.clear();
-      TransportListener l = listener;
-      loop.executor.execute(l::onTransportClosed);
-    }
-
-    @Override
-    public boolean isWritable() {
-      return !closed;
-    }
-
-    @Override
-    public long queuedBytes() {
-      return 0;
-    }
-
-    @Override
-    public void setReading(boolean reading) {
-      boolean resumed = reading && !this.reading;
-      this.reading = reading;
-      if (resumed) {
-        loop.executor.execute(this::deliver);
-      }
-    }
-
-    @Override
-    public void close() {
-      pipe.cut();
-    }
-
-    @Override
-    public void closeGracefully(long timeoutMillis) {
-      if (closed) {
-        return;
-      }
-      flush();
-      loop.executor.execute(pipe::cut); // after what was flushed has been delivered
-    }
-
-    @Override
-    public SocketAddress remoteAddress() {
-      return InetSocketAddress.createUnresolved(peer.name, 1);
-    }
-
-    @Override
-    public SocketAddress localAddress() {
-      return InetSocketAddress.createUnresolved(name, 1);
-    }
   }
 
   @Override

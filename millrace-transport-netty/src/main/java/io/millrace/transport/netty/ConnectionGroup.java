@@ -1,8 +1,10 @@
 package io.millrace.transport.netty;
 
+import io.millrace.core.Connection;
 import io.millrace.core.internal.ConnectionEngine;
+import io.millrace.core.internal.ReconnectingConnection;
 import io.netty.channel.EventLoopGroup;
-import java.util.Set;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -15,7 +17,9 @@ import java.util.concurrent.TimeoutException;
  * closed the event loops are shut down and {@link #awaitTermination} returns.
  */
 final class ConnectionGroup {
-  private final Set<ConnectionEngine> open = ConcurrentHashMap.newKeySet();
+  /** Each open connection, with how to close it for a shutdown. */
+  private final Map<Connection, Runnable> open = new ConcurrentHashMap<>();
+
   private final CompletableFuture<Void> allClosed = new CompletableFuture<>();
   private final CompletableFuture<Void> terminated = new CompletableFuture<>();
   private final EventLoopGroup[] loops;
@@ -28,16 +32,29 @@ final class ConnectionGroup {
 
   /** Tracks a new connection; one that arrives after {@link #shutdown()} is closed at once. */
   void add(ConnectionEngine engine) {
-    open.add(engine);
-    engine
+    add(engine, engine::closeForShutdown);
+  }
+
+  /** Tracks a client connection that reconnects by itself. */
+  void add(ReconnectingConnection connection) {
+    add(connection, connection::closeForShutdown);
+  }
+
+  /**
+   * Tracks {@code connection}; {@code closeForShutdown} closes it gracefully unless the application
+   * is closing it already (not a second close, which would force it).
+   */
+  private void add(Connection connection, Runnable closeForShutdown) {
+    open.put(connection, closeForShutdown);
+    connection
         .onClose()
         .whenComplete(
             (reason, failure) -> {
-              open.remove(engine);
+              open.remove(connection);
               checkAllClosed();
             });
     if (shutdown) {
-      engine.closeForShutdown();
+      closeForShutdown.run();
     }
   }
 
@@ -55,16 +72,16 @@ final class ConnectionGroup {
 
   void shutdown() {
     shutdown = true;
-    for (ConnectionEngine engine : open) {
-      engine.closeForShutdown(); // not a second close() for one the application is closing
+    for (Runnable closeForShutdown : open.values()) {
+      closeForShutdown.run();
     }
     checkAllClosed();
   }
 
   void shutdownNow() {
     shutdown = true;
-    for (ConnectionEngine engine : open) {
-      engine.dispose();
+    for (Connection connection : open.keySet()) {
+      connection.dispose();
     }
     checkAllClosed();
   }

@@ -4,6 +4,7 @@ import io.millrace.core.Connection;
 import io.millrace.core.ConnectionConfig;
 import io.millrace.core.Responder;
 import io.millrace.core.internal.ConnectionEngine;
+import io.millrace.core.internal.ReconnectingConnection;
 import io.millrace.core.internal.ResumableSession;
 import io.millrace.core.internal.Transport;
 import io.netty.bootstrap.Bootstrap;
@@ -19,6 +20,7 @@ import io.netty.channel.socket.SocketChannel;
 import java.net.InetSocketAddress;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -77,23 +79,57 @@ public final class TcpClient implements AutoCloseable {
       InetSocketAddress localAddress,
       ByteBuf setupMetadata,
       ByteBuf setupData) {
-    CompletableFuture<Connection> result = new CompletableFuture<>();
     if (connections.isShutdown()) {
       release(setupMetadata, setupData);
-      result.completeExceptionally(new IllegalStateException("the client is shut down"));
-      return result;
+      return CompletableFuture.failedFuture(new IllegalStateException("the client is shut down"));
     }
-    ConnectionConfig config = this.config;
-    Responder responder = this.responder;
     InetSocketAddress remote =
         remoteAddress.isUnresolved()
             ? new InetSocketAddress(remoteAddress.getHostString(), remoteAddress.getPort())
             : remoteAddress;
+    if (config.reconnect() == null) {
+      return connectOnce(group, remote, localAddress, setupMetadata, setupData, true);
+    }
+    // Every connection of a reconnecting client is on one loop, and goes to the address the name
+    // resolved to at first, as a resumed session's do.
+    ReconnectingConnection connection =
+        new ReconnectingConnection(
+            group.next(),
+            socket.allocator,
+            config,
+            (loop, metadata, data) ->
+                connectOnce((EventLoop) loop, remote, localAddress, metadata, data, false),
+            setupMetadata,
+            setupData);
+    connections.add(connection);
+    return connection.start();
+  }
+
+  /**
+   * One connection on {@code loops}, SETUP sent; tracked for shutdown unless a reconnecting
+   * connection tracks it. Fails with {@link RejectedExecutionException} once the client is shut
+   * down.
+   */
+  private CompletableFuture<Connection> connectOnce(
+      EventLoopGroup loops,
+      InetSocketAddress remote,
+      InetSocketAddress localAddress,
+      ByteBuf setupMetadata,
+      ByteBuf setupData,
+      boolean track) {
+    CompletableFuture<Connection> result = new CompletableFuture<>();
+    if (connections.isShutdown()) {
+      release(setupMetadata, setupData);
+      result.completeExceptionally(new RejectedExecutionException("the client is shut down"));
+      return result;
+    }
+    ConnectionConfig config = this.config;
+    Responder responder = this.responder;
     // A resumed session reconnects to the address it first reached, never to another server
     // behind the same name (rsocket-java #1116), on the event loop it lives on.
     ResumableSession.Reconnector reconnector = session -> reconnect(session, remote, localAddress);
     Bootstrap bootstrap =
-        bootstrap(group)
+        bootstrap(loops)
             .handler(
                 new ChannelInitializer<SocketChannel>() {
                   @Override
@@ -111,7 +147,9 @@ public final class TcpClient implements AutoCloseable {
                   }
                 });
     ChannelFuture connect =
-        localAddress == null ? bootstrap.connect(remote) : bootstrap.connect(remote, localAddress);
+        localAddress == null
+            ? bootstrap.connect(remote)
+            : bootstrap.connect(remote, localAddress(localAddress, track));
     connect.addListener(
         (ChannelFuture f) -> {
           if (!f.isSuccess()) {
@@ -123,7 +161,9 @@ public final class TcpClient implements AutoCloseable {
           ConnectionEngine engine = channel.attr(Attributes.ENGINE).get();
           try {
             engine.start(setupMetadata, setupData);
-            connections.add(engine);
+            if (track) {
+              connections.add(engine);
+            }
             result.complete(engine);
           } catch (RuntimeException e) {
             channel.close();
@@ -131,6 +171,14 @@ public final class TcpClient implements AutoCloseable {
           }
         });
     return result;
+  }
+
+  /**
+   * The local address to bind: as given for a first connection; for a later one of a reconnecting
+   * client the same address on any port, since the old port may still be in TIME_WAIT.
+   */
+  private static InetSocketAddress localAddress(InetSocketAddress local, boolean first) {
+    return first ? local : new InetSocketAddress(local.getAddress(), 0);
   }
 
   private Bootstrap bootstrap(EventLoopGroup group) {
