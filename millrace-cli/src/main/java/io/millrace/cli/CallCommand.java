@@ -1,7 +1,9 @@
 package io.millrace.cli;
 
 import io.millrace.core.Connection;
+import io.millrace.core.ConnectionConfig;
 import io.millrace.core.ConnectionListener;
+import io.millrace.core.Reconnect;
 import io.millrace.core.Stream;
 import io.millrace.core.StreamListener;
 import io.millrace.transport.netty.TcpClient;
@@ -28,7 +30,7 @@ import picocli.CommandLine.Spec;
  *
  * <p>Exit codes: 0 on completion, 1 after an ERROR frame (printed to stderr as {@code ERROR
  * 0x<code> <message>}), 2 when nothing completed within the timeout, 3 when the connection could
- * not be made.
+ * not be made. With {@code --repeat}, the highest code of the calls made.
  */
 @Command(
     name = "call",
@@ -103,6 +105,32 @@ final class CallCommand implements Callable<Integer> {
       description = "Seconds to wait for completion before exiting with 2 (default: 10).")
   long timeoutSeconds;
 
+  @Option(
+      names = "--reconnect",
+      description =
+          "Make a new connection by itself when the connection is lost, with exponential backoff"
+              + " and jitter; the first connect is retried too, until --timeout. Without --resume,"
+              + " what was in flight fails; requests made meanwhile wait for the new connection"
+              + " (at most --timeout), or fail at once with --fail-fast.")
+  boolean reconnect;
+
+  @Option(
+      names = "--fail-fast",
+      description = "With --reconnect: requests made while there is no connection fail at once.")
+  boolean failFast;
+
+  @Option(
+      names = "--repeat",
+      defaultValue = "1",
+      description = "Send the request N times, one after the other (default: 1).")
+  int repeat;
+
+  @Option(
+      names = "--interval",
+      defaultValue = "0",
+      description = "With --repeat: milliseconds between one request's end and the next.")
+  long intervalMillis;
+
   @Option(names = "--metadata-mime", defaultValue = "application/binary")
   String metadataMime;
 
@@ -121,15 +149,27 @@ final class CallCommand implements Callable<Integer> {
   public Integer call() throws InterruptedException {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
-    try (TcpClient client =
-        TcpClient.builder()
-            .config(
-                transport
-                    .config()
-                    .mimeTypes(metadataMime, dataMime)
-                    .drainTimeout(Duration.ofSeconds(timeoutSeconds))
-                    .build())
-            .build()) {
+    if (repeat < 1) {
+      err.println("--repeat must be at least 1");
+      err.flush();
+      return picocli.CommandLine.ExitCode.USAGE;
+    }
+    ConnectionConfig.Builder config =
+        transport
+            .config()
+            .mimeTypes(metadataMime, dataMime)
+            .drainTimeout(Duration.ofSeconds(timeoutSeconds));
+    if (reconnect) {
+      config.reconnect(
+          Reconnect.builder()
+              .whileDisconnected(
+                  failFast
+                      ? Reconnect.WhileDisconnected.FAIL_FAST
+                      : Reconnect.WhileDisconnected.WAIT)
+              .maxWait(Duration.ofSeconds(timeoutSeconds))
+              .build());
+    }
+    try (TcpClient client = TcpClient.builder().config(config.build()).build()) {
       Connection connection;
       try {
         connection =
@@ -140,21 +180,19 @@ final class CallCommand implements Callable<Integer> {
         err.flush();
         return EXIT_CONNECT_FAILED;
       }
-      CompletableFuture<Integer> exit = new CompletableFuture<>();
-      if (transport.resume) {
-        connection.addListener(resumeReporter(err));
+      if (transport.resume || reconnect) {
+        connection.addListener(sessionReporter(err));
       }
-      Printer printer = new Printer(out, err, exit);
-      connection.executor().execute(() -> start(connection, printer, exit));
-      int code;
-      try {
-        code = exit.get(timeoutSeconds, TimeUnit.SECONDS);
-      } catch (TimeoutException e) {
-        err.println("no completion within " + timeoutSeconds + " s");
-        code = EXIT_TIMEOUT;
-      } catch (ExecutionException e) {
-        err.println("failed: " + e.getCause());
-        code = EXIT_ERROR_FRAME;
+      int code = EXIT_OK;
+      for (int i = 0; i < repeat; i++) {
+        if (i > 0 && intervalMillis > 0) {
+          Thread.sleep(intervalMillis);
+        }
+        int one = callOnce(connection, out, err);
+        code = Math.max(code, one);
+        if (one == EXIT_TIMEOUT) {
+          break;
+        }
       }
       connection.executor().submit(() -> out.flush()).await(1, TimeUnit.SECONDS);
       // A graceful close: what was sent (a fire-and-forget, a cancel) reaches the server first.
@@ -171,8 +209,30 @@ final class CallCommand implements Callable<Integer> {
     }
   }
 
-  /** With --resume: what happens to the session goes to stderr, so stdout stays the payloads. */
-  private static ConnectionListener resumeReporter(PrintWriter err) {
+  /** Sends the request once and waits for its end; returns its exit code. */
+  private int callOnce(Connection connection, PrintWriter out, PrintWriter err)
+      throws InterruptedException {
+    CompletableFuture<Integer> exit = new CompletableFuture<>();
+    Printer printer = new Printer(out, err, exit);
+    connection.executor().execute(() -> start(connection, printer, exit));
+    try {
+      return exit.get(timeoutSeconds, TimeUnit.SECONDS);
+    } catch (TimeoutException e) {
+      err.println("no completion within " + timeoutSeconds + " s");
+      return EXIT_TIMEOUT;
+    } catch (ExecutionException e) {
+      err.println("failed: " + e.getCause());
+      return EXIT_ERROR_FRAME;
+    } finally {
+      err.flush();
+    }
+  }
+
+  /**
+   * With --resume or --reconnect: what happens to the connection goes to stderr, so stdout stays
+   * the payloads.
+   */
+  private static ConnectionListener sessionReporter(PrintWriter err) {
     return new ConnectionListener() {
       @Override
       public void onDisconnected(Connection connection, String reason) {
@@ -183,6 +243,12 @@ final class CallCommand implements Callable<Integer> {
       @Override
       public void onResumed(Connection connection) {
         err.println("millrace: resumed");
+        err.flush();
+      }
+
+      @Override
+      public void onReconnected(Connection connection) {
+        err.println("millrace: reconnected");
         err.flush();
       }
 
