@@ -87,35 +87,41 @@ class ResumptionInteropTest {
     return resets;
   }
 
+  /** Answers a request-stream whose data is a decimal N with sequenced items 0..N-1. */
+  static final Responder SEQUENCED_STREAMS =
+      new Responder() {
+        @Override
+        public StreamListener requestStream(Stream stream, ByteBuf metadata, ByteBuf data) {
+          int total = Integer.parseInt(data.toString(StandardCharsets.UTF_8));
+          int[] next = {0};
+          StreamListener producer =
+              new StreamListener() {
+                @Override
+                public void onReady(Stream s) {
+                  while (next[0] < total && s.credit() > 0 && s.isReady()) {
+                    s.next(null, SequencedPayload.item(s.connection().alloc(), next[0]++));
+                  }
+                  if (next[0] == total && !s.isOutboundDone()) {
+                    s.complete();
+                  }
+                }
+              };
+          producer.onReady(stream);
+          return producer;
+        }
+      };
+
+  /** A Millrace server with resumption that serves {@link #SEQUENCED_STREAMS}. */
+  static TcpServer resumableServer() throws InterruptedException {
+    return TcpServer.builder()
+        .config(ConnectionConfig.builder().resumption(Resumption.defaults()).build())
+        .acceptor((setup, connection) -> SEQUENCED_STREAMS)
+        .bind();
+  }
+
   @Test
   void rsocketJavaClient_resumesWithMillraceServer() throws Exception {
-    Responder streaming =
-        new Responder() {
-          @Override
-          public StreamListener requestStream(Stream stream, ByteBuf metadata, ByteBuf data) {
-            int total = Integer.parseInt(data.toString(StandardCharsets.UTF_8));
-            int[] next = {0};
-            StreamListener producer =
-                new StreamListener() {
-                  @Override
-                  public void onReady(Stream s) {
-                    while (next[0] < total && s.credit() > 0 && s.isReady()) {
-                      s.next(null, SequencedPayload.item(s.connection().alloc(), next[0]++));
-                    }
-                    if (next[0] == total && !s.isOutboundDone()) {
-                      s.complete();
-                    }
-                  }
-                };
-            producer.onReady(stream);
-            return producer;
-          }
-        };
-    TcpServer server =
-        TcpServer.builder()
-            .config(ConnectionConfig.builder().resumption(Resumption.defaults()).build())
-            .acceptor((setup, connection) -> streaming)
-            .bind();
+    TcpServer server = resumableServer();
     try (ChaosProxy proxy = new ChaosProxy(server.address())) {
       RSocket rsocket =
           RSocketConnector.create()
@@ -180,6 +186,20 @@ class ResumptionInteropTest {
             .resume(javaResume("server"))
             .bind(TcpServerTransport.create(HOST, 0))
             .block(Duration.ofSeconds(5));
+    try {
+      millraceClientResumesThroughResets(javaServer.address());
+    } finally {
+      javaServer.dispose();
+    }
+  }
+
+  /**
+   * A Millrace client with resumption requests {@link #ITEMS} sequenced items from the server at
+   * {@code serverAddress} through a proxy that resets the connection {@link #RESETS} times: every
+   * item arrives once, in order, and the session is resumed each time.
+   */
+  static void millraceClientResumesThroughResets(java.net.InetSocketAddress serverAddress)
+      throws Exception {
     TcpClient client =
         TcpClient.builder()
             .config(
@@ -191,7 +211,7 @@ class ResumptionInteropTest {
                             .build())
                     .build())
             .build();
-    try (ChaosProxy proxy = new ChaosProxy(javaServer.address())) {
+    try (ChaosProxy proxy = new ChaosProxy(serverAddress)) {
       Connection connection = client.connect(HOST, proxy.port()).get(5, TimeUnit.SECONDS);
       AtomicInteger resumed = new AtomicInteger();
       List<String> events = new CopyOnWriteArrayList<>();
@@ -255,7 +275,6 @@ class ResumptionInteropTest {
     } finally {
       client.shutdownNow();
       client.awaitTermination(10, TimeUnit.SECONDS);
-      javaServer.dispose();
     }
   }
 }
