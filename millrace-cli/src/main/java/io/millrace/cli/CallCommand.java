@@ -212,6 +212,14 @@ final class CallCommand implements Callable<Integer> {
   /** Sends the request once and waits for its end; returns its exit code. */
   private int callOnce(Connection connection, PrintWriter out, PrintWriter err)
       throws InterruptedException {
+    if (interaction == Interaction.FIRE_AND_FORGET
+        && reconnect
+        && !failFast
+        && !connection.awaitReadyForCalls(Duration.ofSeconds(timeoutSeconds))) {
+      // Nothing answers a fire-and-forget: without a connection to send it on, say so.
+      err.println("fire-and-forget not sent: no connection within " + timeoutSeconds + " s");
+      return EXIT_ERROR_FRAME;
+    }
     CompletableFuture<Integer> exit = new CompletableFuture<>();
     Printer printer = new Printer(out, err, exit);
     connection.executor().execute(() -> start(connection, printer, exit));
@@ -267,8 +275,12 @@ final class CallCommand implements Callable<Integer> {
     long initial = requestN > 0 ? requestN : Long.MAX_VALUE;
     switch (interaction) {
       case FIRE_AND_FORGET:
-        connection.fireAndForget(metadataBuf, dataBuf);
-        exit.complete(EXIT_OK); // the graceful close that follows delivers it
+        if (connection.fireAndForget(metadataBuf, dataBuf)) {
+          exit.complete(EXIT_OK); // the graceful close that follows delivers it
+        } else {
+          printer.err.println("fire-and-forget not sent: no connection");
+          exit.complete(EXIT_ERROR_FRAME);
+        }
         break;
       case REQUEST_RESPONSE:
         connection.requestResponse(metadataBuf, dataBuf, printer);
@@ -278,11 +290,8 @@ final class CallCommand implements Callable<Integer> {
         break;
       case REQUEST_CHANNEL:
         printer.inputs = inputs;
-        Stream channel = connection.requestChannel(metadataBuf, dataBuf, initial, false, printer);
-        if (inputs.isEmpty()) {
-          printer.outboundComplete = true;
-          channel.complete();
-        }
+        printer.outboundComplete = inputs.isEmpty();
+        connection.requestChannel(metadataBuf, dataBuf, initial, inputs.isEmpty(), printer);
         break;
     }
   }

@@ -45,10 +45,7 @@ public final class CloseReason {
     RESUME_REJECTED,
     /** A resumption could not go on: the two sides' positions do not meet, or the answer broke. */
     RESUME_FAILED,
-    /**
-     * A reconnecting client ({@link Reconnect}) gave up: its attempts ran out, or the client shut
-     * down while it had no connection.
-     */
+    /** A reconnecting client ({@link Reconnect}) gave up: its attempts ran out. */
     RECONNECT_FAILED
   }
 

@@ -868,7 +868,7 @@ public final class ConnectionEngine implements Connection, TransportListener {
 
   // ---------------------------------------------------------------- requests
 
-  private static void checkRequestN(long n, ByteBuf metadata, ByteBuf data) {
+  static void checkRequestN(long n, ByteBuf metadata, ByteBuf data) {
     if (n <= 0) {
       DefaultStream.release(metadata, data);
       throw new IllegalArgumentException("initial request-n must be positive: " + n);

@@ -80,9 +80,6 @@ public final class ReconnectingConnection implements Connection {
 
   private volatile int state = CONNECTING;
 
-  /** Completes when a connection is made or this closes; replaced when one is lost. */
-  private volatile CompletableFuture<Void> connectedSignal = new CompletableFuture<>();
-
   /** Payload bytes (plus overhead) of the calls waiting for a connection, counted at the call. */
   private final AtomicLong waitingBytes = new AtomicLong();
 
@@ -90,7 +87,21 @@ public final class ReconnectingConnection implements Connection {
   private ByteBuf setupMetadata;
   private ByteBuf setupData;
   private final ArrayDeque<Waiting> waiting = new ArrayDeque<>();
+
+  /** Callbacks of {@link #whenReadyForCalls}, run once this is ready for calls or closed. */
   private final List<Runnable> readyCallbacks = new ArrayList<>();
+
+  /** The connection a readiness callback is registered on, if any. */
+  private Connection readyArmedOn;
+
+  /**
+   * Whether waiting calls may go straight to the current connection: it is up and, with leases, the
+   * server has granted the first one.
+   */
+  private boolean flowing;
+
+  /** Calls cancelled while waiting that are still in {@link #waiting}. */
+  private int cancelledWaiting;
 
   /** Connections this side is done with that have not closed yet (draining their streams). */
   private final List<Connection> retiring = new ArrayList<>();
@@ -161,7 +172,7 @@ public final class ReconnectingConnection implements Connection {
    */
   public CompletableFuture<Connection> start() {
     onLoop(this::attempt);
-    return firstConnection;
+    return firstConnection.copy();
   }
 
   // ---------------------------------------------------------------- connecting
@@ -192,15 +203,14 @@ public final class ReconnectingConnection implements Connection {
   }
 
   private void connected(Connection connection) {
-    if (state >= CLOSING) {
-      // Closed while connecting: this one goes the way of the others.
+    if (state == CLOSED || state == CLOSING && closingReason.kind() == CloseReason.Kind.DISPOSED) {
+      connection.dispose(); // closed while it was connecting: nobody will use it
+      return;
+    }
+    if (state == CLOSING) {
       retiring.add(connection);
       watch(connection);
-      if (state == CLOSED || closingReason.kind() == CloseReason.Kind.DISPOSED) {
-        connection.dispose();
-      } else {
-        connection.close();
-      }
+      connection.close();
       return;
     }
     connectedAtNanos = timers.nanoTime();
@@ -212,20 +222,26 @@ public final class ReconnectingConnection implements Connection {
     if (current != connection) {
       return; // it closed at once
     }
-    boolean first = !firstConnection.isDone();
-    connectedSignal.complete(null);
-    if (first) {
+    // With leases, what waited goes once the server has granted one (Forwarder.onLeaseGranted).
+    if (!config.lease()) {
+      startFlowing();
+    }
+    if (!firstConnection.isDone()) {
       firstConnection.complete(this);
     } else {
       LOG.log(Level.DEBUG, "reconnected to {0}", remoteAddress);
       notifyListeners(l -> l.onReconnected(this));
     }
-    sendWaiting();
-    List<Runnable> ready = new ArrayList<>(readyCallbacks);
-    readyCallbacks.clear();
-    for (Runnable callback : ready) {
-      whenReadyForCalls(callback);
+    runReadyCallbacks();
+  }
+
+  /** Sends what waited, in order, before anything that comes after. */
+  private void startFlowing() {
+    if (state != CONNECTED || flowing) {
+      return;
     }
+    flowing = true;
+    sendWaiting();
   }
 
   /** Forwards a connection's events and hears of its end. */
@@ -239,9 +255,15 @@ public final class ReconnectingConnection implements Connection {
       maybeClosed();
       return;
     }
-    lastProblem = String.valueOf(failure.getMessage());
+    lastProblem = failure.getMessage() != null ? failure.getMessage() : failure.toString();
     if (failure instanceof RejectedExecutionException) {
-      giveUp("no more connections can be made: " + lastProblem);
+      // The client is shutting down: this side is closing, not failing.
+      closeNow(
+          new CloseReason(
+              CloseReason.Kind.CLOSED_BY_THIS_SIDE,
+              ErrorCode.CONNECTION_CLOSE,
+              "no more connections: " + lastProblem,
+              null));
       return;
     }
     LOG.log(Level.DEBUG, "connecting failed: {0}", lastProblem);
@@ -307,7 +329,7 @@ public final class ReconnectingConnection implements Connection {
   /** The current connection stopped taking requests (lost, or the server is draining it). */
   private void lost(CloseReason reason) {
     state = CONNECTING;
-    connectedSignal = new CompletableFuture<>();
+    flowing = false;
     lastProblem = reason.toString();
     long upNanos = timers.nanoTime() - connectedAtNanos;
     if (upNanos >= settings.maxBackoff().toNanos()) {
@@ -344,34 +366,34 @@ public final class ReconnectingConnection implements Connection {
     state = CLOSING;
     closingReason = reason;
     timers.cancel(retryTimer);
-    failWaiting(reason.errorCode(), "not sent: " + reason);
+    failWaiting("not sent: " + reason);
     maybeClosed();
   }
 
-  /** Once nothing is connecting and every connection has closed: CLOSED. */
+  /**
+   * Once every connection has closed: CLOSED. A connection still being made is not waited for: it
+   * is disposed when it arrives.
+   */
   private void maybeClosed() {
-    if (state != CLOSING || attemptInFlight || current != null || !retiring.isEmpty()) {
+    if (state != CLOSING || current != null || !retiring.isEmpty()) {
       return;
     }
     state = CLOSED;
     timers.cancel(retryTimer);
     timers.cancel(waitTimer);
     CloseReason reason = closingReason;
-    failWaiting(reason.errorCode(), "not sent: " + reason);
+    failWaiting("not sent: " + reason);
     release(setupMetadata);
     release(setupData);
     setupMetadata = null;
     setupData = null;
-    connectedSignal.complete(null);
     if (!firstConnection.isDone()) {
       firstConnection.completeExceptionally(new java.io.IOException("cannot connect: " + reason));
     }
     if (closeFuture.complete(reason)) {
       notifyListeners(l -> l.onClosed(this, reason));
     }
-    List<Runnable> ready = new ArrayList<>(readyCallbacks);
-    readyCallbacks.clear();
-    ready.forEach(Runnable::run);
+    runReadyCallbacks();
   }
 
   @Override
@@ -422,9 +444,10 @@ public final class ReconnectingConnection implements Connection {
                   null);
     }
     timers.cancel(retryTimer);
-    failWaiting(ErrorCode.REJECTED, "not sent: the connection is closing");
+    flowing = false;
+    failWaiting("not sent: the connection is closing");
     Connection c = current;
-    if (first && c == null) {
+    if (first) {
       CloseReason reason = closingReason;
       notifyListeners(l -> l.onDraining(this, reason));
     }
@@ -435,8 +458,8 @@ public final class ReconnectingConnection implements Connection {
     for (Connection connection : all) {
       if (now) {
         connection.dispose();
-      } else {
-        connection.close();
+      } else if (!connection.isDraining()) {
+        connection.close(); // not a second close, which would force it
       }
     }
     maybeClosed();
@@ -444,8 +467,16 @@ public final class ReconnectingConnection implements Connection {
 
   // ---------------------------------------------------------------- requests
 
-  /** The connection to send on now, or null: none, or it no longer takes requests. */
+  /**
+   * The connection a new call goes to now, or null: there is none, it no longer takes requests, or
+   * calls are waiting (which go first, in order).
+   */
   private Connection usable() {
+    return waitingBytes.get() == 0 ? open() : null;
+  }
+
+  /** The current connection if it takes requests, else null. */
+  private Connection open() {
     Connection c = current;
     return c != null && c.isOpen() && !c.isDraining() ? c : null;
   }
@@ -462,8 +493,7 @@ public final class ReconnectingConnection implements Connection {
       LOG.log(Level.DEBUG, "fire-and-forget not sent: {0}", noConnection());
       return false;
     }
-    park(new Waiting(Waiting.FNF, metadata, data, 0, true, null));
-    return true;
+    return park(new Waiting(Waiting.FNF, metadata, data, 0, true, null));
   }
 
   @Override
@@ -493,6 +523,7 @@ public final class ReconnectingConnection implements Connection {
   @Override
   public Stream requestStream(
       ByteBuf metadata, ByteBuf data, long initialRequestN, StreamListener listener) {
+    ConnectionEngine.checkRequestN(initialRequestN, metadata, data);
     Connection c = usable();
     if (c != null) {
       return c.requestStream(metadata, data, initialRequestN, listener);
@@ -507,6 +538,7 @@ public final class ReconnectingConnection implements Connection {
       long initialRequestN,
       boolean complete,
       StreamListener listener) {
+    ConnectionEngine.checkRequestN(initialRequestN, metadata, data);
     Connection c = usable();
     if (c != null) {
       return c.requestChannel(metadata, data, initialRequestN, complete, listener);
@@ -517,10 +549,10 @@ public final class ReconnectingConnection implements Connection {
 
   private Stream parkOrFail(Waiting call) {
     if (state >= CLOSING) {
-      onLoopOrHere(() -> call.fail(closingCode(), "not sent: the connection is closed"));
+      onLoopOrHere(() -> call.fail("not sent: the connection is closed"));
     } else if (settings.whileDisconnected() == Reconnect.WhileDisconnected.FAIL_FAST) {
       String why = "not sent: " + noConnection();
-      onLoopOrHere(() -> call.fail(ErrorCode.REJECTED, why));
+      onLoopOrHere(() -> call.fail(why));
     } else {
       park(call);
     }
@@ -535,8 +567,11 @@ public final class ReconnectingConnection implements Connection {
     return "no connection" + (problem.isEmpty() ? "" : " (" + problem + ")") + "; reconnecting";
   }
 
-  /** A call waits for the next connection: counted here, queued on the loop. */
-  private void park(Waiting call) {
+  /**
+   * A call waits for the next connection: counted here, queued on the loop. Returns false when it
+   * failed at once (too much waits already); off the loop that throws instead.
+   */
+  private boolean park(Waiting call) {
     long total = waitingBytes.addAndGet(call.bytes);
     if (total > config.maxQueuedCallBytes()) {
       waitingBytes.addAndGet(-call.bytes);
@@ -547,11 +582,12 @@ public final class ReconnectingConnection implements Connection {
                 + config.maxQueuedCallBytes()
                 + " bytes already");
       }
-      call.fail(ErrorCode.REJECTED, "not sent: too many requests are waiting for a connection");
-      return;
+      call.fail("not sent: too many requests are waiting for a connection");
+      return false;
     }
     call.counted = true;
     onLoopOrHere(() -> enqueue(call));
+    return true;
   }
 
   private void enqueue(Waiting call) {
@@ -559,11 +595,11 @@ public final class ReconnectingConnection implements Connection {
       return; // cancelled before it reached the loop
     }
     if (state >= CLOSING) {
-      call.fail(closingCode(), "not sent: the connection is closing");
+      call.fail("not sent: the connection is closing");
       return;
     }
-    Connection c = usable();
-    if (c != null && waiting.isEmpty()) {
+    Connection c = open();
+    if (flowing && c != null && waiting.isEmpty()) {
       call.send(c);
       return;
     }
@@ -574,19 +610,16 @@ public final class ReconnectingConnection implements Connection {
     }
   }
 
-  private int closingCode() {
-    return closingReason == null ? ErrorCode.REJECTED : closingReason.errorCode();
-  }
-
   /** Sends the calls that waited, in order, on the new connection. */
   private void sendWaiting() {
     timers.cancel(waitTimer);
     Waiting call;
     while ((call = waiting.poll()) != null) {
       if (call.state != Waiting.PARKED) {
+        cancelledWaiting--;
         continue;
       }
-      Connection c = usable();
+      Connection c = open();
       if (c == null) {
         waiting.addFirst(call);
         scheduleWaitTimer();
@@ -600,9 +633,11 @@ public final class ReconnectingConnection implements Connection {
     Waiting call;
     while ((call = waiting.peek()) != null && call.deadlineNanos - nowNanos <= 0) {
       waiting.poll();
-      call.fail(
-          ErrorCode.REJECTED,
-          "not sent: no connection within " + settings.maxWait() + " (" + lastProblem + ")");
+      if (call.state != Waiting.PARKED) {
+        cancelledWaiting--;
+        continue;
+      }
+      call.fail("not sent: no connection within " + settings.maxWait() + " (" + lastProblem + ")");
     }
     scheduleWaitTimer();
   }
@@ -611,17 +646,29 @@ public final class ReconnectingConnection implements Connection {
     Waiting head;
     while ((head = waiting.peek()) != null && head.state != Waiting.PARKED) {
       waiting.poll();
+      cancelledWaiting--;
     }
     if (head != null) {
       timers.schedule(waitTimer, head.deadlineNanos);
     }
   }
 
-  private void failWaiting(int code, String message) {
+  /** Fails every waiting call with REJECTED: none of them was sent. */
+  private void failWaiting(String message) {
     timers.cancel(waitTimer);
     Waiting call;
     while ((call = waiting.poll()) != null) {
-      call.fail(code, message);
+      call.fail(message);
+    }
+    cancelledWaiting = 0;
+  }
+
+  /** A waiting call was cancelled; drops the cancelled ones once they are half the queue. */
+  private void waitingCancelled() {
+    cancelledWaiting++;
+    if (cancelledWaiting > 64 && cancelledWaiting > waiting.size() / 2) {
+      waiting.removeIf(call -> call.state != Waiting.PARKED);
+      cancelledWaiting = 0;
     }
   }
 
@@ -677,32 +724,51 @@ public final class ReconnectingConnection implements Connection {
 
   @Override
   public boolean isReadyForCalls() {
-    Connection c = usable();
-    return c != null && c.isReadyForCalls();
+    Connection c = open();
+    return c != null && flowing && waitingBytes.get() == 0 && c.isReadyForCalls();
   }
 
   @Override
   public void whenReadyForCalls(Runnable callback) {
     onLoopOrHere(
         () -> {
-          if (state == CLOSED) {
-            callback.run();
-            return;
-          }
-          Connection c = usable();
-          if (c == null) {
-            readyCallbacks.add(callback);
-            return;
-          }
-          c.whenReadyForCalls(
-              () -> {
-                if (current == c && c.isReadyForCalls() || state == CLOSED) {
-                  callback.run();
-                } else {
-                  whenReadyForCalls(callback); // that connection went: wait for the next
-                }
-              });
+          readyCallbacks.add(callback);
+          runReadyCallbacks();
         });
+  }
+
+  /**
+   * Runs the readiness callbacks if this is ready for calls or closed; otherwise makes sure the
+   * current connection calls back when it is. A connection lost or retired meanwhile calls back for
+   * nothing: the callbacks then wait for the next one.
+   */
+  private void runReadyCallbacks() {
+    if (readyCallbacks.isEmpty()) {
+      return;
+    }
+    if (state == CLOSED || isReadyForCalls()) {
+      List<Runnable> ready = new ArrayList<>(readyCallbacks);
+      readyCallbacks.clear();
+      for (Runnable callback : ready) {
+        try {
+          callback.run();
+        } catch (RuntimeException e) {
+          LOG.log(Level.WARNING, "readiness callback threw", e);
+        }
+      }
+      return;
+    }
+    Connection c = open();
+    if (c != null && flowing && readyArmedOn != c) {
+      readyArmedOn = c;
+      c.whenReadyForCalls(
+          () -> {
+            if (readyArmedOn == c) {
+              readyArmedOn = null;
+            }
+            runReadyCallbacks();
+          });
+    }
   }
 
   @Override
@@ -712,25 +778,23 @@ public final class ReconnectingConnection implements Connection {
     }
     long deadline = System.nanoTime() + timeout.toNanos();
     while (true) {
-      if (state == CLOSED) {
-        return false;
+      if (isReadyForCalls()) {
+        return true;
       }
       long left = deadline - System.nanoTime();
-      Connection c = usable();
-      if (c != null) {
-        if (c.awaitReadyForCalls(Duration.ofNanos(Math.max(0, left)))
-            && (current == c || isReadyForCalls())) {
-          return true;
-        }
-      } else if (left > 0) {
-        try {
-          connectedSignal.get(left, TimeUnit.NANOSECONDS);
-        } catch (ExecutionException | TimeoutException e) {
-          return false;
-        }
+      if (state >= CLOSING || left <= 0) {
+        return false;
       }
-      if (deadline - System.nanoTime() <= 0) {
+      CompletableFuture<Void> signal = new CompletableFuture<>();
+      Runnable callback = () -> signal.complete(null);
+      whenReadyForCalls(callback);
+      try {
+        signal.get(left, TimeUnit.NANOSECONDS); // parks: a virtual thread unmounts
+      } catch (TimeoutException e) {
+        onLoopOrHere(() -> readyCallbacks.remove(callback));
         return isReadyForCalls();
+      } catch (ExecutionException e) {
+        throw new IllegalStateException(e.getCause());
       }
     }
   }
@@ -755,7 +819,7 @@ public final class ReconnectingConnection implements Connection {
 
   @Override
   public CompletionStage<CloseReason> onClose() {
-    return closeFuture;
+    return closeFuture.minimalCompletionStage();
   }
 
   @Override
@@ -846,7 +910,9 @@ public final class ReconnectingConnection implements Connection {
     @Override
     public void onLeaseGranted(Connection c, int ttlMillis, int requests) {
       if (isCurrent()) {
+        startFlowing(); // what waited goes first
         notifyListeners(l -> l.onLeaseGranted(ReconnectingConnection.this, ttlMillis, requests));
+        runReadyCallbacks();
       }
     }
 
@@ -861,8 +927,9 @@ public final class ReconnectingConnection implements Connection {
     public void onDraining(Connection c, CloseReason reason) {
       if (reason.kind() == CloseReason.Kind.CLOSED_BY_PEER) {
         serverDraining(connection, reason);
-      } else if (isCurrent() && state == CLOSING) {
-        notifyListeners(l -> l.onDraining(ReconnectingConnection.this, reason));
+      } else if (isCurrent() && state < CLOSING) {
+        // The application closed the underlying connection itself: it wants no more.
+        beginClose(false);
       }
     }
 
@@ -928,6 +995,9 @@ public final class ReconnectingConnection implements Connection {
     volatile int state = PARKED;
     volatile Stream sent;
 
+    /** Whether the real stream ended (it may, within the call that sends it). */
+    volatile boolean ended;
+
     Waiting(
         int kind,
         ByteBuf metadata,
@@ -954,30 +1024,40 @@ public final class ReconnectingConnection implements Connection {
       ByteBuf d = data;
       metadata = null;
       data = null;
-      state = SENT;
-      switch (kind) {
-        case FNF:
-          if (!c.fireAndForget(m, d)) {
-            LOG.log(Level.DEBUG, "a fire-and-forget that waited was not sent");
-          }
-          break;
-        case PUSH:
-          c.metadataPush(m);
-          break;
-        case RESPONSE:
-          sent = c.requestResponse(m, d, this);
-          break;
-        case STREAM:
-          sent = c.requestStream(m, d, requestN, this);
-          break;
-        default:
-          sent = c.requestChannel(m, d, requestN, complete, this);
-          break;
+      try {
+        switch (kind) {
+          case FNF:
+            if (!c.fireAndForget(m, d)) {
+              LOG.log(Level.DEBUG, "a fire-and-forget that waited was not sent");
+            }
+            break;
+          case PUSH:
+            c.metadataPush(m);
+            break;
+          case RESPONSE:
+            sent = c.requestResponse(m, d, this);
+            break;
+          case STREAM:
+            sent = c.requestStream(m, d, requestN, this);
+            break;
+          default:
+            sent = c.requestChannel(m, d, requestN, complete, this);
+            break;
+        }
+        state = SENT;
+      } catch (RuntimeException e) {
+        // An unusable buffer: the connection released it and wrote nothing; only this call fails.
+        fail(ErrorCode.INVALID, "not sent: " + e);
       }
     }
 
+    /** Fails it with REJECTED before it was sent: it never was. */
+    void fail(String message) {
+      fail(ErrorCode.REJECTED, message);
+    }
+
     /** Fails it before it was sent; the listener hears of it. Loop (or the caller's thread). */
-    void fail(int code, String message) {
+    private void fail(int code, String message) {
       if (state != PARKED) {
         return;
       }
@@ -1101,10 +1181,11 @@ public final class ReconnectingConnection implements Connection {
       if (s != null) {
         s.cancel();
       } else if (state == PARKED) {
-        // Never sent; it leaves the queue when it reaches the head. The listener is not called.
+        // Never sent; it leaves the queue later. The listener is not called.
         state = CANCELLED;
         uncount();
         releasePayload();
+        waitingCancelled();
       }
     }
 
@@ -1122,13 +1203,13 @@ public final class ReconnectingConnection implements Connection {
     @Override
     public boolean isInboundDone() {
       Stream s = sent;
-      return s == null ? state != PARKED : s.isInboundDone();
+      return s == null ? state != PARKED || ended : s.isInboundDone();
     }
 
     @Override
     public boolean isOutboundDone() {
       Stream s = sent;
-      return s == null ? state != PARKED : s.isOutboundDone();
+      return s == null ? state != PARKED || ended : s.isOutboundDone();
     }
 
     // The real stream's events, passed on as this stream's.
@@ -1140,11 +1221,13 @@ public final class ReconnectingConnection implements Connection {
 
     @Override
     public void onComplete(Stream stream) {
+      ended = true;
       listener.onComplete(this);
     }
 
     @Override
     public void onError(Stream stream, int errorCode, String message) {
+      ended = true;
       listener.onError(this, errorCode, message);
     }
 

@@ -156,7 +156,7 @@ class ReconnectingConnectionTest {
     final TestLoop loop = new TestLoop();
     final ManualTimers timers = new ManualTimers();
     final ConnectionConfig clientConfig;
-    final ConnectionConfig serverConfig = ConnectionConfig.builder().build();
+    final ConnectionConfig serverConfig;
     final Echo echo = new Echo();
     Acceptor acceptor = (setup, connection) -> echo;
     final List<MemoryPipe> pipes = new ArrayList<>();
@@ -169,6 +169,11 @@ class ReconnectingConnectionTest {
     int refuseFirst;
     int attempts;
 
+    /** While set, connections are made only when the test calls {@link #releaseHeld()}. */
+    boolean hold;
+
+    final List<Runnable> held = new ArrayList<>();
+
     Net(Reconnect reconnect) {
       this(
           ConnectionConfig.builder().reconnect(reconnect).maxQueuedCallBytes(64 * 1024).build(), 0);
@@ -176,7 +181,12 @@ class ReconnectingConnectionTest {
 
     /** A client whose first {@code refuseFirst} attempts are refused. */
     Net(ConnectionConfig clientConfig, int refuseFirst) {
+      this(clientConfig, ConnectionConfig.builder().build(), refuseFirst);
+    }
+
+    Net(ConnectionConfig clientConfig, ConnectionConfig serverConfig, int refuseFirst) {
       this.clientConfig = clientConfig;
+      this.serverConfig = serverConfig;
       this.refuseFirst = refuseFirst;
       ByteBuf setup = ByteBufUtil.writeUtf8(loop.alloc, "hello");
       connection =
@@ -195,6 +205,26 @@ class ReconnectingConnectionTest {
         release(data);
         return CompletableFuture.failedFuture(new IOException("connection refused"));
       }
+      if (hold) {
+        CompletableFuture<Connection> later = new CompletableFuture<>();
+        held.add(() -> later.complete(open(metadata, data)));
+        return later;
+      }
+      return CompletableFuture.completedFuture(open(metadata, data));
+    }
+
+    /** Makes the connections that were held back. */
+    void releaseHeld() {
+      loop.run(
+          () -> {
+            List<Runnable> now = new ArrayList<>(held);
+            held.clear();
+            now.forEach(Runnable::run);
+          });
+      loop.drain();
+    }
+
+    private ConnectionEngine open(ByteBuf metadata, ByteBuf data) {
       setupData.add(data == null ? "" : data.toString(StandardCharsets.UTF_8));
       MemoryPipe pipe = new MemoryPipe(loop, 0);
       pipes.add(pipe);
@@ -207,7 +237,7 @@ class ReconnectingConnectionTest {
       pipe.clientEnd.setListener(client);
       server.start(null, null);
       client.start(metadata, data);
-      return CompletableFuture.completedFuture(client);
+      return client;
     }
 
     MemoryPipe pipe() {
@@ -450,7 +480,7 @@ class ReconnectingConnectionTest {
       CloseReason reason = net.connection.onClose().toCompletableFuture().join();
       assertThat(reason.kind()).isEqualTo(CloseReason.Kind.RECONNECT_FAILED);
       assertThat(reason.message()).contains("gave up after 6 attempts").contains("refused");
-      assertThat(waiting.errorCode).isEqualTo(ErrorCode.CONNECTION_ERROR);
+      assertThat(waiting.errorCode).as("never sent").isEqualTo(ErrorCode.REJECTED);
       assertThat(waiting.error).contains("gave up");
       assertThat(net.events.seen).endsWith("closed RECONNECT_FAILED");
     }
@@ -608,6 +638,211 @@ class ReconnectingConnectionTest {
   private static void release(ByteBuf buf) {
     if (buf != null) {
       buf.release();
+    }
+  }
+
+  @Test
+  void aNonPositiveRequestNIsRefusedAtTheCallEvenWhileDisconnected() {
+    try (Net net = new Net(fast().build())) {
+      net.refuse = true;
+      net.cut();
+      ByteBuf data = net.utf8("x");
+      assertThatThrownBy(() -> net.connection.requestStream(null, data, 0, new Recorder()))
+          .isInstanceOf(IllegalArgumentException.class);
+      assertThat(data.refCnt()).isZero();
+      net.refuse = false;
+      Recorder after = new Recorder();
+      net.onLoop(() -> net.connection.requestResponse(null, net.utf8("after"), after));
+      net.until(() -> after.completed);
+    }
+  }
+
+  @Test
+  void anUnusableWaitingCallFailsAloneAndTheOthersGo() {
+    try (Net net = new Net(fast().build())) {
+      net.refuse = true;
+      net.cut();
+      Recorder bad = new Recorder();
+      Recorder good = new Recorder();
+      net.onLoop(
+          () -> {
+            ByteBuf released = net.utf8("gone");
+            net.connection.requestResponse(null, released, bad);
+            released.release(); // the application broke ownership: the buffer is dead when sent
+            net.connection.requestResponse(null, net.utf8("ok"), good);
+            return null;
+          });
+      net.refuse = false;
+      net.until(() -> good.completed);
+      assertThat(bad.errorCode).isEqualTo(ErrorCode.INVALID);
+      assertThat(good.items).containsExactly("ok");
+    }
+  }
+
+  @Test
+  void aRequestMadeWhenReconnectedGoesAfterTheOnesThatWaited() {
+    try (Net net = new Net(fast().build())) {
+      net.refuse = true;
+      net.cut();
+      List<String> order = new ArrayList<>();
+      Recorder waited = new Recorder();
+      Recorder fromListener = new Recorder();
+      net.connection.addListener(
+          new ConnectionListener() {
+            @Override
+            public void onReconnected(Connection c) {
+              c.fireAndForget(null, net.utf8("from listener"));
+              c.requestResponse(null, net.utf8("from listener"), fromListener);
+            }
+          });
+      net.onLoop(
+          () -> {
+            net.connection.fireAndForget(null, net.utf8("waited"));
+            net.connection.requestResponse(null, net.utf8("waited"), waited);
+            return null;
+          });
+      net.refuse = false;
+      net.until(() -> waited.completed && fromListener.completed);
+      assertThat(net.echo.fireAndForgets).containsExactly("waited", "from listener");
+      order.add(net.loop.call(() -> String.valueOf(waited.stream.streamId())));
+      order.add(net.loop.call(() -> String.valueOf(fromListener.stream.streamId())));
+      assertThat(Integer.parseInt(order.get(0))).isLessThan(Integer.parseInt(order.get(1)));
+    }
+  }
+
+  @Test
+  void withLeasesWaitingCallsGoOnceTheServerGrantsOne() {
+    ConnectionConfig client =
+        ConnectionConfig.builder().lease(true).reconnect(fast().build()).build();
+    ConnectionConfig server =
+        ConnectionConfig.builder()
+            .leaseIssuer(io.millrace.core.LeaseIssuer.fixed(60_000, 100))
+            .build();
+    try (Net net = new Net(client, server, 0)) {
+      net.settle(1, 2500);
+      net.refuse = true;
+      net.cut();
+      Recorder r = new Recorder();
+      net.onLoop(() -> net.connection.requestResponse(null, net.utf8("leased"), r));
+      net.refuse = false;
+      net.until(() -> r.done());
+      assertThat(r.items).as(String.valueOf(r.error)).containsExactly("leased");
+    }
+  }
+
+  @Test
+  void disposingWhileAConnectionIsBeingMadeClosesAtOnce() {
+    try (Net net = new Net(fast().build())) {
+      net.settle(1, 2500);
+      net.hold = true;
+      net.cut();
+      assertThat(net.held).hasSize(1);
+      net.onLoop(
+          () -> {
+            net.connection.dispose();
+            return null;
+          });
+      assertThat(net.connection.isOpen()).isFalse();
+      assertThat(net.connection.onClose().toCompletableFuture().join().kind())
+          .isEqualTo(CloseReason.Kind.DISPOSED);
+      net.releaseHeld(); // the late connection is disposed
+      net.settle(2, 100);
+      assertThat(net.servers.get(1).isOpen()).isFalse();
+      assertThat(net.attempts).isEqualTo(2);
+    }
+  }
+
+  @Test
+  void closingWhileAConnectionIsBeingMadeClosesTheLateOneGracefully() {
+    try (Net net = new Net(fast().build())) {
+      net.settle(1, 2500);
+      net.hold = true;
+      net.cut();
+      net.onLoop(
+          () -> {
+            net.connection.close();
+            return null;
+          });
+      assertThat(net.connection.isOpen()).isFalse();
+      net.releaseHeld();
+      net.settle(5, 100);
+      assertThat(net.servers.get(1).isOpen()).isFalse();
+      assertThat(net.attempts).isEqualTo(2);
+    }
+  }
+
+  @Test
+  void closeForShutdownDrainsOnceAndASecondCloseForcesIt() {
+    try (Net net = new Net(fast().build())) {
+      Recorder r = new Recorder();
+      Stream s = net.onLoop(() -> net.connection.requestStream(null, net.count(3), 1, r));
+      net.onLoop(
+          () -> {
+            net.connection.closeForShutdown();
+            net.connection.closeForShutdown(); // not a second close
+            return null;
+          });
+      assertThat(net.connection.isDraining()).isTrue();
+      assertThat(net.connection.isOpen()).isTrue();
+      net.onLoop(
+          () -> {
+            net.connection.close(); // a second close forces it
+            return null;
+          });
+      net.settle(2, 100);
+      assertThat(net.connection.isOpen()).isFalse();
+      assertThat(r.errorCode).isEqualTo(ErrorCode.CANCELED);
+      assertThat(s.isInboundDone()).isTrue();
+    }
+  }
+
+  @Test
+  void closingTheUnderlyingConnectionClosesThisOne() {
+    try (Net net = new Net(fast().build())) {
+      Recorder r = new Recorder();
+      Stream s = net.onLoop(() -> net.connection.requestResponse(null, net.utf8("x"), r));
+      assertThat(r.completed).isTrue();
+      net.onLoop(
+          () -> {
+            s.connection().close(); // the stream's connection is the underlying one
+            return null;
+          });
+      net.settle(3, 100);
+      assertThat(net.connection.isOpen()).isFalse();
+      assertThat(net.pipes).hasSize(1);
+      assertThat(net.events.seen).containsExactly("draining", "closed CLOSED_BY_THIS_SIDE");
+    }
+  }
+
+  @Test
+  void awaitReadyForCallsWaitsForTheNextConnectionAndReturnsFalseOnceClosed() throws Exception {
+    try (Net net = new Net(fast().build())) {
+      net.refuse = true;
+      net.cut();
+      CompletableFuture<Boolean> ready =
+          CompletableFuture.supplyAsync(
+              () -> {
+                try {
+                  return net.connection.awaitReadyForCalls(Duration.ofSeconds(10));
+                } catch (InterruptedException e) {
+                  throw new IllegalStateException(e);
+                }
+              });
+      Thread.sleep(50);
+      assertThat(ready).isNotDone();
+      net.refuse = false;
+      net.until(() -> ready.isDone());
+      assertThat(ready.join()).isTrue();
+
+      net.onLoop(
+          () -> {
+            net.connection.close();
+            return null;
+          });
+      long start = System.nanoTime();
+      assertThat(net.connection.awaitReadyForCalls(Duration.ofSeconds(10))).isFalse();
+      assertThat(System.nanoTime() - start)
+          .isLessThan(java.util.concurrent.TimeUnit.SECONDS.toNanos(2));
     }
   }
 }

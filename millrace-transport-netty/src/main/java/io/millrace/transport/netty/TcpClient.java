@@ -22,6 +22,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Connects RSocket clients over TCP. One {@code TcpClient} owns an event-loop group and may open
@@ -83,26 +84,47 @@ public final class TcpClient implements AutoCloseable {
       release(setupMetadata, setupData);
       return CompletableFuture.failedFuture(new IllegalStateException("the client is shut down"));
     }
-    InetSocketAddress remote =
-        remoteAddress.isUnresolved()
-            ? new InetSocketAddress(remoteAddress.getHostString(), remoteAddress.getPort())
-            : remoteAddress;
     if (config.reconnect() == null) {
+      InetSocketAddress remote =
+          remoteAddress.isUnresolved()
+              ? new InetSocketAddress(remoteAddress.getHostString(), remoteAddress.getPort())
+              : remoteAddress;
       return connectOnce(group, remote, localAddress, setupMetadata, setupData, true);
     }
-    // Every connection of a reconnecting client is on one loop, and goes to the address the name
-    // resolved to at first, as a resumed session's do.
+    // Every connection of a reconnecting client is on one loop. Each new connection resolves the
+    // name again (Netty's resolver, on connect): without a session to carry on, a server that moved
+    // or a name that did not resolve yet is found on a later attempt. A resumable session still
+    // goes back to the address it reached.
+    InetSocketAddress target =
+        remoteAddress.isUnresolved()
+            ? remoteAddress
+            : InetSocketAddress.createUnresolved(
+                remoteAddress.getHostString(), remoteAddress.getPort());
+    AtomicBoolean first = new AtomicBoolean(true);
     ReconnectingConnection connection =
         new ReconnectingConnection(
             group.next(),
             socket.allocator,
             config,
             (loop, metadata, data) ->
-                connectOnce((EventLoop) loop, remote, localAddress, metadata, data, false),
+                connectOnce(
+                    (EventLoop) loop,
+                    target,
+                    first.getAndSet(false) ? localAddress : anyPort(localAddress),
+                    metadata,
+                    data,
+                    false),
             setupMetadata,
             setupData);
     connections.add(connection);
     return connection.start();
+  }
+
+  /**
+   * The same local address on any port: a reconnecting client's old port may still be in TIME_WAIT.
+   */
+  private static InetSocketAddress anyPort(InetSocketAddress local) {
+    return local == null ? null : new InetSocketAddress(local.getAddress(), 0);
   }
 
   /**
@@ -127,7 +149,9 @@ public final class TcpClient implements AutoCloseable {
     Responder responder = this.responder;
     // A resumed session reconnects to the address it first reached, never to another server
     // behind the same name (rsocket-java #1116), on the event loop it lives on.
-    ResumableSession.Reconnector reconnector = session -> reconnect(session, remote, localAddress);
+    InetSocketAddress[] reached = {remote};
+    ResumableSession.Reconnector reconnector =
+        session -> reconnect(session, reached[0], localAddress);
     Bootstrap bootstrap =
         bootstrap(loops)
             .handler(
@@ -147,9 +171,7 @@ public final class TcpClient implements AutoCloseable {
                   }
                 });
     ChannelFuture connect =
-        localAddress == null
-            ? bootstrap.connect(remote)
-            : bootstrap.connect(remote, localAddress(localAddress, track));
+        localAddress == null ? bootstrap.connect(remote) : bootstrap.connect(remote, localAddress);
     connect.addListener(
         (ChannelFuture f) -> {
           if (!f.isSuccess()) {
@@ -158,6 +180,7 @@ public final class TcpClient implements AutoCloseable {
             return;
           }
           Channel channel = f.channel();
+          reached[0] = (InetSocketAddress) channel.remoteAddress();
           ConnectionEngine engine = channel.attr(Attributes.ENGINE).get();
           try {
             engine.start(setupMetadata, setupData);
@@ -171,14 +194,6 @@ public final class TcpClient implements AutoCloseable {
           }
         });
     return result;
-  }
-
-  /**
-   * The local address to bind: as given for a first connection; for a later one of a reconnecting
-   * client the same address on any port, since the old port may still be in TIME_WAIT.
-   */
-  private static InetSocketAddress localAddress(InetSocketAddress local, boolean first) {
-    return first ? local : new InetSocketAddress(local.getAddress(), 0);
   }
 
   private Bootstrap bootstrap(EventLoopGroup group) {
@@ -211,7 +226,7 @@ public final class TcpClient implements AutoCloseable {
     ChannelFuture connect =
         localAddress == null
             ? bootstrap.connect(remote)
-            : bootstrap.connect(remote, new InetSocketAddress(localAddress.getAddress(), 0));
+            : bootstrap.connect(remote, anyPort(localAddress));
     connect.addListener(
         (ChannelFuture f) -> {
           if (f.isSuccess()) {
