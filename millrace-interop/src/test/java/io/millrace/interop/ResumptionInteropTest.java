@@ -62,7 +62,11 @@ class ResumptionInteropTest {
         .retry(Retry.fixedDelay(Long.MAX_VALUE, Duration.ofMillis(20)));
   }
 
-  /** Resets the proxy {@code RESETS} times, each once something has passed since the last. */
+  /**
+   * Breaks the connection {@code RESETS} times, each once something has passed since the last:
+   * alternately a reset (RST both ways) and a cut a few hundred bytes on, which lands inside a
+   * frame (a 64 KiB item spans many reads).
+   */
   static int resetWhileRunning(ChaosProxy proxy, IntSupplier progress, IntSupplier done)
       throws InterruptedException {
     int resets = 0;
@@ -78,7 +82,11 @@ class ResumptionInteropTest {
         break;
       }
       int accepted = proxy.accepted();
-      proxy.reset();
+      if (resets % 2 == 0) {
+        proxy.reset();
+      } else {
+        proxy.cutAfterBytes(100 + 37L * resets);
+      }
       resets++;
       while (proxy.accepted() == accepted && System.nanoTime() < deadline) {
         Thread.sleep(1); // the client is back before the next reset
