@@ -1,0 +1,159 @@
+package io.millrace.streams;
+
+import io.millrace.core.Connection;
+import io.millrace.core.Responder;
+import io.millrace.core.Stream;
+import io.millrace.core.StreamErrorException;
+import io.millrace.core.StreamListener;
+import io.millrace.frame.ErrorCode;
+import io.millrace.streams.internal.NoopSubscription;
+import io.millrace.streams.internal.OutboundSink;
+import io.millrace.streams.internal.Payloads;
+import io.millrace.streams.internal.ResponderChannel;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.lang.System.Logger.Level;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Supplier;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+
+/**
+ * The engine's {@link Responder} for a {@link ReactiveHandler}: each request becomes a call of the
+ * handler, and the Publisher it returns is subscribed and sent on the stream with end-to-end
+ * backpressure (never more requested from it than the peer's credit allows, nothing while the
+ * transport is not writable).
+ */
+public final class ReactiveResponder implements Responder {
+  private static final System.Logger LOG = System.getLogger(ReactiveResponder.class.getName());
+
+  private final ReactiveHandler handler;
+  private final StreamsOptions options;
+  private final Executor executor;
+
+  private ReactiveResponder(ReactiveHandler handler, StreamsOptions options) {
+    this.handler = handler;
+    this.options = options;
+    this.executor = options.handlerExecutor();
+  }
+
+  public static Responder of(ReactiveHandler handler) {
+    return new ReactiveResponder(handler, StreamsOptions.DEFAULT);
+  }
+
+  public static Responder of(ReactiveHandler handler, StreamsOptions options) {
+    return new ReactiveResponder(handler, options);
+  }
+
+  private Payload received(ByteBuf metadata, ByteBuf data) {
+    return Payloads.received(metadata, data, options.zeroCopy());
+  }
+
+  @Override
+  public void fireAndForget(Connection connection, ByteBuf metadata, ByteBuf data) {
+    Payload p = received(metadata, data);
+    run(() -> subscribeLogging(() -> handler.fireAndForget(p), "fire-and-forget"), p::release);
+  }
+
+  @Override
+  public void metadataPush(Connection connection, ByteBuf metadata) {
+    Payload p = received(metadata, Unpooled.EMPTY_BUFFER);
+    run(() -> subscribeLogging(() -> handler.metadataPush(p), "metadata push"), p::release);
+  }
+
+  @Override
+  public StreamListener requestResponse(Stream stream, ByteBuf metadata, ByteBuf data) {
+    Payload p = received(metadata, data);
+    OutboundSink sink = new OutboundSink(stream.connection().executor(), stream, 1);
+    answer(() -> handler.requestResponse(p), sink);
+    return sink;
+  }
+
+  @Override
+  public StreamListener requestStream(Stream stream, ByteBuf metadata, ByteBuf data) {
+    Payload p = received(metadata, data);
+    OutboundSink sink =
+        new OutboundSink(stream.connection().executor(), stream, options.prefetch());
+    answer(() -> handler.requestStream(p), sink);
+    return sink;
+  }
+
+  @Override
+  public StreamListener requestChannel(
+      Stream stream, ByteBuf metadata, ByteBuf data, boolean inboundComplete) {
+    Payload p = received(metadata, data);
+    ResponderChannel channel = new ResponderChannel(stream, options, inboundComplete);
+    answer(() -> handler.requestChannel(p, channel.inbound()), channel.sink());
+    return channel;
+  }
+
+  /** Calls the handler (here or on the executor) and subscribes the sink to its answer. */
+  private void answer(Supplier<Publisher<Payload>> call, OutboundSink sink) {
+    run(
+        () -> {
+          Publisher<Payload> answer;
+          try {
+            answer = call.get();
+            if (answer == null) {
+              throw new NullPointerException("the handler returned no Publisher");
+            }
+          } catch (Throwable t) {
+            sink.onSubscribe(NoopSubscription.INSTANCE);
+            sink.onError(t);
+            return;
+          }
+          answer.subscribe(sink);
+        },
+        () -> {
+          sink.onSubscribe(NoopSubscription.INSTANCE);
+          sink.onError(new StreamErrorException(ErrorCode.REJECTED, "the server is overloaded"));
+        });
+  }
+
+  /** Runs {@code task} here or on the handler executor; {@code refused} if that refuses it. */
+  private void run(Runnable task, Runnable refused) {
+    if (executor == null) {
+      task.run();
+      return;
+    }
+    try {
+      executor.execute(task);
+    } catch (RejectedExecutionException e) {
+      LOG.log(Level.WARNING, "the handler executor refused a request: " + e);
+      refused.run();
+    }
+  }
+
+  private static void subscribeLogging(Supplier<Publisher<Void>> call, String what) {
+    Publisher<Void> done;
+    try {
+      done = call.get();
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, what + " handler failed", e);
+      return;
+    }
+    if (done == null) {
+      return;
+    }
+    done.subscribe(
+        new Subscriber<Void>() {
+          @Override
+          public void onSubscribe(Subscription s) {
+            s.request(Long.MAX_VALUE);
+          }
+
+          @Override
+          public void onNext(Void v) {}
+
+          @Override
+          public void onError(Throwable t) {
+            LOG.log(Level.WARNING, what + " handler failed", t);
+          }
+
+          @Override
+          public void onComplete() {}
+        });
+  }
+}

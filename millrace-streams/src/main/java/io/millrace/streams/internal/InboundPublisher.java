@@ -1,0 +1,337 @@
+package io.millrace.streams.internal;
+
+import io.millrace.core.Stream;
+import io.millrace.core.StreamListener;
+import io.millrace.frame.ErrorCode;
+import io.millrace.streams.Payload;
+import io.millrace.streams.StreamsOptions;
+import io.netty.buffer.ByteBuf;
+import io.netty.util.concurrent.EventExecutor;
+import java.util.ArrayDeque;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+
+/**
+ * The payloads a peer sends on one stream, as a single-subscriber Publisher: downstream demand
+ * becomes credit (REQUEST_N), cancellation becomes CANCEL, the stream's end becomes onComplete or
+ * onError.
+ *
+ * <p>Credit. A subscriber that requests {@link Long#MAX_VALUE} gets unbounded credit and its
+ * payloads straight from the read (no queue; the transport holds the peer back). Otherwise the peer
+ * is granted {@link StreamsOptions#prefetch()} and topped up once three quarters of that has been
+ * delivered; what arrives beyond the subscriber's demand waits in a queue that the credit bounds.
+ *
+ * <p>Threading. Every signal to the subscriber comes from the connection's event loop. {@link
+ * #request} and {@link #cancel} may come from any thread: off the loop they add to an atomic demand
+ * and schedule one drain task (coalesced). The loop side keeps its state in plain fields.
+ */
+public abstract class InboundPublisher implements Publisher<Payload>, Subscription, StreamListener {
+  protected final EventExecutor loop;
+  protected final boolean zeroCopy;
+  private final int prefetch;
+  private final int limit;
+
+  private final AtomicBoolean subscribed = new AtomicBoolean();
+  private final AtomicLong requested = new AtomicLong();
+  private final LoopDrain drainer;
+  private volatile Subscriber<? super Payload> downstream;
+  private final AtomicBoolean startGate = new AtomicBoolean();
+  private volatile boolean onSubscribeReturned;
+  private volatile boolean started;
+  private volatile boolean cancelled;
+  private volatile Throwable invalidRequest;
+
+  /** The stream once known; written by {@link #start} (any thread) or on the loop. */
+  protected volatile Stream stream;
+
+  /** Whether the peer was granted unbounded credit; written before the request is sent. */
+  protected boolean unbounded;
+
+  // Event loop only.
+  private boolean loopStarted;
+  private ArrayDeque<Payload> queue;
+  private long emitted;
+  private int consumed;
+  private boolean inboundDone;
+  private Throwable terminal;
+  private boolean finished;
+  private boolean draining;
+  private boolean missed;
+
+  protected InboundPublisher(EventExecutor loop, StreamsOptions options) {
+    this.loop = loop;
+    this.drainer = new LoopDrain(loop, this::drain, this::loopGone);
+    this.zeroCopy = options.zeroCopy();
+    this.prefetch = options.prefetch();
+    this.limit = Math.max(1, prefetch - (prefetch >> 2));
+  }
+
+  /** The credit to open with: unbounded when the first demand is, else the prefetch. */
+  protected final long initialCredit() {
+    unbounded = requested.get() == Long.MAX_VALUE;
+    return unbounded ? Long.MAX_VALUE : prefetch;
+  }
+
+  /**
+   * Starts the stream on the first request: sends the request, or grants the first credit. Runs on
+   * the requesting thread when {@link #startsOnCaller()}, else on the loop.
+   */
+  protected abstract void start();
+
+  /** Whether {@link #start} runs on the thread of the first request (a connection hand-off). */
+  protected boolean startsOnCaller() {
+    return false;
+  }
+
+  /** Cancelled or failed before {@link #start}: release what start would have sent. */
+  protected void discard() {}
+
+  /**
+   * The subscriber cancelled after the start (on the loop), before the CANCEL is sent; {@code
+   * inboundDone} when the peer had already ended its half (no CANCEL follows).
+   */
+  protected void cancelled(boolean inboundDone) {}
+
+  /** Whether a subscriber came. Any thread. */
+  public final boolean isSubscribed() {
+    return subscribed.get();
+  }
+
+  // ------------------------------------------------------------------ Publisher, Subscription
+
+  @Override
+  public void subscribe(Subscriber<? super Payload> subscriber) {
+    if (subscriber == null) {
+      throw new NullPointerException("subscriber"); // rule 1.9
+    }
+    if (!subscribed.compareAndSet(false, true)) {
+      subscriber.onSubscribe(NoopSubscription.INSTANCE);
+      subscriber.onError(
+          new IllegalStateException(
+              "this Publisher takes one subscriber: it is one call (make the call again)"));
+      return;
+    }
+    downstream = subscriber;
+    subscriber.onSubscribe(this);
+    // Rule 1.3: nothing may be signalled before onSubscribe returns, so a request made inside it
+    // starts the stream only now.
+    onSubscribeReturned = true;
+    if (cancelled) {
+      signal();
+    } else if (requested.get() > 0) {
+      tryStart();
+    }
+  }
+
+  private void tryStart() {
+    if (onSubscribeReturned && startGate.compareAndSet(false, true)) {
+      started = true;
+      if (startsOnCaller()) {
+        start();
+      }
+      signal();
+    }
+  }
+
+  @Override
+  public void request(long n) {
+    if (cancelled) {
+      return; // rule 3.6
+    }
+    if (n <= 0) {
+      invalidRequest = new IllegalArgumentException("request-n must be positive (rule 3.9): " + n);
+      cancelled = true;
+      if (onSubscribeReturned) {
+        signal();
+      }
+      return;
+    }
+    long r;
+    long next;
+    do {
+      r = requested.get();
+      if (r == Long.MAX_VALUE) {
+        break;
+      }
+      next = r + n;
+      if (next < 0) {
+        next = Long.MAX_VALUE;
+      }
+    } while (!requested.compareAndSet(r, next));
+    if (!started) {
+      tryStart();
+    } else {
+      signal();
+    }
+  }
+
+  @Override
+  public void cancel() {
+    if (cancelled) {
+      return;
+    }
+    cancelled = true;
+    if (onSubscribeReturned) {
+      signal();
+    }
+  }
+
+  private void signal() {
+    drainer.signal();
+  }
+
+  /** The loop has shut down: the connection is gone and nothing will arrive. */
+  private void loopGone() {
+    Subscriber<? super Payload> d = downstream;
+    downstream = null;
+    if (d != null) {
+      d.onError(Payloads.error(ErrorCode.CONNECTION_CLOSE, "the connection's loop is shut down"));
+    }
+  }
+
+  // ------------------------------------------------------------------ StreamListener (loop)
+
+  @Override
+  public void onNext(Stream s, ByteBuf metadata, ByteBuf data) {
+    if (cancelled || finished) {
+      return; // the engine releases the buffers
+    }
+    Payload p = Payloads.received(metadata, data, zeroCopy);
+    if (!draining && (queue == null || queue.isEmpty()) && canEmit(requested.get())) {
+      draining = true;
+      try {
+        emit(s, p);
+      } finally {
+        draining = false;
+      }
+      if (missed || cancelled) {
+        drain();
+      }
+      return;
+    }
+    if (queue == null) {
+      queue = new ArrayDeque<>(Math.min(prefetch, 64));
+    }
+    queue.add(p);
+    drain();
+  }
+
+  @Override
+  public void onComplete(Stream s) {
+    inboundDone = true;
+    drain();
+  }
+
+  @Override
+  public void onError(Stream s, int errorCode, String message) {
+    inboundEnded(Payloads.error(errorCode, message));
+  }
+
+  /** Ends the inbound half with {@code error} (delivered after what is queued). Loop only. */
+  protected final void inboundEnded(Throwable error) {
+    if (inboundDone) {
+      return;
+    }
+    inboundDone = true;
+    terminal = error;
+    drain();
+  }
+
+  private boolean canEmit(long r) {
+    return r == Long.MAX_VALUE || emitted < r;
+  }
+
+  private void emit(Stream s, Payload p) {
+    emitted++;
+    downstream.onNext(p);
+    if (!unbounded && ++consumed >= limit && !inboundDone && !cancelled) {
+      int c = consumed;
+      consumed = 0;
+      s.request(c);
+    }
+  }
+
+  /** Delivers what demand allows, the end, or the cancellation. Loop only; not reentrant. */
+  protected final void drain() {
+    if (draining) {
+      missed = true;
+      return;
+    }
+    draining = true;
+    try {
+      do {
+        missed = false;
+        if (finished) {
+          return;
+        }
+        if (cancelled) {
+          cleanUp();
+          return;
+        }
+        if (started && !loopStarted) {
+          loopStarted = true;
+          if (!startsOnCaller()) {
+            start();
+          }
+        }
+        Stream s = stream;
+        long r = requested.get();
+        while (queue != null && !queue.isEmpty() && canEmit(r)) {
+          emit(s, queue.poll());
+          if (cancelled) {
+            cleanUp();
+            return;
+          }
+          r = requested.get();
+        }
+        boolean empty = queue == null || queue.isEmpty();
+        if (empty && inboundDone && loopStarted) {
+          finished = true;
+          Subscriber<? super Payload> d = downstream;
+          downstream = null;
+          if (terminal == null) {
+            d.onComplete();
+          } else {
+            d.onError(terminal);
+          }
+          return;
+        }
+        if (empty && r == Long.MAX_VALUE && !unbounded && s != null && loopStarted) {
+          unbounded = true; // the subscriber takes everything: no more REQUEST_N frames
+          s.request(Long.MAX_VALUE);
+        }
+      } while (missed);
+    } finally {
+      draining = false;
+    }
+  }
+
+  /** The subscriber cancelled or asked for a negative amount: stop the stream, drop the queue. */
+  private void cleanUp() {
+    finished = true;
+    if (queue != null) {
+      for (Payload p; (p = queue.poll()) != null; ) {
+        p.release();
+      }
+      queue = null;
+    }
+    if (!started || !loopStarted && !startsOnCaller()) {
+      discard();
+    } else {
+      cancelled(inboundDone);
+      Stream s = stream;
+      if (s != null && !inboundDone) {
+        s.cancel();
+      }
+    }
+    Subscriber<? super Payload> d = downstream;
+    downstream = null;
+    Throwable invalid = invalidRequest;
+    if (invalid != null && d != null) {
+      d.onError(invalid);
+    }
+  }
+}

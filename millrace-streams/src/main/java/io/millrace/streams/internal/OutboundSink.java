@@ -1,0 +1,263 @@
+package io.millrace.streams.internal;
+
+import io.millrace.core.Stream;
+import io.millrace.core.StreamListener;
+import io.millrace.streams.Payload;
+import io.netty.util.concurrent.EventExecutor;
+import java.lang.System.Logger.Level;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+
+/**
+ * Sends what a Publisher emits on one stream: the Subscriber that a responder's answer, or a
+ * requester's channel payloads, are subscribed with.
+ *
+ * <p>Backpressure end to end: it asks its Publisher for no more than the peer's credit allows (at
+ * most {@code prefetch} ahead) and nothing while the transport is not writable, so what waits here
+ * is bounded by what it asked for. It asks again when the peer grants credit or the transport
+ * drains ({@link StreamListener#onReady}), in batches of at least a quarter of the window.
+ *
+ * <p>Threading. The Publisher may emit on any thread. On the event loop a payload goes straight to
+ * the stream when nothing waits before it; from other threads payloads wait in a queue that one
+ * loop task (coalesced) drains, so a burst costs one wake-up.
+ */
+public class OutboundSink implements Subscriber<Payload>, StreamListener {
+  private static final System.Logger LOG = System.getLogger(OutboundSink.class.getName());
+
+  protected final EventExecutor loop;
+  private final long prefetch;
+  private final Queue<Payload> queue = new ConcurrentLinkedQueue<>();
+  private final LoopDrain drainer;
+  private volatile Subscription upstream;
+  private volatile boolean upstreamDone;
+  private volatile Throwable upstreamError;
+
+  /** The stream written to; null until bound (a requester channel binds on its first payload). */
+  protected Stream stream;
+
+  // Event loop only.
+  private long requestedUp;
+  private long sent;
+  private boolean finished;
+  private boolean upstreamCancelled;
+  private boolean draining;
+  private boolean missed;
+
+  public OutboundSink(EventExecutor loop, Stream stream, long prefetch) {
+    this.loop = loop;
+    this.drainer = new LoopDrain(loop, this::drain, this::loopGone);
+    this.stream = stream;
+    this.prefetch = prefetch;
+  }
+
+  // ------------------------------------------------------------------ Subscriber (any thread)
+
+  @Override
+  public void onSubscribe(Subscription s) {
+    if (s == null) {
+      throw new NullPointerException("subscription"); // rule 2.13
+    }
+    if (upstream != null) {
+      s.cancel(); // rule 2.5
+      return;
+    }
+    upstream = s;
+    signal();
+  }
+
+  @Override
+  public void onNext(Payload p) {
+    if (p == null) {
+      throw new NullPointerException("payload"); // rule 2.13
+    }
+    if (loop.inEventLoop() && !draining && queue.isEmpty() && !finished && writeNow(p)) {
+      drain(); // ask for more
+      return;
+    }
+    queue.offer(p);
+    signal();
+  }
+
+  @Override
+  public void onError(Throwable t) {
+    if (t == null) {
+      throw new NullPointerException("throwable"); // rule 2.13
+    }
+    upstreamError = t;
+    upstreamDone = true;
+    signal();
+  }
+
+  @Override
+  public void onComplete() {
+    upstreamDone = true;
+    signal();
+  }
+
+  private void signal() {
+    drainer.signal();
+  }
+
+  /** The connection is gone with its loop: stop the Publisher. */
+  private void loopGone() {
+    Subscription s = upstream;
+    if (s != null) {
+      s.cancel();
+    }
+    releaseQueued();
+  }
+
+  // ------------------------------------------------------------------ StreamListener (loop)
+
+  @Override
+  public void onReady(Stream s) {
+    drain();
+  }
+
+  @Override
+  public void onCancel(Stream s) {
+    stop();
+  }
+
+  @Override
+  public void onError(Stream s, int errorCode, String message) {
+    stop();
+  }
+
+  // ------------------------------------------------------------------ the loop's side
+
+  /**
+   * The stream is not bound yet and a payload is ready: a requester channel opens the stream with
+   * it (ownership taken). Returns false to leave the payload queued.
+   */
+  protected boolean open(Payload first) {
+    throw new IllegalStateException("no stream to send on");
+  }
+
+  /**
+   * The Publisher ended before the stream was bound (a requester channel without a first payload).
+   */
+  protected void endedUnopened(Throwable error) {}
+
+  /** Writes one payload if the stream can take it now. Loop only. */
+  private boolean writeNow(Payload p) {
+    Stream s = stream;
+    if (s == null) {
+      if (!open(p)) {
+        return false;
+      }
+      sent++;
+      return true;
+    }
+    if (!s.isReady()) {
+      return false;
+    }
+    s.next(p.metadata(), p.data());
+    sent++;
+    return true;
+  }
+
+  /** Sends what waits, ends the stream when the Publisher has, and asks for more. Loop only. */
+  protected final void drain() {
+    if (draining) {
+      missed = true;
+      return;
+    }
+    draining = true;
+    try {
+      do {
+        missed = false;
+        if (finished) {
+          cancelUpstream(); // it may have come after the stream ended
+          releaseQueued();
+          return;
+        }
+        for (Payload p; (p = queue.peek()) != null; ) {
+          if (!writeNow(p)) {
+            break;
+          }
+          queue.poll();
+        }
+        if (upstreamDone && queue.isEmpty()) {
+          finish(upstreamError);
+          return;
+        }
+        Subscription up = upstream;
+        if (up != null && !upstreamDone) {
+          long want = want();
+          if (want > 0) {
+            requestedUp += want;
+            up.request(want);
+          }
+        }
+      } while (missed);
+    } finally {
+      draining = false;
+    }
+  }
+
+  /** How many payloads to ask the Publisher for now: 0 to wait. */
+  private long want() {
+    long inFlight = requestedUp - sent;
+    Stream s = stream;
+    if (s == null) {
+      return inFlight == 0 && sent == 0 ? 1 : 0; // the payload that opens the stream
+    }
+    if (!s.isReady()) {
+      return 0; // no credit or not writable: onReady comes back
+    }
+    long window = Math.min(s.credit(), prefetch);
+    long want = window - inFlight;
+    return want > 0 && (inFlight == 0 || want >= Math.max(1, window >> 2)) ? want : 0;
+  }
+
+  private void finish(Throwable error) {
+    finished = true;
+    upstreamCancelled = true; // it ended by itself
+    Stream s = stream;
+    if (s == null) {
+      endedUnopened(error);
+      return;
+    }
+    if (error == null) {
+      s.complete();
+    } else {
+      if (LOG.isLoggable(Level.DEBUG)) {
+        LOG.log(Level.DEBUG, "stream " + s.streamId() + " fails: " + error, error);
+      }
+      s.error(Payloads.errorCode(error), Payloads.errorMessage(error));
+    }
+    finished(s);
+  }
+
+  /** The Publisher ended and the stream was told (complete or error). Loop only. */
+  protected void finished(Stream s) {}
+
+  /**
+   * The stream's outbound half ended from elsewhere (cancel, error, connection lost). Loop only.
+   */
+  protected final void stop() {
+    if (finished) {
+      return;
+    }
+    finished = true;
+    cancelUpstream();
+    releaseQueued();
+  }
+
+  private void cancelUpstream() {
+    Subscription up = upstream;
+    if (up != null && !upstreamCancelled) {
+      upstreamCancelled = true;
+      up.cancel();
+    }
+  }
+
+  private void releaseQueued() {
+    for (Payload p; (p = queue.poll()) != null; ) {
+      p.release();
+    }
+  }
+}

@@ -1,0 +1,58 @@
+package io.millrace.streams.internal;
+
+import io.millrace.core.Connection;
+import io.millrace.streams.Payload;
+import io.millrace.streams.StreamsOptions;
+
+/**
+ * A request-response or request-stream from this side: the request goes out on the first demand,
+ * from the requesting thread through the connection's hand-off (a burst of calls from one thread
+ * costs one wake-up of the loop).
+ */
+public final class RequestPublisher extends InboundPublisher {
+  private final Connection connection;
+  private final boolean stream;
+  private Payload request;
+
+  private RequestPublisher(
+      Connection connection, StreamsOptions options, Payload request, boolean stream) {
+    super(connection.executor(), options);
+    this.connection = connection;
+    this.request = request;
+    this.stream = stream;
+  }
+
+  public static RequestPublisher requestResponse(
+      Connection connection, StreamsOptions options, Payload request) {
+    return new RequestPublisher(connection, options, request, false);
+  }
+
+  public static RequestPublisher requestStream(
+      Connection connection, StreamsOptions options, Payload request) {
+    return new RequestPublisher(connection, options, request, true);
+  }
+
+  @Override
+  protected boolean startsOnCaller() {
+    return true;
+  }
+
+  @Override
+  protected void start() {
+    Payload p = request;
+    request = null;
+    super.stream =
+        stream
+            ? connection.requestStream(p.metadata(), p.data(), initialCredit(), this)
+            : connection.requestResponse(p.metadata(), p.data(), this);
+  }
+
+  @Override
+  protected void discard() {
+    Payload p = request;
+    request = null;
+    if (p != null) {
+      p.release();
+    }
+  }
+}
