@@ -229,11 +229,14 @@ public class OutboundSink implements Subscriber<Payload>, StreamListener {
       }
       s.error(Payloads.errorCode(error), Payloads.errorMessage(error));
     }
-    finished(s);
+    finished(s, error);
   }
 
-  /** The Publisher ended and the stream was told (complete or error). Loop only. */
-  protected void finished(Stream s) {}
+  /**
+   * The Publisher ended and the stream was told: completed, or failed with {@code error} (which
+   * ends the whole stream). Loop only.
+   */
+  protected void finished(Stream s, Throwable error) {}
 
   /**
    * The stream's outbound half ended from elsewhere (cancel, error, connection lost). Loop only.

@@ -42,6 +42,13 @@ public final class RequesterChannel extends InboundPublisher {
     }
 
     @Override
+    protected void finished(Stream s, Throwable error) {
+      if (error != null) {
+        inboundEnded(error); // the ERROR this side sent ended the whole channel
+      }
+    }
+
+    @Override
     protected void endedUnopened(Throwable error) {
       inboundEnded(
           error != null

@@ -58,8 +58,10 @@ public final class ResponderChannel implements StreamListener {
     }
 
     @Override
-    protected void finished(Stream s) {
-      if (!inbound.isSubscribed() && !s.isInboundDone()) {
+    protected void finished(Stream s, Throwable error) {
+      if (error != null) {
+        inbound.inboundEnded(error); // the ERROR ended the requester's half too
+      } else if (!inbound.isSubscribed() && !s.isInboundDone()) {
         s.cancel(); // nobody will read the requester's payloads: let the stream end
       }
     }

@@ -1,0 +1,328 @@
+package io.millrace.streams;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.millrace.core.ConnectionConfig;
+import io.millrace.core.Responder;
+import io.millrace.core.Stream;
+import io.millrace.core.StreamErrorException;
+import io.millrace.core.StreamListener;
+import io.millrace.frame.ErrorCode;
+import io.netty.buffer.ByteBuf;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/** The Reactive Streams adapters end to end over TCP: what a user of them sees. */
+class ReactiveStreamsTest {
+  private static final Duration WAIT = Duration.ofSeconds(10);
+  private Pair pair;
+
+  @AfterEach
+  void close() {
+    if (pair != null) {
+      pair.close();
+    }
+  }
+
+  private ReactiveRequester echo() throws Exception {
+    pair = new Pair(ReactiveResponder.of(new Echo()));
+    return pair.requester();
+  }
+
+  @Test
+  void requestResponseCarriesDataAndMetadata() throws Exception {
+    ReactiveRequester r = echo();
+    Payload p = Mono.from(r.requestResponse(Payload.of("meta", "hello"))).block(WAIT);
+    assertThat(p.dataUtf8()).isEqualTo("hello");
+    assertThat(p.metadataUtf8()).isEqualTo("meta");
+    Payload none = Mono.from(r.requestResponse(Payload.of("no metadata"))).block(WAIT);
+    assertThat(none.hasMetadata()).isFalse();
+  }
+
+  @Test
+  void anEmptyAnswerCompletesWithoutAPayload() throws Exception {
+    ReactiveRequester r = echo();
+    assertThat(Mono.from(r.requestResponse(Payload.of("empty"))).block(WAIT)).isNull();
+  }
+
+  @Test
+  void handlerFailuresReachTheRequesterWithTheirMessage() throws Exception {
+    ReactiveRequester r = echo();
+    assertThatThrownBy(() -> Mono.from(r.requestResponse(Payload.of("fail"))).block(WAIT))
+        .isInstanceOfSatisfying(
+            StreamErrorException.class,
+            e -> {
+              assertThat(e.errorCode()).isEqualTo(ErrorCode.APPLICATION_ERROR);
+              assertThat(e.getMessage()).isEqualTo("failed by the handler");
+            });
+    assertThatThrownBy(() -> Mono.from(r.requestResponse(Payload.of("throw"))).block(WAIT))
+        .isInstanceOf(StreamErrorException.class)
+        .hasMessage("thrown by the handler");
+    assertThatThrownBy(() -> Flux.from(r.requestStream(Payload.of("fail"))).collectList().block())
+        .hasMessage("failed after 3");
+  }
+
+  @Test
+  void aUserErrorCodeTravels() throws Exception {
+    int code = ErrorCode.MIN_USER_ALLOWED + 7;
+    pair =
+        new Pair(
+            ReactiveResponder.of(
+                new ReactiveHandler() {
+                  @Override
+                  public Publisher<Payload> requestResponse(Payload payload) {
+                    return Mono.error(new StreamErrorException(code, "custom"));
+                  }
+                }));
+    assertThatThrownBy(
+            () -> Mono.from(pair.requester().requestResponse(Payload.of("x"))).block(WAIT))
+        .isInstanceOfSatisfying(
+            StreamErrorException.class, e -> assertThat(e.errorCode()).isEqualTo(code));
+  }
+
+  @Test
+  void aStreamArrivesWholeAndInOrderWhetherDemandIsBoundedOrNot() throws Exception {
+    ReactiveRequester r = echo();
+    List<String> unbounded =
+        Flux.from(r.requestStream(Payload.of("1000"))).map(Payload::dataUtf8).collectList().block();
+    List<String> expected =
+        IntStream.range(0, 1000).mapToObj(Integer::toString).collect(Collectors.toList());
+    assertThat(unbounded).isEqualTo(expected);
+    List<String> oneByOne =
+        Flux.from(r.requestStream(Payload.of("1000")))
+            .limitRate(1)
+            .map(Payload::dataUtf8)
+            .collectList()
+            .block(WAIT);
+    assertThat(oneByOne).isEqualTo(expected);
+  }
+
+  /** A server that counts the credit grants (REQUEST_N) it receives and sends one item each. */
+  private static final class CountingGrants implements Responder {
+    final AtomicInteger grants = new AtomicInteger();
+    final AtomicLong sent = new AtomicLong();
+
+    @Override
+    public StreamListener requestStream(Stream stream, ByteBuf metadata, ByteBuf data) {
+      long total = Long.parseLong(data.toString(java.nio.charset.StandardCharsets.UTF_8));
+      return new StreamListener() {
+        @Override
+        public void onReady(Stream s) {
+          grants.incrementAndGet();
+          while (s.isReady() && sent.get() < total) {
+            long i = sent.getAndIncrement();
+            ByteBuf item = s.connection().alloc().buffer().writeLong(i);
+            if (i == total - 1) {
+              s.nextAndComplete(null, item);
+            } else {
+              s.next(null, item);
+            }
+          }
+        }
+      };
+    }
+  }
+
+  @Test
+  void requestOneAtATimeDoesNotCostAFrameEach() throws Exception {
+    CountingGrants server = new CountingGrants();
+    pair = new Pair(server);
+    ReactiveRequester r =
+        ReactiveRequester.of(pair.connection, StreamsOptions.builder().prefetch(16).build());
+    long count = Flux.from(r.requestStream(Payload.of("480"))).limitRate(1).count().block(WAIT);
+    assertThat(count).isEqualTo(480);
+    // 16 up front, then 12 at a time: about 40 grants, where one per item would be 480.
+    assertThat(server.grants.get()).isBetween(30, 50);
+  }
+
+  @Test
+  void aSlowSubscriberHoldsTheServersPublisherBack() throws Exception {
+    AtomicLong asked = new AtomicLong();
+    pair =
+        new Pair(
+            ReactiveResponder.of(
+                new ReactiveHandler() {
+                  @Override
+                  public Publisher<Payload> requestStream(Payload payload) {
+                    return Flux.range(0, Integer.MAX_VALUE)
+                        .doOnRequest(asked::addAndGet)
+                        .map(i -> Payload.of(Integer.toString(i)));
+                  }
+                }));
+    ReactiveRequester r =
+        ReactiveRequester.of(pair.connection, StreamsOptions.builder().prefetch(32).build());
+    Taking taking = new Taking(5);
+    r.requestStream(Payload.of("x")).subscribe(taking);
+    assertThat(taking.received.await(10, TimeUnit.SECONDS)).isTrue();
+    Thread.sleep(300); // time for anything more to flow, if it would
+    // The client granted 32 and asked for 5: the server's Publisher was asked for 32, no more.
+    assertThat(asked.get()).isEqualTo(32);
+    taking.subscription.cancel();
+  }
+
+  /** Requests {@code n} once and counts down when they came. */
+  private static final class Taking implements Subscriber<Payload> {
+    final CountDownLatch received;
+    final long n;
+    volatile Subscription subscription;
+
+    Taking(long n) {
+      this.n = n;
+      this.received = new CountDownLatch((int) n);
+    }
+
+    @Override
+    public void onSubscribe(Subscription s) {
+      subscription = s;
+      s.request(n);
+    }
+
+    @Override
+    public void onNext(Payload p) {
+      received.countDown();
+    }
+
+    @Override
+    public void onError(Throwable t) {}
+
+    @Override
+    public void onComplete() {}
+  }
+
+  @Test
+  void cancellingMidStreamReachesTheServersPublisher() throws Exception {
+    CountDownLatch cancelled = new CountDownLatch(1);
+    pair =
+        new Pair(
+            ReactiveResponder.of(
+                new ReactiveHandler() {
+                  @Override
+                  public Publisher<Payload> requestStream(Payload payload) {
+                    return Flux.interval(Duration.ofMillis(1))
+                        .map(i -> Payload.of(Long.toString(i)))
+                        .doOnCancel(cancelled::countDown);
+                  }
+                }));
+    List<Payload> first =
+        Flux.from(pair.requester().requestStream(Payload.of("x"))).take(10).collectList().block();
+    assertThat(first).hasSize(10);
+    assertThat(cancelled.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(pair.connection.activeStreams()).isZero();
+  }
+
+  @Test
+  void aChannelEchoesEveryPayloadInOrder() throws Exception {
+    ReactiveRequester r = echo();
+    Flux<Payload> out = Flux.range(0, 2000).map(i -> Payload.of(Integer.toString(i)));
+    List<String> back =
+        Flux.from(r.requestChannel(out)).map(Payload::dataUtf8).collectList().block(WAIT);
+    assertThat(back)
+        .isEqualTo(
+            IntStream.range(0, 2000).mapToObj(Integer::toString).collect(Collectors.toList()));
+  }
+
+  @Test
+  void aChannelWhosePayloadsFailEndsWithTheirError() throws Exception {
+    ReactiveRequester r = echo();
+    Flux<Payload> out =
+        Flux.concat(
+            Flux.range(0, 3).map(i -> Payload.of(Integer.toString(i))),
+            Flux.error(new IllegalStateException("the requester's payloads failed")));
+    assertThatThrownBy(() -> Flux.from(r.requestChannel(out)).blockLast(WAIT))
+        .hasMessage("the requester's payloads failed");
+    assertThat(pair.connection.activeStreams()).isZero();
+  }
+
+  @Test
+  void aChannelWithoutAFirstPayloadFails() throws Exception {
+    ReactiveRequester r = echo();
+    assertThatThrownBy(() -> Flux.from(r.requestChannel(Flux.empty())).blockLast(WAIT))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void cancellingAChannelStopsWhatTheRequesterSends() throws Exception {
+    ReactiveRequester r = echo();
+    CountDownLatch stopped = new CountDownLatch(1);
+    Flux<Payload> out =
+        Flux.interval(Duration.ofMillis(1))
+            .onBackpressureDrop()
+            .map(i -> Payload.of(Long.toString(i)))
+            .doOnCancel(stopped::countDown);
+    assertThat(Flux.from(r.requestChannel(out)).take(5).count().block(WAIT)).isEqualTo(5);
+    assertThat(stopped.await(10, TimeUnit.SECONDS)).isTrue();
+  }
+
+  @Test
+  void handlersRunOnTheExecutorGiven() throws Exception {
+    ExecutorService executor = Executors.newSingleThreadExecutor(r -> new Thread(r, "handlers"));
+    try {
+      AtomicReference<String> thread = new AtomicReference<>();
+      pair =
+          new Pair(
+              ReactiveResponder.of(
+                  new ReactiveHandler() {
+                    @Override
+                    public Publisher<Payload> requestResponse(Payload payload) {
+                      thread.set(Thread.currentThread().getName());
+                      return Mono.just(payload);
+                    }
+                  },
+                  StreamsOptions.builder().handlerExecutor(executor).build()));
+      Payload p = Mono.from(pair.requester().requestResponse(Payload.of("x"))).block(WAIT);
+      assertThat(p.dataUtf8()).isEqualTo("x");
+      assertThat(thread.get()).isEqualTo("handlers");
+    } finally {
+      executor.shutdownNow();
+    }
+  }
+
+  @Test
+  void zeroCopyPayloadsAreReleasedByTheirReceiver() throws Exception {
+    pair =
+        new Pair(ReactiveResponder.of(new Echo()), Responder.REJECT_ALL, ConnectionConfig.DEFAULT);
+    ReactiveRequester r =
+        ReactiveRequester.of(pair.connection, StreamsOptions.builder().zeroCopy(true).build());
+    List<Payload> got = Flux.from(r.requestStream(Payload.of("100"))).collectList().block(WAIT);
+    assertThat(got).hasSize(100);
+    assertThat(got.get(99).data().refCnt()).isPositive();
+    got.forEach(Payload::release);
+  }
+
+  @Test
+  void theConnectionClosingFailsOpenStreams() throws Exception {
+    ReactiveRequester r = echo();
+    CountDownLatch failed = new CountDownLatch(1);
+    AtomicReference<Throwable> error = new AtomicReference<>();
+    Flux.from(r.requestStream(Payload.of("inf")))
+        .limitRate(8)
+        .delayElements(Duration.ofMillis(1))
+        .subscribe(
+            p -> {},
+            e -> {
+              error.set(e);
+              failed.countDown();
+            });
+    Thread.sleep(100);
+    pair.server.shutdownNow();
+    assertThat(failed.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(error.get()).isInstanceOf(StreamErrorException.class);
+  }
+}
