@@ -4,6 +4,7 @@ import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelException;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -165,7 +166,11 @@ public final class ChaosProxy implements AutoCloseable {
     void resetNow() {
       for (Channel c : new Channel[] {client, server}) {
         if (c != null && c.isOpen()) {
-          c.config().setOption(ChannelOption.SO_LINGER, 0);
+          try {
+            c.config().setOption(ChannelOption.SO_LINGER, 0);
+          } catch (ChannelException e) {
+            // Closed in between (this may run off the channel's loop): nothing left to reset.
+          }
           c.close();
         }
       }
