@@ -26,20 +26,24 @@ public interface ReactiveHandler {
 
   /** The Publisher is subscribed for its completion; its failure is only logged. */
   default Publisher<Void> fireAndForget(Payload payload) {
+    payload.release();
     return null;
   }
 
   /** Connection-level metadata, in {@link Payload#metadata()}. */
   default Publisher<Void> metadataPush(Payload payload) {
+    payload.release();
     return null;
   }
 
   /** Emits at most one payload: the response (none: an empty response). */
   default Publisher<Payload> requestResponse(Payload payload) {
+    payload.release();
     return failed("request-response not supported");
   }
 
   default Publisher<Payload> requestStream(Payload payload) {
+    payload.release();
     return failed("request-stream not supported");
   }
 
@@ -48,6 +52,7 @@ public interface ReactiveHandler {
    * (its demand becomes credit; cancelling it stops only the inbound half).
    */
   default Publisher<Payload> requestChannel(Payload first, Publisher<Payload> inbound) {
+    first.release();
     return failed("request-channel not supported");
   }
 

@@ -67,7 +67,7 @@ public final class ReactiveResponder implements Responder {
   public StreamListener requestResponse(Stream stream, ByteBuf metadata, ByteBuf data) {
     Payload p = received(metadata, data);
     OutboundSink sink = new OutboundSink(stream.connection().executor(), stream, 1);
-    answer(() -> handler.requestResponse(p), sink);
+    answer(() -> handler.requestResponse(p), sink, p);
     return sink;
   }
 
@@ -76,7 +76,7 @@ public final class ReactiveResponder implements Responder {
     Payload p = received(metadata, data);
     OutboundSink sink =
         new OutboundSink(stream.connection().executor(), stream, options.prefetch());
-    answer(() -> handler.requestStream(p), sink);
+    answer(() -> handler.requestStream(p), sink, p);
     return sink;
   }
 
@@ -85,12 +85,12 @@ public final class ReactiveResponder implements Responder {
       Stream stream, ByteBuf metadata, ByteBuf data, boolean inboundComplete) {
     Payload p = received(metadata, data);
     ResponderChannel channel = new ResponderChannel(stream, options, inboundComplete);
-    answer(() -> handler.requestChannel(p, channel.inbound()), channel.sink());
+    answer(() -> handler.requestChannel(p, channel.inbound()), channel.sink(), p);
     return channel;
   }
 
   /** Calls the handler (here or on the executor) and subscribes the sink to its answer. */
-  private void answer(Supplier<Publisher<Payload>> call, OutboundSink sink) {
+  private void answer(Supplier<Publisher<Payload>> call, OutboundSink sink, Payload request) {
     run(
         () -> {
           Publisher<Payload> answer;
@@ -104,9 +104,14 @@ public final class ReactiveResponder implements Responder {
             sink.onError(t);
             return;
           }
-          answer.subscribe(sink);
+          try {
+            answer.subscribe(sink);
+          } catch (Throwable t) {
+            sink.onError(t); // a Publisher that throws instead of signalling (rule 1.9)
+          }
         },
         () -> {
+          request.release();
           sink.onSubscribe(NoopSubscription.INSTANCE);
           sink.onError(new StreamErrorException(ErrorCode.REJECTED, "the server is overloaded"));
         });

@@ -307,6 +307,30 @@ class ReactiveStreamsTest {
   }
 
   @Test
+  void unsupportedInteractionsReleaseZeroCopyRequests() throws Exception {
+    pair =
+        new Pair(
+            ReactiveResponder.of(
+                new ReactiveHandler() {}, StreamsOptions.builder().zeroCopy(true).build()));
+    ReactiveRequester r = pair.requester();
+    for (int i = 0; i < 20; i++) {
+      assertThatThrownBy(() -> Flux.from(r.requestStream(Payload.of("x"))).blockLast(WAIT))
+          .isInstanceOf(StreamErrorException.class);
+    }
+    // The leak check after the class fails if a request payload was kept.
+  }
+
+  @Test
+  void aChannelRefusedByAClosingConnectionFailsAndReleasesEveryPayload() throws Exception {
+    ReactiveRequester r = echo();
+    pair.connection.close();
+    Flux<Payload> out =
+        Flux.range(0, 3).map(i -> Payload.of(pair.connection.alloc().buffer().writeInt(i)));
+    assertThatThrownBy(() -> Flux.from(r.requestChannel(out)).blockLast(WAIT))
+        .isInstanceOf(StreamErrorException.class);
+  }
+
+  @Test
   void theConnectionClosingFailsOpenStreams() throws Exception {
     ReactiveRequester r = echo();
     CountDownLatch failed = new CountDownLatch(1);

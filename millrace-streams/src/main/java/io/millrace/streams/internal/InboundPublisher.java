@@ -43,6 +43,7 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
   private volatile boolean started;
   private volatile boolean cancelled;
   private volatile Throwable invalidRequest;
+  private volatile Throwable startError;
 
   /** The stream once known; written by {@link #start} (any thread) or on the loop. */
   protected volatile Stream stream;
@@ -60,6 +61,7 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
   private boolean finished;
   private boolean draining;
   private boolean missed;
+  private boolean cancelPending;
 
   protected InboundPublisher(EventExecutor loop, StreamsOptions options) {
     this.loop = loop;
@@ -84,6 +86,14 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
   /** Whether {@link #start} runs on the thread of the first request (a connection hand-off). */
   protected boolean startsOnCaller() {
     return false;
+  }
+
+  /**
+   * {@link #start} could not make the call ({@code error}: the connection refused it, its buffers
+   * released): the subscriber gets it as onError. Any thread.
+   */
+  protected final void startFailed(Throwable error) {
+    startError = error;
   }
 
   /** Cancelled or failed before {@link #start}: release what start would have sent. */
@@ -199,6 +209,9 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
     if (cancelled || finished) {
       return; // the engine releases the buffers
     }
+    if (stream == null) {
+      stream = s; // the caller thread has not stored it yet
+    }
     Payload p = Payloads.received(metadata, data, zeroCopy);
     if (!draining && (queue == null || queue.isEmpty()) && canEmit(requested.get())) {
       draining = true;
@@ -221,6 +234,9 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
 
   @Override
   public void onComplete(Stream s) {
+    if (stream == null) {
+      stream = s;
+    }
     inboundDone = true;
     drain();
   }
@@ -265,7 +281,17 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
       do {
         missed = false;
         if (finished) {
+          Stream pending = stream;
+          if (cancelPending && pending != null) {
+            cancelPending = false; // cancelled while the caller was still making the request
+            pending.cancel();
+          }
           return;
+        }
+        Throwable failedStart = startError;
+        if (failedStart != null && !inboundDone) {
+          inboundDone = true;
+          terminal = failedStart;
         }
         if (cancelled) {
           cleanUp();
@@ -299,9 +325,9 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
           }
           return;
         }
-        if (empty && r == Long.MAX_VALUE && !unbounded && s != null && loopStarted) {
-          unbounded = true; // the subscriber takes everything: no more REQUEST_N frames
-          s.request(Long.MAX_VALUE);
+        if (empty && r == Long.MAX_VALUE && !unbounded && s != null && s.streamId() != 0) {
+          s.request(Long.MAX_VALUE); // the subscriber takes everything: no more REQUEST_N
+          unbounded = true;
         }
       } while (missed);
     } finally {
@@ -318,13 +344,17 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
       }
       queue = null;
     }
-    if (!started || !loopStarted && !startsOnCaller()) {
-      discard();
+    if (startGate.compareAndSet(false, true) || !loopStarted && !startsOnCaller()) {
+      discard(); // never started, and now never will
     } else {
       cancelled(inboundDone);
       Stream s = stream;
-      if (s != null && !inboundDone) {
-        s.cancel();
+      if (!inboundDone) {
+        if (s != null) {
+          s.cancel();
+        } else {
+          cancelPending = true; // the caller is making the request: cancel it once it has
+        }
       }
     }
     Subscriber<? super Payload> d = downstream;

@@ -130,9 +130,9 @@ public class OutboundSink implements Subscriber<Payload>, StreamListener {
 
   /**
    * The stream is not bound yet and a payload is ready: a requester channel opens the stream with
-   * it (ownership taken). Returns false to leave the payload queued.
+   * it (ownership taken).
    */
-  protected boolean open(Payload first) {
+  protected void open(Payload first) {
     throw new IllegalStateException("no stream to send on");
   }
 
@@ -143,20 +143,27 @@ public class OutboundSink implements Subscriber<Payload>, StreamListener {
 
   /** Writes one payload if the stream can take it now. Loop only. */
   private boolean writeNow(Payload p) {
-    Stream s = stream;
-    if (s == null) {
-      if (!open(p)) {
-        return false;
-      }
-      sent++;
-      return true;
-    }
-    if (!s.isReady()) {
+    if (!canWrite()) {
       return false;
     }
-    s.next(p.metadata(), p.data());
-    sent++;
+    write(p);
     return true;
+  }
+
+  private boolean canWrite() {
+    Stream s = stream;
+    return s == null || s.isReady();
+  }
+
+  /** Hands {@code p} to the engine (which may fail the stream, and call back, at once). */
+  private void write(Payload p) {
+    sent++;
+    Stream s = stream;
+    if (s == null) {
+      open(p);
+    } else {
+      s.next(p.metadata(), p.data());
+    }
   }
 
   /** Sends what waits, ends the stream when the Publisher has, and asks for more. Loop only. */
@@ -174,11 +181,10 @@ public class OutboundSink implements Subscriber<Payload>, StreamListener {
           releaseQueued();
           return;
         }
-        for (Payload p; (p = queue.peek()) != null; ) {
-          if (!writeNow(p)) {
-            break;
-          }
-          queue.poll();
+        // Taken off the queue before the engine owns it: a write that fails the stream calls
+        // back into stop(), which releases what is still queued.
+        while (!finished && !queue.isEmpty() && canWrite()) {
+          write(queue.poll());
         }
         if (upstreamDone && queue.isEmpty()) {
           finish(upstreamError);

@@ -41,10 +41,15 @@ public final class RequestPublisher extends InboundPublisher {
   protected void start() {
     Payload p = request;
     request = null;
-    super.stream =
-        stream
-            ? connection.requestStream(p.metadata(), p.data(), initialCredit(), this)
-            : connection.requestResponse(p.metadata(), p.data(), this);
+    try {
+      super.stream =
+          stream
+              ? connection.requestStream(p.metadata(), p.data(), initialCredit(), this)
+              : connection.requestResponse(p.metadata(), p.data(), this);
+    } catch (RuntimeException e) {
+      // The hand-off queue is full or the loop is gone; the connection released the buffers.
+      startFailed(e);
+    }
   }
 
   @Override

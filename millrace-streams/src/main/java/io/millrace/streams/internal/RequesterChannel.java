@@ -32,13 +32,12 @@ public final class RequesterChannel extends InboundPublisher {
     }
 
     @Override
-    protected boolean open(Payload first) {
+    protected void open(Payload first) {
       Stream s =
           connection.requestChannel(
               first.metadata(), first.data(), initialCredit(), false, RequesterChannel.this);
       stream = s;
       RequesterChannel.this.stream = s;
-      return true;
     }
 
     @Override

@@ -43,6 +43,13 @@ public final class ResponderChannel implements StreamListener {
     }
 
     @Override
+    protected void discard() {
+      if (!stream.isInboundDone()) {
+        stream.cancel(); // cancelled before asking for anything: end the requester's half
+      }
+    }
+
+    @Override
     protected void start() {
       if (completeAtOnce) {
         inboundEnded(null);
@@ -63,6 +70,9 @@ public final class ResponderChannel implements StreamListener {
         inbound.inboundEnded(error); // the ERROR ended the requester's half too
       } else if (!inbound.isSubscribed() && !s.isInboundDone()) {
         s.cancel(); // nobody will read the requester's payloads: let the stream end
+        // A subscriber that still comes (from another thread) learns that they are gone.
+        inbound.inboundEnded(
+            Payloads.error(ErrorCode.CANCELED, "the answer ended before the payloads were read"));
       }
     }
   }
