@@ -1,6 +1,7 @@
 package io.millrace.streams;
 
 import io.millrace.core.StreamErrorException;
+import io.millrace.streams.internal.NoopSubscription;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 
@@ -58,7 +59,7 @@ public interface ReactiveHandler {
 
   private static Publisher<Payload> failed(String message) {
     return (Subscriber<? super Payload> s) -> {
-      s.onSubscribe(io.millrace.streams.internal.NoopSubscription.INSTANCE);
+      s.onSubscribe(NoopSubscription.INSTANCE);
       s.onError(StreamErrorException.application(message));
     };
   }

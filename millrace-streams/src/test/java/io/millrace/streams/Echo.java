@@ -34,14 +34,13 @@ final class Echo implements ReactiveHandler {
           Flux.error(new IllegalArgumentException("failed after 3")));
     }
     long n = data.equals("inf") ? Long.MAX_VALUE : Long.parseLong(data);
-    return Flux.generate(
+    return Flux.<Payload, Long>generate(
             () -> 0L,
             (i, sink) -> {
               sink.next(Payload.of(Long.toString(i)));
               return i + 1;
             })
-        .take(n, true)
-        .map(p -> (Payload) p);
+        .take(n, true);
   }
 
   @Override

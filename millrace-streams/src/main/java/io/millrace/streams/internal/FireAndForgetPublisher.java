@@ -1,6 +1,7 @@
 package io.millrace.streams.internal;
 
 import io.millrace.core.Connection;
+import io.millrace.core.StreamErrorException;
 import io.millrace.frame.ErrorCode;
 import io.millrace.streams.Payload;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -70,7 +71,7 @@ public final class FireAndForgetPublisher implements Publisher<Void> {
       subscriber.onComplete();
     } else {
       subscriber.onError(
-          Payloads.error(
+          new StreamErrorException(
               ErrorCode.REJECTED, "not sent: the connection is closing or has no lease"));
     }
   }

@@ -1,6 +1,7 @@
 package io.millrace.streams.internal;
 
 import io.millrace.core.Stream;
+import io.millrace.core.StreamErrorException;
 import io.millrace.core.StreamListener;
 import io.millrace.frame.ErrorCode;
 import io.millrace.streams.Payload;
@@ -38,9 +39,14 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
   private final AtomicLong requested = new AtomicLong();
   private final LoopDrain drainer;
   private volatile Subscriber<? super Payload> downstream;
+
+  /**
+   * Set once by whoever comes first: the first request (which starts) or a cancel (which never
+   * does).
+   */
   private final AtomicBoolean startGate = new AtomicBoolean();
+
   private volatile boolean onSubscribeReturned;
-  private volatile boolean started;
   private volatile boolean cancelled;
   private volatile Throwable invalidRequest;
   private volatile Throwable startError;
@@ -138,7 +144,6 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
 
   private void tryStart() {
     if (onSubscribeReturned && startGate.compareAndSet(false, true)) {
-      started = true;
       if (startsOnCaller()) {
         start();
       }
@@ -171,7 +176,7 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
         next = Long.MAX_VALUE;
       }
     } while (!requested.compareAndSet(r, next));
-    if (!started) {
+    if (!startGate.get()) {
       tryStart();
     } else {
       signal();
@@ -198,7 +203,9 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
     Subscriber<? super Payload> d = downstream;
     downstream = null;
     if (d != null) {
-      d.onError(Payloads.error(ErrorCode.CONNECTION_CLOSE, "the connection's loop is shut down"));
+      d.onError(
+          new StreamErrorException(
+              ErrorCode.CONNECTION_CLOSE, "the connection's loop is shut down"));
     }
   }
 
@@ -243,7 +250,7 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
 
   @Override
   public void onError(Stream s, int errorCode, String message) {
-    inboundEnded(Payloads.error(errorCode, message));
+    inboundEnded(new StreamErrorException(errorCode, message));
   }
 
   /** Ends the inbound half with {@code error} (delivered after what is queued). Loop only. */
@@ -297,7 +304,7 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
           cleanUp();
           return;
         }
-        if (started && !loopStarted) {
+        if (startGate.get() && !loopStarted) {
           loopStarted = true;
           if (!startsOnCaller()) {
             start();

@@ -31,11 +31,6 @@ public final class Payloads {
     return Unpooled.wrappedBuffer(bytes);
   }
 
-  /** The exception a subscriber sees for an ERROR the stream ended with. */
-  public static StreamErrorException error(int errorCode, String message) {
-    return new StreamErrorException(errorCode, message);
-  }
-
   /**
    * The code an ERROR frame carries for {@code t}: a {@link StreamErrorException}'s own code when
    * it is one a stream may carry, APPLICATION_ERROR otherwise.

@@ -1,6 +1,7 @@
 package io.millrace.streams.internal;
 
 import io.millrace.core.Stream;
+import io.millrace.core.StreamErrorException;
 import io.millrace.core.StreamListener;
 import io.millrace.frame.ErrorCode;
 import io.millrace.streams.Payload;
@@ -72,7 +73,8 @@ public final class ResponderChannel implements StreamListener {
         s.cancel(); // nobody will read the requester's payloads: let the stream end
         // A subscriber that still comes (from another thread) learns that they are gone.
         inbound.inboundEnded(
-            Payloads.error(ErrorCode.CANCELED, "the answer ended before the payloads were read"));
+            new StreamErrorException(
+                ErrorCode.CANCELED, "the answer ended before the payloads were read"));
       }
     }
   }
@@ -101,6 +103,6 @@ public final class ResponderChannel implements StreamListener {
   @Override
   public void onCancel(Stream s) {
     sink.stop();
-    inbound.inboundEnded(Payloads.error(ErrorCode.CANCELED, "the requester cancelled"));
+    inbound.inboundEnded(new StreamErrorException(ErrorCode.CANCELED, "the requester cancelled"));
   }
 }
