@@ -67,6 +67,11 @@ class EchoResponderTest {
     }
 
     @Override
+    public void fail(Throwable cause) {
+      error = cause.getMessage();
+    }
+
+    @Override
     public void request(long n) {
       requested += n;
     }

@@ -51,6 +51,15 @@ public interface Stream {
   /** Ends the stream with an ERROR frame; {@code errorCode} is APPLICATION_ERROR or a user code. */
   void error(int errorCode, String message);
 
+  /**
+   * Ends the stream with an ERROR frame for a failure of application code: a {@link
+   * StreamErrorException} sends its code (when a stream may carry it, APPLICATION_ERROR otherwise)
+   * and its message; any other exception sends APPLICATION_ERROR with a fixed text, or with its
+   * message when {@link ConnectionConfig#errorMessagesFromHandlers()} is on. The API flavours end a
+   * stream this way when a handler or a Publisher fails.
+   */
+  void fail(Throwable cause);
+
   /** Grants the peer {@code n} more inbound payloads; n at or above 2^31-1 means unbounded. */
   void request(long n);
 

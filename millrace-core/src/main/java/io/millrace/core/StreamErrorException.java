@@ -4,10 +4,14 @@ import io.millrace.frame.ErrorCode;
 
 /**
  * A stream ended with an RSocket error: the peer's ERROR frame, or a local failure (the connection
- * closed, no lease, REJECTED by a draining peer). The API flavours fail their calls with it, and an
- * application throws it from a handler to choose the code the peer sees (APPLICATION_ERROR or one
- * of the user codes {@link ErrorCode#MIN_USER_ALLOWED} to {@link ErrorCode#MAX_USER_ALLOWED}; any
- * other exception a handler throws reaches the peer as APPLICATION_ERROR with its message).
+ * closed, no lease, REJECTED by a draining peer). The API flavours fail their calls with it.
+ *
+ * <p>An application throws it from a {@link Responder} or {@link StreamListener} method, or fails a
+ * flavour's answer with it, to choose what the peer sees: its code (APPLICATION_ERROR, REJECTED,
+ * CANCELED, INVALID or a user code from {@link ErrorCode#MIN_USER_ALLOWED} to {@link
+ * ErrorCode#MAX_USER_ALLOWED}; any other code is sent as APPLICATION_ERROR) and its message, which
+ * is always sent. Any other exception reaches the peer as APPLICATION_ERROR with a fixed text (see
+ * {@link ConnectionConfig#errorMessagesFromHandlers()}); see {@link Stream#fail}.
  */
 public class StreamErrorException extends RuntimeException {
   private static final long serialVersionUID = 1L;

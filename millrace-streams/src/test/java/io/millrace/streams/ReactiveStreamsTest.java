@@ -63,17 +63,33 @@ class ReactiveStreamsTest {
   }
 
   @Test
-  void handlerFailuresReachTheRequesterWithTheirMessage() throws Exception {
+  void handlerFailuresReachTheRequesterAsApplicationErrorsWithoutTheirMessage() throws Exception {
     ReactiveRequester r = echo();
     assertThatThrownBy(() -> Mono.from(r.requestResponse(Payload.of("fail"))).block(WAIT))
         .isInstanceOfSatisfying(
             StreamErrorException.class,
             e -> {
               assertThat(e.errorCode()).isEqualTo(ErrorCode.APPLICATION_ERROR);
-              assertThat(e.getMessage()).isEqualTo("failed by the handler");
+              assertThat(e.getMessage()).isEqualTo("the handler failed");
             });
     assertThatThrownBy(() -> Mono.from(r.requestResponse(Payload.of("throw"))).block(WAIT))
         .isInstanceOf(StreamErrorException.class)
+        .hasMessage("the handler failed");
+    assertThatThrownBy(() -> Flux.from(r.requestStream(Payload.of("fail"))).collectList().block())
+        .hasMessage("the handler failed");
+  }
+
+  @Test
+  void handlerFailuresCarryTheirMessageWhenTheConfigSaysSo() throws Exception {
+    pair =
+        new Pair(
+            ReactiveResponder.of(new Echo()),
+            Responder.REJECT_ALL,
+            ConnectionConfig.builder().errorMessagesFromHandlers(true).build());
+    ReactiveRequester r = pair.requester();
+    assertThatThrownBy(() -> Mono.from(r.requestResponse(Payload.of("fail"))).block(WAIT))
+        .hasMessage("failed by the handler");
+    assertThatThrownBy(() -> Mono.from(r.requestResponse(Payload.of("throw"))).block(WAIT))
         .hasMessage("thrown by the handler");
     assertThatThrownBy(() -> Flux.from(r.requestStream(Payload.of("fail"))).collectList().block())
         .hasMessage("failed after 3");
@@ -94,7 +110,11 @@ class ReactiveStreamsTest {
     assertThatThrownBy(
             () -> Mono.from(pair.requester().requestResponse(Payload.of("x"))).block(WAIT))
         .isInstanceOfSatisfying(
-            StreamErrorException.class, e -> assertThat(e.errorCode()).isEqualTo(code));
+            StreamErrorException.class,
+            e -> {
+              assertThat(e.errorCode()).isEqualTo(code);
+              assertThat(e.getMessage()).isEqualTo("custom"); // sent on purpose: never hidden
+            });
   }
 
   @Test
@@ -328,6 +348,63 @@ class ReactiveStreamsTest {
         Flux.range(0, 3).map(i -> Payload.of(pair.connection.alloc().buffer().writeInt(i)));
     assertThatThrownBy(() -> Flux.from(r.requestChannel(out)).blockLast(WAIT))
         .isInstanceOf(StreamErrorException.class);
+  }
+
+  @Test
+  void callsMadeFromASupplierCanBeRetried() throws Exception {
+    AtomicInteger attempts = new AtomicInteger();
+    pair =
+        new Pair(
+            ReactiveResponder.of(
+                new ReactiveHandler() {
+                  @Override
+                  public Publisher<Payload> requestResponse(Payload payload) {
+                    return attempts.incrementAndGet() < 3
+                        ? Mono.error(new StreamErrorException(ErrorCode.REJECTED, "busy"))
+                        : Mono.just(Payload.of("ok " + payload.dataUtf8()));
+                  }
+                }));
+    ReactiveRequester r = pair.requester();
+    Mono<String> call = Mono.from(r.requestResponse(() -> Payload.of("x"))).map(Payload::dataUtf8);
+    assertThat(call.retry(5).block(WAIT)).isEqualTo("ok x");
+    assertThat(attempts).hasValue(3);
+    // The one-payload form is one call: a second subscriber is refused, not sent twice.
+    Publisher<Payload> once = r.requestResponse(Payload.of("y"));
+    assertThat(Mono.from(once).map(Payload::dataUtf8).block(WAIT)).isEqualTo("ok y");
+    assertThatThrownBy(() -> Mono.from(once).block(WAIT)).isInstanceOf(IllegalStateException.class);
+    assertThat(attempts).hasValue(4);
+  }
+
+  @Test
+  void aRequestResponseAnswerWithMoreThanOneItemIsCancelledAfterTheFirst() throws Exception {
+    CountDownLatch cancelled = new CountDownLatch(1);
+    pair =
+        new Pair(
+            ReactiveResponder.of(
+                new ReactiveHandler() {
+                  @Override
+                  public Publisher<Payload> requestResponse(Payload payload) {
+                    return Flux.range(0, 1_000)
+                        .map(i -> Payload.of(Integer.toString(i)))
+                        .doOnCancel(cancelled::countDown);
+                  }
+                }));
+    Payload p = Mono.from(pair.requester().requestResponse(Payload.of("x"))).block(WAIT);
+    assertThat(p.dataUtf8()).isEqualTo("0");
+    assertThat(cancelled.await(10, TimeUnit.SECONDS)).isTrue();
+  }
+
+  @Test
+  void nullArgumentsFailAtTheCall() throws Exception {
+    ReactiveRequester r = echo();
+    assertThatThrownBy(() -> r.requestResponse((Payload) null))
+        .isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> r.requestStream((Payload) null))
+        .isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> r.fireAndForget((Payload) null))
+        .isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> r.requestChannel(null)).isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> r.metadataPush(null)).isInstanceOf(NullPointerException.class);
   }
 
   @Test

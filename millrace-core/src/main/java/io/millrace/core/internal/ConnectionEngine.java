@@ -8,6 +8,7 @@ import io.millrace.core.ConnectionConfig;
 import io.millrace.core.ConnectionListener;
 import io.millrace.core.Responder;
 import io.millrace.core.Stream;
+import io.millrace.core.StreamErrorException;
 import io.millrace.core.StreamListener;
 import io.millrace.frame.ErrorCode;
 import io.millrace.frame.FrameFormatException;
@@ -812,17 +813,41 @@ public final class ConnectionEngine implements Connection, TransportListener {
     if (stream.requester && stream.kind != DefaultStream.REQUEST_CHANNEL) {
       stream.cancel();
     } else {
-      stream.error(ErrorCode.APPLICATION_ERROR, handlerFailureMessage("the handler failed", e));
+      stream.fail(e);
     }
   }
 
   /**
-   * What the peer is told when application code threw: a fixed text, since an exception's message
-   * may carry internals (grpc-java sends none either); the message itself only when {@link
+   * What the peer is told when application code threw: a {@link StreamErrorException}'s own message
+   * (thrown to be sent); otherwise a fixed text, since an exception's message may carry internals
+   * (grpc-java sends none either), or the message itself when {@link
    * ConnectionConfig#errorMessagesFromHandlers()} is on.
    */
-  String handlerFailureMessage(String fixed, RuntimeException e) {
-    return config.errorMessagesFromHandlers() ? String.valueOf(e.getMessage()) : fixed;
+  String failureMessage(String fixed, Throwable e) {
+    if (e instanceof StreamErrorException || config.errorMessagesFromHandlers()) {
+      String m = e.getMessage();
+      return m != null ? m : e.getClass().getName();
+    }
+    return fixed;
+  }
+
+  /**
+   * The code an ERROR frame on a stream carries for a failure of application code: a {@link
+   * StreamErrorException}'s own code when a stream may carry it, APPLICATION_ERROR otherwise.
+   */
+  static int failureCode(Throwable e) {
+    if (e instanceof StreamErrorException) {
+      int code = ((StreamErrorException) e).errorCode();
+      if (code == ErrorCode.APPLICATION_ERROR
+          || code == ErrorCode.REJECTED
+          || code == ErrorCode.CANCELED
+          || code == ErrorCode.INVALID
+          || Integer.compareUnsigned(code, ErrorCode.MIN_USER_ALLOWED) >= 0
+              && Integer.compareUnsigned(code, ErrorCode.MAX_USER_ALLOWED) <= 0) {
+        return code;
+      }
+    }
+    return ErrorCode.APPLICATION_ERROR;
   }
 
   void logListenerFailure(DefaultStream stream, RuntimeException e) {
@@ -1033,7 +1058,7 @@ public final class ConnectionEngine implements Connection, TransportListener {
     LOG.log(Level.WARNING, "acceptor failed", cause);
     String message =
         cause instanceof RuntimeException
-            ? handlerFailureMessage("the acceptor failed", (RuntimeException) cause)
+            ? failureMessage("the acceptor failed", cause)
             : "the acceptor failed";
     terminate(CloseReason.Kind.ERROR_SENT, ErrorCode.REJECTED_SETUP, message, true);
   }

@@ -254,6 +254,11 @@ final class DefaultStream implements Stream {
   }
 
   @Override
+  public void fail(Throwable cause) {
+    error(ConnectionEngine.failureCode(cause), engine.failureMessage("the handler failed", cause));
+  }
+
+  @Override
   public void request(long n) {
     engine.checkInEventLoop();
     if (n <= 0) {

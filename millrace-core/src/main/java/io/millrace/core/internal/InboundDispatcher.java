@@ -237,8 +237,7 @@ final class InboundDispatcher implements FrameListener {
       }
     } catch (RuntimeException e) {
       LOG.log(Level.WARNING, "responder threw", e);
-      stream.error(
-          ErrorCode.APPLICATION_ERROR, engine.handlerFailureMessage("the handler failed", e));
+      stream.fail(e);
       return;
     }
     if (listener != null) {

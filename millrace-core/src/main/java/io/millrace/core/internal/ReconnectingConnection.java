@@ -1163,6 +1163,11 @@ public final class ReconnectingConnection implements Connection {
     }
 
     @Override
+    public void fail(Throwable cause) {
+      sentOrThrow("send an error").fail(cause);
+    }
+
+    @Override
     public void request(long n) {
       checkLoop();
       Stream s = sent;

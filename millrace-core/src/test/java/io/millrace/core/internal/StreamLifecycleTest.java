@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.millrace.core.ConnectionConfig;
 import io.millrace.core.Responder;
 import io.millrace.core.Stream;
+import io.millrace.core.StreamErrorException;
 import io.millrace.core.StreamListener;
 import io.millrace.frame.ErrorCode;
 import io.millrace.frame.FrameType;
@@ -151,6 +152,37 @@ class StreamLifecycleTest {
                 });
     t.inject(Frames.setup(), Frames.requestResponse(1, null, "x"));
     assertThat(t.take()).extracting(f -> f.message).containsExactly("handler bug");
+  }
+
+  @Test
+  void responderThrowsStreamErrorException_itsCodeAndMessageSent() {
+    int userCode = ErrorCode.MIN_USER_ALLOWED + 3;
+    ScriptedTransport t =
+        ScriptedTransport.server(
+            loop,
+            ConnectionConfig.DEFAULT,
+            (s, c) ->
+                new Responder() {
+                  @Override
+                  public StreamListener requestResponse(Stream stream, ByteBuf m, ByteBuf d) {
+                    throw new StreamErrorException(userCode, "quota exceeded");
+                  }
+
+                  @Override
+                  public StreamListener requestStream(Stream stream, ByteBuf m, ByteBuf d) {
+                    // A code no stream may carry is sent as APPLICATION_ERROR.
+                    throw new StreamErrorException(ErrorCode.CONNECTION_CLOSE, "not a stream code");
+                  }
+                });
+    t.inject(Frames.setup(), Frames.requestResponse(1, null, "x"), Frames.requestStream(3, 1, "y"));
+    List<WireFrame> frames = t.take();
+    assertThat(frames)
+        .extracting(f -> f.errorCode)
+        .containsExactly(userCode, ErrorCode.APPLICATION_ERROR);
+    assertThat(frames)
+        .extracting(f -> f.message)
+        .containsExactly("quota exceeded", "not a stream code");
+    assertThat(t.closed).isFalse();
   }
 
   @Test

@@ -52,6 +52,11 @@ public final class FireAndForgetPublisher implements Publisher<Void> {
     payload = null;
     if (once.cancelled) {
       p.release();
+      if (once.invalid) {
+        subscriber.onError(
+            new IllegalArgumentException(
+                "request-n must be positive (rule 3.9): " + once.invalidN));
+      }
       return;
     }
     boolean sent;
@@ -76,11 +81,20 @@ public final class FireAndForgetPublisher implements Publisher<Void> {
     }
   }
 
+  /** Nothing is emitted, so demand only matters when it is invalid (before the send). */
   private static final class Once implements Subscription {
     volatile boolean cancelled;
+    volatile boolean invalid;
+    volatile long invalidN;
 
     @Override
-    public void request(long n) {}
+    public void request(long n) {
+      if (n <= 0 && !cancelled) {
+        invalidN = n;
+        invalid = true;
+        cancelled = true;
+      }
+    }
 
     @Override
     public void cancel() {

@@ -11,6 +11,7 @@ import io.netty.util.concurrent.EventExecutor;
 import java.util.ArrayDeque;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
@@ -39,6 +40,11 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
   private final AtomicLong requested = new AtomicLong();
   private final LoopDrain drainer;
   private volatile Subscriber<? super Payload> downstream;
+
+  @SuppressWarnings("rawtypes")
+  private static final AtomicReferenceFieldUpdater<InboundPublisher, Subscriber> DOWNSTREAM =
+      AtomicReferenceFieldUpdater.newUpdater(
+          InboundPublisher.class, Subscriber.class, "downstream");
 
   /**
    * Set once by whoever comes first: the first request (which starts) or a cancel (which never
@@ -198,10 +204,13 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
     drainer.signal();
   }
 
-  /** The loop has shut down: the connection is gone and nothing will arrive. */
+  /**
+   * The loop has shut down: the connection is gone and nothing will arrive. Off the loop, perhaps
+   * on several threads at once: the subscriber is taken by one of them.
+   */
+  @SuppressWarnings("unchecked")
   private void loopGone() {
-    Subscriber<? super Payload> d = downstream;
-    downstream = null;
+    Subscriber<? super Payload> d = (Subscriber<? super Payload>) DOWNSTREAM.getAndSet(this, null);
     if (d != null) {
       d.onError(
           new StreamErrorException(

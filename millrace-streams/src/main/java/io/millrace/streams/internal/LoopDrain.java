@@ -15,7 +15,10 @@ final class LoopDrain {
   private final AtomicBoolean scheduled = new AtomicBoolean();
   private final Runnable task = this::run;
 
-  /** {@code loopGone} runs on the signalling thread if the loop has shut down. */
+  /**
+   * {@code loopGone} runs on the signalling thread, for every signal, once the loop has shut down:
+   * it must be thread-safe and idempotent (it releases what later signals left behind).
+   */
   LoopDrain(EventExecutor loop, Runnable drain, Runnable loopGone) {
     this.loop = loop;
     this.drain = drain;
@@ -29,6 +32,7 @@ final class LoopDrain {
       try {
         loop.execute(task);
       } catch (RejectedExecutionException e) {
+        scheduled.set(false); // no task will run: the next signal must come here too
         loopGone.run();
       }
     }

@@ -100,7 +100,10 @@ public class OutboundSink implements Subscriber<Payload>, StreamListener {
     drainer.signal();
   }
 
-  /** The connection is gone with its loop: stop the Publisher. */
+  /**
+   * The connection is gone with its loop: stop the Publisher and release what it sent. Off the
+   * loop, for every signal from then on (cancel is idempotent, the queue thread-safe).
+   */
   private void loopGone() {
     Subscription s = upstream;
     if (s != null) {
@@ -163,6 +166,9 @@ public class OutboundSink implements Subscriber<Payload>, StreamListener {
       open(p);
     } else {
       s.next(p.metadata(), p.data());
+      if (s.isOutboundDone()) {
+        stop(); // a request-response's one payload: the Publisher may not have more (rule 2.3)
+      }
     }
   }
 
@@ -185,6 +191,9 @@ public class OutboundSink implements Subscriber<Payload>, StreamListener {
         // back into stop(), which releases what is still queued.
         while (!finished && !queue.isEmpty() && canWrite()) {
           write(queue.poll());
+        }
+        if (finished) {
+          continue; // a write ended the stream; a missed signal goes round to the cleanup
         }
         if (upstreamDone && queue.isEmpty()) {
           finish(upstreamError);
@@ -233,7 +242,7 @@ public class OutboundSink implements Subscriber<Payload>, StreamListener {
       if (LOG.isLoggable(Level.DEBUG)) {
         LOG.log(Level.DEBUG, "stream " + s.streamId() + " fails: " + error, error);
       }
-      s.error(Payloads.errorCode(error), Payloads.errorMessage(error));
+      s.fail(error);
     }
     finished(s, error);
   }

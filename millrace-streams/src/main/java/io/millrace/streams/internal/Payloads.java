@@ -1,12 +1,10 @@
 package io.millrace.streams.internal;
 
-import io.millrace.core.StreamErrorException;
-import io.millrace.frame.ErrorCode;
 import io.millrace.streams.Payload;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 
-/** Conversions between the engine's borrowed buffers and errors, and the streams' types. */
+/** Conversions from the engine's borrowed buffers to the streams' payloads. */
 public final class Payloads {
   private Payloads() {}
 
@@ -29,30 +27,5 @@ public final class Payloads {
     byte[] bytes = new byte[n];
     b.getBytes(b.readerIndex(), bytes);
     return Unpooled.wrappedBuffer(bytes);
-  }
-
-  /**
-   * The code an ERROR frame carries for {@code t}: a {@link StreamErrorException}'s own code when
-   * it is one a stream may carry, APPLICATION_ERROR otherwise.
-   */
-  public static int errorCode(Throwable t) {
-    if (t instanceof StreamErrorException) {
-      int code = ((StreamErrorException) t).errorCode();
-      if (code == ErrorCode.APPLICATION_ERROR
-          || code == ErrorCode.REJECTED
-          || code == ErrorCode.CANCELED
-          || code == ErrorCode.INVALID
-          || Integer.compareUnsigned(code, ErrorCode.MIN_USER_ALLOWED) >= 0
-              && Integer.compareUnsigned(code, ErrorCode.MAX_USER_ALLOWED) <= 0) {
-        return code;
-      }
-    }
-    return ErrorCode.APPLICATION_ERROR;
-  }
-
-  /** The message an ERROR frame carries for {@code t}. */
-  public static String errorMessage(Throwable t) {
-    String m = t.getMessage();
-    return m != null ? m : t.getClass().getName();
   }
 }
