@@ -26,6 +26,9 @@ import org.reactivestreams.Subscription;
  * is granted {@link StreamsOptions#prefetch()} and topped up once three quarters of that has been
  * delivered; what arrives beyond the subscriber's demand waits in a queue that the credit bounds.
  *
+ * <p>Ending. Completion and the peer's ERROR come after the payloads queued before them; a broken
+ * or closed connection fails the subscriber at once (see {@link #onError(Stream, int, String)}).
+ *
  * <p>Threading. Every signal to the subscriber comes from the connection's event loop. {@link
  * #request} and {@link #cancel} may come from any thread: off the loop they add to an atomic demand
  * and schedule one drain task (coalesced). The loop side keeps its state in plain fields.
@@ -257,9 +260,30 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
     drain();
   }
 
+  /**
+   * The stream failed. The peer's ERROR ends the stream's content and comes after the payloads that
+   * preceded it; a connection-level failure (the connection closed or broke: codes below
+   * APPLICATION_ERROR) is told at once, even without demand, and what waits is dropped, as
+   * grpc-java does for a transport failure: a subscriber that has stopped asking must still learn
+   * that its stream is gone.
+   */
   @Override
   public void onError(Stream s, int errorCode, String message) {
-    inboundEnded(new StreamErrorException(errorCode, message));
+    StreamErrorException e = new StreamErrorException(errorCode, message);
+    if (!inboundDone
+        && (Integer.compareUnsigned(errorCode, ErrorCode.APPLICATION_ERROR) < 0
+            || !s.connection().isOpen())) {
+      dropQueued(); // (a stream the peer had already ended keeps what it sent)
+    }
+    inboundEnded(e);
+  }
+
+  private void dropQueued() {
+    if (queue != null) {
+      for (Payload p; (p = queue.poll()) != null; ) {
+        p.release();
+      }
+    }
   }
 
   /** Ends the inbound half with {@code error} (delivered after what is queued). Loop only. */
@@ -354,12 +378,8 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
   /** The subscriber cancelled or asked for a negative amount: stop the stream, drop the queue. */
   private void cleanUp() {
     finished = true;
-    if (queue != null) {
-      for (Payload p; (p = queue.poll()) != null; ) {
-        p.release();
-      }
-      queue = null;
-    }
+    dropQueued();
+    queue = null;
     if (startGate.compareAndSet(false, true) || !loopStarted && !startsOnCaller()) {
       discard(); // never started, and now never will
     } else {

@@ -1,0 +1,60 @@
+package io.millrace.flavours;
+
+import io.millrace.frame.ErrorCode;
+import io.millrace.streams.Payload;
+
+/**
+ * What every responder in the suite does, whatever its flavour, keyed by the request's data.
+ *
+ * <ul>
+ *   <li>request-response: {@link #FAIL} fails (IllegalArgumentException), {@link #THROW} throws,
+ *       {@link #CODE} fails with {@link #USER_CODE} and the message {@code custom}, {@link #EMPTY}
+ *       completes without a payload, {@link #NEVER} never answers (its cancellation is recorded);
+ *       anything else is echoed with its metadata;
+ *   <li>request-stream: {@code N} sends N payloads, {@code N:SIZE} sends N payloads of SIZE bytes
+ *       ({@link #item}), {@link #INF} sends until cancelled, {@link #FAIL} sends three and fails,
+ *       {@link #THROW} throws; what is emitted and the cancellation are recorded;
+ *   <li>request-channel: echoes the first payload and every later one; an inbound {@link #FAIL}
+ *       fails the channel; the cancellation is recorded;
+ *   <li>fire-and-forget: recorded.
+ * </ul>
+ */
+final class Behaviour {
+  static final String FAIL = "fail";
+  static final String THROW = "throw";
+  static final String CODE = "code";
+  static final String EMPTY = "empty";
+  static final String NEVER = "never";
+  static final String INF = "inf";
+  static final int USER_CODE = ErrorCode.MIN_USER_ALLOWED + 1;
+
+  /** Payloads larger than this are fragmented on every connection of the suite. */
+  static final int FRAGMENT_SIZE = 1024;
+
+  private Behaviour() {}
+
+  /** The number of payloads a request-stream asks for; {@link Long#MAX_VALUE} for {@link #INF}. */
+  static long count(String request) {
+    if (request.equals(INF)) {
+      return Long.MAX_VALUE;
+    }
+    int colon = request.indexOf(':');
+    return Long.parseLong(colon < 0 ? request : request.substring(0, colon));
+  }
+
+  /** The size of each payload a request-stream asks for; 0: as short as the number. */
+  static int size(String request) {
+    int colon = request.indexOf(':');
+    return colon < 0 ? 0 : Integer.parseInt(request.substring(colon + 1));
+  }
+
+  /** The data of the i-th stream payload: its number, padded with dots to {@code size}. */
+  static String item(long i, int size) {
+    String n = Long.toString(i);
+    return size <= n.length() ? n : n + ".".repeat(size - n.length());
+  }
+
+  static Payload echo(Payload p) {
+    return Payload.of(p.metadata() == null ? null : p.metadataUtf8(), p.dataUtf8());
+  }
+}

@@ -1,0 +1,231 @@
+package io.millrace.flavours;
+
+import io.millrace.core.Connection;
+import io.millrace.core.StreamErrorException;
+import io.millrace.mutiny.MutinyRequester;
+import io.millrace.reactor.ReactorRequester;
+import io.millrace.rxjava.RxJavaRequester;
+import io.millrace.streams.Payload;
+import io.millrace.transport.netty.TcpClient;
+import io.rsocket.RSocket;
+import io.rsocket.RSocketErrorException;
+import io.rsocket.core.RSocketConnector;
+import io.rsocket.transport.netty.client.TcpClientTransport;
+import io.rsocket.util.DefaultPayload;
+import java.util.concurrent.TimeUnit;
+import mutiny.zero.flow.adapters.AdaptersToFlow;
+import mutiny.zero.flow.adapters.AdaptersToReactiveStreams;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * One requester flavour's connection, its calls seen as Reactive Streams Publishers so that one
+ * test subscriber drives them all: each flavour's own types are made by its requester and only then
+ * viewed as Publishers (Single and Uni through their library's own conversion).
+ */
+interface Client extends AutoCloseable {
+
+  Publisher<Payload> requestResponse(Payload p);
+
+  Publisher<Payload> requestStream(Payload p);
+
+  Publisher<Payload> requestChannel(Publisher<Payload> payloads);
+
+  Publisher<Void> fireAndForget(Payload p);
+
+  /** Drops the connection as a failure would. */
+  void breakConnection();
+
+  @Override
+  void close();
+
+  enum Flavour {
+    REACTOR,
+    RXJAVA,
+    MUTINY,
+    RSOCKET_JAVA;
+
+    Client connect(int port) throws Exception {
+      switch (this) {
+        case REACTOR:
+          return new MillraceClient(port) {
+            final ReactorRequester r = ReactorRequester.of(connection);
+
+            @Override
+            public Publisher<Payload> requestResponse(Payload p) {
+              return r.requestResponse(p);
+            }
+
+            @Override
+            public Publisher<Payload> requestStream(Payload p) {
+              return r.requestStream(p);
+            }
+
+            @Override
+            public Publisher<Payload> requestChannel(Publisher<Payload> payloads) {
+              return r.requestChannel(Flux.from(payloads));
+            }
+
+            @Override
+            public Publisher<Void> fireAndForget(Payload p) {
+              return r.fireAndForget(p);
+            }
+          };
+        case RXJAVA:
+          return new MillraceClient(port) {
+            final RxJavaRequester r = RxJavaRequester.of(connection);
+
+            @Override
+            public Publisher<Payload> requestResponse(Payload p) {
+              return r.requestResponse(p).toFlowable();
+            }
+
+            @Override
+            public Publisher<Payload> requestStream(Payload p) {
+              return r.requestStream(p);
+            }
+
+            @Override
+            public Publisher<Payload> requestChannel(Publisher<Payload> payloads) {
+              return r.requestChannel(io.reactivex.rxjava3.core.Flowable.fromPublisher(payloads));
+            }
+
+            @Override
+            public Publisher<Void> fireAndForget(Payload p) {
+              return r.fireAndForget(p).toFlowable();
+            }
+          };
+        case MUTINY:
+          return new MillraceClient(port) {
+            final MutinyRequester r = MutinyRequester.of(connection);
+
+            @Override
+            public Publisher<Payload> requestResponse(Payload p) {
+              // A Uni's empty answer is a null item, which a Multi skips.
+              return AdaptersToReactiveStreams.publisher(r.requestResponse(p).toMulti());
+            }
+
+            @Override
+            public Publisher<Payload> requestStream(Payload p) {
+              return AdaptersToReactiveStreams.publisher(r.requestStream(p));
+            }
+
+            @Override
+            public Publisher<Payload> requestChannel(Publisher<Payload> payloads) {
+              return AdaptersToReactiveStreams.publisher(
+                  r.requestChannel(AdaptersToFlow.publisher(payloads)));
+            }
+
+            @Override
+            public Publisher<Void> fireAndForget(Payload p) {
+              return AdaptersToReactiveStreams.publisher(r.fireAndForget(p).toMulti());
+            }
+          };
+        case RSOCKET_JAVA:
+          return new RSocketJavaClient(port);
+        default:
+          throw new AssertionError(this);
+      }
+    }
+  }
+
+  /** A Millrace connection over TCP with the suite's config. */
+  abstract class MillraceClient implements Client {
+    final TcpClient client;
+    final Connection connection;
+
+    MillraceClient(int port) throws Exception {
+      client = TcpClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
+      connection = client.connect(Server.HOST, port).get(10, TimeUnit.SECONDS);
+    }
+
+    @Override
+    public void breakConnection() {
+      connection.dispose();
+    }
+
+    @Override
+    public void close() {
+      client.shutdownNow();
+      try {
+        client.awaitTermination(10, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /**
+   * rsocket-java 1.1's requester, its payloads copied into Millrace's and its errors turned into
+   * {@link StreamErrorException}s with the same code and message.
+   */
+  final class RSocketJavaClient implements Client {
+    private final RSocket socket;
+
+    RSocketJavaClient(int port) {
+      socket =
+          RSocketConnector.create()
+              .fragment(Behaviour.FRAGMENT_SIZE)
+              .connect(TcpClientTransport.create(Server.HOST, port))
+              .block(Server.TIMEOUT);
+    }
+
+    private static io.rsocket.Payload out(Payload p) {
+      String metadata = p.metadata() == null ? null : p.metadataUtf8();
+      String data = p.dataUtf8();
+      p.release();
+      return DefaultPayload.create(data, metadata);
+    }
+
+    private static Payload in(io.rsocket.Payload p) {
+      Payload copy = Payload.of(p.hasMetadata() ? p.getMetadataUtf8() : null, p.getDataUtf8());
+      p.release();
+      return copy;
+    }
+
+    private static Throwable error(Throwable t) {
+      return t instanceof RSocketErrorException
+          ? new StreamErrorException(((RSocketErrorException) t).errorCode(), t.getMessage())
+          : t;
+    }
+
+    @Override
+    public Publisher<Payload> requestResponse(Payload p) {
+      return Mono.defer(() -> socket.requestResponse(out(p)))
+          .map(RSocketJavaClient::in)
+          .onErrorMap(RSocketJavaClient::error);
+    }
+
+    @Override
+    public Publisher<Payload> requestStream(Payload p) {
+      return Flux.defer(() -> socket.requestStream(out(p)))
+          .map(RSocketJavaClient::in)
+          .onErrorMap(RSocketJavaClient::error);
+    }
+
+    @Override
+    public Publisher<Payload> requestChannel(Publisher<Payload> payloads) {
+      return socket
+          .requestChannel(Flux.from(payloads).map(RSocketJavaClient::out))
+          .map(RSocketJavaClient::in)
+          .onErrorMap(RSocketJavaClient::error);
+    }
+
+    @Override
+    public Publisher<Void> fireAndForget(Payload p) {
+      return Mono.defer(() -> socket.fireAndForget(out(p)));
+    }
+
+    @Override
+    public void breakConnection() {
+      socket.dispose();
+    }
+
+    @Override
+    public void close() {
+      socket.dispose();
+      socket.onClose().onErrorResume(e -> Mono.empty()).block(Server.TIMEOUT);
+    }
+  }
+}

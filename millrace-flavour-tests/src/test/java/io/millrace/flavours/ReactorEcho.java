@@ -1,0 +1,80 @@
+package io.millrace.flavours;
+
+import static io.millrace.flavours.Behaviour.*;
+
+import io.millrace.core.StreamErrorException;
+import io.millrace.reactor.ReactorHandler;
+import io.millrace.streams.Payload;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/** {@link Behaviour} as a Reactor user writes it. */
+final class ReactorEcho implements ReactorHandler {
+  private final Probe probe;
+
+  ReactorEcho(Probe probe) {
+    this.probe = probe;
+  }
+
+  @Override
+  public Mono<Void> fireAndForget(Payload payload) {
+    probe.fireAndForgets.add(payload.dataUtf8());
+    return Mono.empty();
+  }
+
+  @Override
+  public Mono<Payload> requestResponse(Payload payload) {
+    switch (payload.dataUtf8()) {
+      case FAIL:
+        return Mono.error(new IllegalArgumentException("failed"));
+      case THROW:
+        throw new IllegalStateException("thrown");
+      case CODE:
+        return Mono.error(new StreamErrorException(USER_CODE, "custom"));
+      case EMPTY:
+        return Mono.empty();
+      case NEVER:
+        return Mono.<Payload>never().doOnCancel(probe::cancelled);
+      default:
+        return Mono.just(echo(payload));
+    }
+  }
+
+  @Override
+  public Flux<Payload> requestStream(Payload payload) {
+    String request = payload.dataUtf8();
+    if (request.equals(THROW)) {
+      throw new IllegalStateException("thrown");
+    }
+    if (request.equals(FAIL)) {
+      return Flux.range(0, 3)
+          .map(i -> Payload.of(item(i, 0)))
+          .concatWith(Flux.error(new IllegalArgumentException("failed")));
+    }
+    long n = count(request);
+    int size = size(request);
+    return Flux.<Payload, Long>generate(
+            () -> 0L,
+            (i, sink) -> {
+              sink.next(Payload.of(item(i, size)));
+              return i + 1;
+            })
+        .take(n, true)
+        .doOnNext(p -> probe.emitted())
+        .doOnCancel(probe::cancelled);
+  }
+
+  @Override
+  public Flux<Payload> requestChannel(Payload first, Flux<Payload> inbound) {
+    return Flux.concat(
+            Mono.just(first),
+            inbound.map(
+                p -> {
+                  if (p.dataUtf8().equals(FAIL)) {
+                    throw new IllegalArgumentException("failed");
+                  }
+                  return p;
+                }))
+        .doOnCancel(probe::cancelled);
+  }
+}

@@ -1,0 +1,82 @@
+package io.millrace.flavours;
+
+import static io.millrace.flavours.Behaviour.*;
+
+import io.millrace.core.StreamErrorException;
+import io.millrace.rxjava.RxJavaHandler;
+import io.millrace.streams.Payload;
+import io.reactivex.rxjava3.core.Completable;
+import io.reactivex.rxjava3.core.Flowable;
+import io.reactivex.rxjava3.core.Single;
+
+/** {@link Behaviour} as an RxJava user writes it. */
+final class RxJavaEcho implements RxJavaHandler {
+  private final Probe probe;
+
+  RxJavaEcho(Probe probe) {
+    this.probe = probe;
+  }
+
+  @Override
+  public Completable fireAndForget(Payload payload) {
+    probe.fireAndForgets.add(payload.dataUtf8());
+    return Completable.complete();
+  }
+
+  @Override
+  public Single<Payload> requestResponse(Payload payload) {
+    switch (payload.dataUtf8()) {
+      case FAIL:
+        return Single.error(new IllegalArgumentException("failed"));
+      case THROW:
+        throw new IllegalStateException("thrown");
+      case CODE:
+        return Single.error(new StreamErrorException(USER_CODE, "custom"));
+      case EMPTY:
+        return Single.just(Payload.empty()); // a Single has an item: the empty payload
+      case NEVER:
+        return Single.<Payload>never().doOnDispose(probe::cancelled);
+      default:
+        return Single.just(echo(payload));
+    }
+  }
+
+  @Override
+  public Flowable<Payload> requestStream(Payload payload) {
+    String request = payload.dataUtf8();
+    if (request.equals(THROW)) {
+      throw new IllegalStateException("thrown");
+    }
+    if (request.equals(FAIL)) {
+      return Flowable.range(0, 3)
+          .map(i -> Payload.of(item(i, 0)))
+          .concatWith(Flowable.error(new IllegalArgumentException("failed")));
+    }
+    long n = count(request);
+    int size = size(request);
+    Flowable<Payload> all =
+        Flowable.generate(
+            () -> 0L,
+            (Long i, io.reactivex.rxjava3.core.Emitter<Payload> emitter) -> {
+              emitter.onNext(Payload.of(item(i, size)));
+              return i + 1;
+            });
+    return (n == Long.MAX_VALUE ? all : all.take(n))
+        .doOnNext(p -> probe.emitted())
+        .doOnCancel(probe::cancelled);
+  }
+
+  @Override
+  public Flowable<Payload> requestChannel(Payload first, Flowable<Payload> inbound) {
+    return Flowable.concat(
+            Flowable.just(first),
+            inbound.map(
+                p -> {
+                  if (p.dataUtf8().equals(FAIL)) {
+                    throw new IllegalArgumentException("failed");
+                  }
+                  return p;
+                }))
+        .doOnCancel(probe::cancelled);
+  }
+}

@@ -1,0 +1,56 @@
+package io.millrace.reactor;
+
+import io.millrace.core.Responder;
+import io.millrace.streams.Payload;
+import io.millrace.streams.ReactiveHandler;
+import io.millrace.streams.ReactiveResponder;
+import io.millrace.streams.StreamsOptions;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
+
+/** Serves a {@link ReactorHandler}: the engine's {@link Responder} for it. */
+public final class ReactorResponder {
+  private ReactorResponder() {}
+
+  public static Responder of(ReactorHandler handler) {
+    return of(handler, StreamsOptions.DEFAULT);
+  }
+
+  public static Responder of(ReactorHandler handler, StreamsOptions options) {
+    return ReactiveResponder.of(new Adapter(handler), options);
+  }
+
+  /** Mono and Flux are Publishers: the handler's answers are used as they are. */
+  private static final class Adapter implements ReactiveHandler {
+    private final ReactorHandler handler;
+
+    Adapter(ReactorHandler handler) {
+      this.handler = handler;
+    }
+
+    @Override
+    public Publisher<Void> fireAndForget(Payload payload) {
+      return handler.fireAndForget(payload);
+    }
+
+    @Override
+    public Publisher<Void> metadataPush(Payload payload) {
+      return handler.metadataPush(payload);
+    }
+
+    @Override
+    public Publisher<Payload> requestResponse(Payload payload) {
+      return handler.requestResponse(payload);
+    }
+
+    @Override
+    public Publisher<Payload> requestStream(Payload payload) {
+      return handler.requestStream(payload);
+    }
+
+    @Override
+    public Publisher<Payload> requestChannel(Payload first, Publisher<Payload> inbound) {
+      return handler.requestChannel(first, Flux.from(inbound));
+    }
+  }
+}

@@ -1,0 +1,55 @@
+package io.millrace.rxjava;
+
+import io.millrace.core.Responder;
+import io.millrace.streams.Payload;
+import io.millrace.streams.ReactiveHandler;
+import io.millrace.streams.ReactiveResponder;
+import io.millrace.streams.StreamsOptions;
+import io.reactivex.rxjava3.core.Flowable;
+import org.reactivestreams.Publisher;
+
+/** Serves an {@link RxJavaHandler}: the engine's {@link Responder} for it. */
+public final class RxJavaResponder {
+  private RxJavaResponder() {}
+
+  public static Responder of(RxJavaHandler handler) {
+    return of(handler, StreamsOptions.DEFAULT);
+  }
+
+  public static Responder of(RxJavaHandler handler, StreamsOptions options) {
+    return ReactiveResponder.of(new Adapter(handler), options);
+  }
+
+  private static final class Adapter implements ReactiveHandler {
+    private final RxJavaHandler handler;
+
+    Adapter(RxJavaHandler handler) {
+      this.handler = handler;
+    }
+
+    @Override
+    public Publisher<Void> fireAndForget(Payload payload) {
+      return handler.fireAndForget(payload).toFlowable();
+    }
+
+    @Override
+    public Publisher<Void> metadataPush(Payload payload) {
+      return handler.metadataPush(payload).toFlowable();
+    }
+
+    @Override
+    public Publisher<Payload> requestResponse(Payload payload) {
+      return handler.requestResponse(payload).toFlowable();
+    }
+
+    @Override
+    public Publisher<Payload> requestStream(Payload payload) {
+      return handler.requestStream(payload);
+    }
+
+    @Override
+    public Publisher<Payload> requestChannel(Payload first, Publisher<Payload> inbound) {
+      return handler.requestChannel(first, Flowable.fromPublisher(inbound));
+    }
+  }
+}
