@@ -1,0 +1,226 @@
+package io.millrace.flavours;
+
+import static io.millrace.flavours.Behaviour.*;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.millrace.core.Connection;
+import io.millrace.core.StreamErrorException;
+import io.millrace.frame.ErrorCode;
+import io.millrace.futures.BlockingRequester;
+import io.millrace.futures.BlockingStream;
+import io.millrace.futures.FutureHandler;
+import io.millrace.futures.FutureRequester;
+import io.millrace.futures.FutureResponder;
+import io.millrace.reactor.ReactorRequester;
+import io.millrace.reactor.ReactorResponder;
+import io.millrace.streams.Payload;
+import io.millrace.transport.netty.TcpClient;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The CompletableFuture and blocking flavour against a Reactor responder with the suite's {@link
+ * Behaviour}, and its FutureHandler answering a Reactor requester.
+ */
+class FuturesAndBlockingTest {
+  private final Probe probe = new Probe();
+  private Server server;
+  private TcpClient client;
+
+  private Connection connect(io.millrace.core.Responder responder) throws Exception {
+    server = Server.millrace(responder);
+    client = TcpClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
+    return client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS);
+  }
+
+  private Connection echo() throws Exception {
+    return connect(ReactorResponder.of(new ReactorEcho(probe)));
+  }
+
+  @AfterEach
+  void close() throws InterruptedException {
+    if (client != null) {
+      client.shutdownNow();
+      client.awaitTermination(10, TimeUnit.SECONDS);
+    }
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  @Test
+  void futuresCompleteWithTheAnswerAnEmptyAnswerOrTheError() throws Exception {
+    FutureRequester r = FutureRequester.of(echo());
+    Payload p = r.requestResponse(Payload.of("m", "hello")).get(10, TimeUnit.SECONDS);
+    assertThat(p.dataUtf8()).isEqualTo("hello");
+    assertThat(p.metadataUtf8()).isEqualTo("m");
+    assertThat(r.requestResponse(Payload.of(EMPTY)).get(10, TimeUnit.SECONDS)).isNull();
+    assertThatThrownBy(() -> r.requestResponse(Payload.of(CODE)).get(10, TimeUnit.SECONDS))
+        .isInstanceOf(ExecutionException.class)
+        .cause()
+        .isInstanceOfSatisfying(
+            StreamErrorException.class, e -> assertThat(e.errorCode()).isEqualTo(USER_CODE));
+    r.fireAndForget(Payload.of("f")).get(10, TimeUnit.SECONDS);
+    assertThat(probe.fireAndForgets.poll(10, TimeUnit.SECONDS)).isEqualTo("f");
+  }
+
+  @Test
+  void cancellingAFutureCancelsTheCall() throws Exception {
+    FutureRequester r = FutureRequester.of(echo());
+    CompletableFuture<Payload> never = r.requestResponse(Payload.of(NEVER));
+    Thread.sleep(100); // the request reaches the responder
+    assertThat(never.cancel(false)).isTrue();
+    assertThat(probe.awaitCancelled()).isTrue();
+  }
+
+  @Test
+  void blockingCallsAnswerFailAndTimeOut() throws Exception {
+    BlockingRequester r = BlockingRequester.of(echo());
+    assertThat(r.requestResponse(Payload.of("hi")).dataUtf8()).isEqualTo("hi");
+    assertThatThrownBy(() -> r.requestResponse(Payload.of(FAIL)))
+        .isInstanceOfSatisfying(
+            StreamErrorException.class,
+            e -> assertThat(e.errorCode()).isEqualTo(ErrorCode.APPLICATION_ERROR));
+    assertThatThrownBy(() -> r.requestResponse(Payload.of(NEVER), Duration.ofMillis(200)))
+        .isInstanceOfSatisfying(
+            StreamErrorException.class,
+            e -> assertThat(e.errorCode()).isEqualTo(ErrorCode.CANCELED));
+    assertThat(probe.awaitCancelled()).as("the timed-out call was cancelled").isTrue();
+    r.fireAndForget(Payload.of("f"));
+    assertThat(probe.fireAndForgets.poll(10, TimeUnit.SECONDS)).isEqualTo("f");
+  }
+
+  @Test
+  void anInterruptedCallIsCancelledAndKeepsTheInterrupt() throws Exception {
+    BlockingRequester r = BlockingRequester.of(echo());
+    AtomicReference<Throwable> thrown = new AtomicReference<>();
+    AtomicReference<Boolean> interrupted = new AtomicReference<>();
+    Thread caller =
+        new Thread(
+            () -> {
+              try {
+                r.requestResponse(Payload.of(NEVER));
+              } catch (RuntimeException e) {
+                thrown.set(e);
+                interrupted.set(Thread.currentThread().isInterrupted());
+              }
+            });
+    caller.start();
+    Thread.sleep(200);
+    caller.interrupt();
+    caller.join(10_000);
+    assertThat(thrown.get()).isInstanceOf(StreamErrorException.class);
+    assertThat(interrupted.get()).isTrue();
+    assertThat(probe.awaitCancelled()).isTrue();
+  }
+
+  @Test
+  void aBlockingStreamIteratesInOrderAndEndsWithTheStreamsError() throws Exception {
+    BlockingRequester r = BlockingRequester.of(echo());
+    List<String> all = new ArrayList<>();
+    try (BlockingStream s = r.requestStream(Payload.of("2000"))) {
+      s.forEachRemaining(p -> all.add(p.dataUtf8()));
+    }
+    assertThat(all).hasSize(2000);
+    for (int i = 0; i < 2000; i++) {
+      assertThat(all.get(i)).isEqualTo(item(i, 0));
+    }
+    try (BlockingStream s = r.requestStream(Payload.of("5"))) {
+      assertThat(s.stream().map(Payload::dataUtf8).collect(Collectors.toList()))
+          .containsExactly("0", "1", "2", "3", "4");
+    }
+    BlockingStream failing = r.requestStream(Payload.of(FAIL));
+    assertThat(failing.next().dataUtf8()).isEqualTo("0");
+    assertThat(failing.next().dataUtf8()).isEqualTo("1");
+    assertThat(failing.next().dataUtf8()).isEqualTo("2");
+    assertThatThrownBy(failing::hasNext).isInstanceOf(StreamErrorException.class);
+    failing.close();
+  }
+
+  @Test
+  void aSlowReaderHoldsTheResponderBackAndClosingCancels() throws Exception {
+    BlockingRequester r = BlockingRequester.of(echo());
+    try (BlockingStream s = r.requestStream(Payload.of(INF))) {
+      for (int i = 0; i < 10; i++) {
+        assertThat(s.next().dataUtf8()).isEqualTo(item(i, 0));
+      }
+      Thread.sleep(300);
+      assertThat(probe.emitted.get()).isBetween(10L, 10L + 256 + 64);
+    }
+    assertThat(probe.awaitCancelled()).as("closing cancelled the stream").isTrue();
+  }
+
+  @Test
+  void blockingOnTheEventLoopIsRefused() throws Exception {
+    Connection c = echo();
+    BlockingRequester r = BlockingRequester.of(c);
+    CompletableFuture<Throwable> refused = new CompletableFuture<>();
+    c.executor()
+        .execute(
+            () -> {
+              try {
+                r.requestResponse(Payload.of("x"));
+                refused.complete(null);
+              } catch (Throwable t) {
+                refused.complete(t);
+              }
+            });
+    assertThat(refused.get(10, TimeUnit.SECONDS)).isInstanceOf(IllegalStateException.class);
+  }
+
+  @Test
+  void aFutureHandlerAnswersLaterAndIsCancelledByThePeer() throws Exception {
+    CountDownLatch handlerCancelled = new CountDownLatch(1);
+    Connection c =
+        connect(
+            FutureResponder.of(
+                new FutureHandler() {
+                  @Override
+                  public CompletionStage<Payload> requestResponse(Payload payload) {
+                    String data = payload.dataUtf8();
+                    if (data.equals(NEVER)) {
+                      CompletableFuture<Payload> never = new CompletableFuture<>();
+                      never.whenComplete((v, e) -> handlerCancelled.countDown());
+                      return never;
+                    }
+                    if (data.equals(CODE)) {
+                      return CompletableFuture.failedFuture(
+                          new StreamErrorException(USER_CODE, "custom"));
+                    }
+                    return CompletableFuture.supplyAsync(() -> Payload.of("later " + data));
+                  }
+
+                  @Override
+                  public void fireAndForget(Payload payload) {
+                    probe.fireAndForgets.add(payload.dataUtf8());
+                  }
+                }));
+    ReactorRequester r = ReactorRequester.of(c);
+    assertThat(r.requestResponse(Payload.of("x")).map(Payload::dataUtf8).block())
+        .isEqualTo("later x");
+    assertThatThrownBy(() -> r.requestResponse(Payload.of(CODE)).block())
+        .isInstanceOfSatisfying(
+            StreamErrorException.class, e -> assertThat(e.errorCode()).isEqualTo(USER_CODE));
+    assertThatThrownBy(
+            () -> r.requestResponse(Payload.of(NEVER)).timeout(Duration.ofMillis(200)).block())
+        .hasCauseInstanceOf(java.util.concurrent.TimeoutException.class);
+    assertThat(handlerCancelled.await(10, TimeUnit.SECONDS))
+        .as("the future was cancelled")
+        .isTrue();
+    assertThatThrownBy(() -> r.requestStream(Payload.of("3")).blockLast())
+        .isInstanceOf(StreamErrorException.class);
+    r.fireAndForget(Payload.of("f")).block();
+    assertThat(probe.fireAndForgets.poll(10, TimeUnit.SECONDS)).isEqualTo("f");
+  }
+}

@@ -1,0 +1,126 @@
+package io.millrace.flavours;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.millrace.core.Connection;
+import io.millrace.futures.BlockingRequester;
+import io.millrace.futures.BlockingStream;
+import io.millrace.futures.FutureHandler;
+import io.millrace.futures.FutureResponder;
+import io.millrace.streams.Payload;
+import io.millrace.streams.StreamsOptions;
+import io.millrace.transport.netty.TcpClient;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import jdk.jfr.Recording;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Blocking calls and blocking handlers on virtual threads (JDK 21+; the build runs this class on
+ * the installed JDK 25 too): a thousand callers wait at once on a handful of carriers, handlers
+ * block on a virtual-thread executor, and JFR's jdk.VirtualThreadPinned event shows that no wait
+ * pins a carrier. Skipped on a JDK without virtual threads.
+ */
+class VirtualThreadsTest {
+
+  private static ExecutorService virtualThreads() {
+    assumeTrue(Runtime.version().feature() >= 21, "virtual threads need JDK 21+");
+    try {
+      return (ExecutorService)
+          Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
+    } catch (ReflectiveOperationException e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  @Test
+  void aThousandBlockingCallersOnVirtualThreadsNeverPinACarrier() throws Exception {
+    ExecutorService callers = virtualThreads();
+    ExecutorService handlers = virtualThreads();
+    StreamsOptions onVirtualThreads = StreamsOptions.builder().handlerExecutor(handlers).build();
+    List<RecordedEvent> pinned;
+    try (Server server =
+        Server.millrace(
+            FutureResponder.of(
+                new FutureHandler() {
+                  @Override
+                  public CompletionStage<Payload> requestResponse(Payload payload) {
+                    sleep(20); // a blocking call (a database, say) on a virtual thread
+                    return CompletableFuture.completedFuture(
+                        Payload.of("done " + payload.dataUtf8()));
+                  }
+                },
+                onVirtualThreads))) {
+      TcpClient client = TcpClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
+      try {
+        Connection c = client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS);
+        BlockingRequester r = BlockingRequester.of(c);
+        // The first round loads and initialises classes, which pins (a JVM limit, not ours);
+        // the second is the steady state that must not.
+        callConcurrently(callers, r);
+        try (Recording jfr = new Recording()) {
+          jfr.enable("jdk.VirtualThreadPinned").withThreshold(Duration.ZERO).withStackTrace();
+          jfr.start();
+          callConcurrently(callers, r);
+          jfr.stop();
+          Path dump = Files.createTempFile("pinned", ".jfr");
+          try {
+            jfr.dump(dump);
+            pinned = RecordingFile.readAllEvents(dump);
+          } finally {
+            Files.delete(dump);
+          }
+        }
+      } finally {
+        client.shutdownNow();
+        client.awaitTermination(10, TimeUnit.SECONDS);
+      }
+    } finally {
+      callers.shutdownNow();
+      handlers.shutdownNow();
+    }
+    assertThat(pinned).as("virtual threads pinned to their carrier").isEmpty();
+  }
+
+  /** A thousand callers at once, each on its own virtual thread, each blocking for its answer. */
+  private static void callConcurrently(ExecutorService callers, BlockingRequester r)
+      throws Exception {
+    List<Future<String>> answers = new ArrayList<>();
+    for (int i = 0; i < 1000; i++) {
+      String n = Integer.toString(i);
+      answers.add(callers.submit(() -> r.requestResponse(Payload.of(n)).dataUtf8()));
+    }
+    for (int i = 0; i < 1000; i++) {
+      assertThat(answers.get(i).get(30, TimeUnit.SECONDS)).isEqualTo("done " + i);
+    }
+    // A stream read from a virtual thread: FutureHandler serves none, so the error arrives.
+    Future<Boolean> read =
+        callers.submit(
+            () -> {
+              try (BlockingStream s = r.requestStream(Payload.of("x"))) {
+                return s.hasNext();
+              }
+            });
+    assertThat(read).failsWithin(Duration.ofSeconds(10));
+  }
+
+  private static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,106 @@
+package io.millrace.futures;
+
+import io.millrace.core.Connection;
+import io.millrace.core.StreamErrorException;
+import io.millrace.frame.ErrorCode;
+import io.millrace.futures.internal.BlockingIterator;
+import io.millrace.futures.internal.FutureSubscriber;
+import io.millrace.streams.Payload;
+import io.millrace.streams.ReactiveRequester;
+import io.millrace.streams.StreamsOptions;
+import java.time.Duration;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Blocking calls: the calling thread waits for the answer. Made for virtual threads: waiting parks
+ * the thread (no monitors are held on the way), so a virtual thread unmounts while it waits and a
+ * server can run one per request. Never call from the connection's event loop (it would wait for
+ * itself): such a call fails with IllegalStateException.
+ *
+ * <p>Failures throw {@link StreamErrorException} (the peer's ERROR, or the connection's loss); a
+ * timeout or an interrupt cancels the call (CANCEL to the peer) and throws a StreamErrorException
+ * with code CANCELED, the interrupt flag set again after an interrupt.
+ */
+public final class BlockingRequester {
+  private final ReactiveRequester requester;
+
+  private BlockingRequester(ReactiveRequester requester) {
+    this.requester = requester;
+  }
+
+  public static BlockingRequester of(Connection connection) {
+    return new BlockingRequester(ReactiveRequester.of(connection));
+  }
+
+  public static BlockingRequester of(Connection connection, StreamsOptions options) {
+    return new BlockingRequester(ReactiveRequester.of(connection, options));
+  }
+
+  public Connection connection() {
+    return requester.connection();
+  }
+
+  /** The answer (null if the responder completed without one), waiting as long as it takes. */
+  public Payload requestResponse(Payload payload) {
+    return requestResponse(payload, null);
+  }
+
+  /** The answer, or CANCELED once {@code timeout} has passed (the call is cancelled then). */
+  public Payload requestResponse(Payload payload, Duration timeout) {
+    checkNotOnLoop(payload);
+    FutureSubscriber<Payload> answer = new FutureSubscriber<>();
+    requester.requestResponse(payload).subscribe(answer);
+    return await(answer, timeout);
+  }
+
+  /** Returns once the payload is handed to the connection. */
+  public void fireAndForget(Payload payload) {
+    checkNotOnLoop(payload);
+    FutureSubscriber<Void> sent = new FutureSubscriber<>();
+    requester.fireAndForget(payload).subscribe(sent);
+    await(sent, null);
+  }
+
+  /**
+   * The responder's stream, read by blocking; the request is sent now. Close the result to stop
+   * early (try-with-resources). At most 1.25 times {@link StreamsOptions#prefetch()} payloads wait
+   * ahead of the reader.
+   */
+  public BlockingStream requestStream(Payload payload) {
+    checkNotOnLoop(payload);
+    BlockingIterator iterator = new BlockingIterator(requester.options().prefetch());
+    requester.requestStream(payload).subscribe(iterator);
+    return iterator;
+  }
+
+  private void checkNotOnLoop(Payload payload) {
+    if (requester.connection().executor().inEventLoop()) {
+      payload.release();
+      throw new IllegalStateException(
+          "a blocking call on the connection's event loop would wait for itself");
+    }
+  }
+
+  private static <T> T await(FutureSubscriber<T> call, Duration timeout) {
+    try {
+      return timeout == null ? call.get() : call.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      throw cause instanceof RuntimeException
+          ? (RuntimeException) cause
+          : new StreamErrorException(ErrorCode.APPLICATION_ERROR, String.valueOf(cause));
+    } catch (TimeoutException e) {
+      call.cancel(false);
+      throw new StreamErrorException(ErrorCode.CANCELED, "no answer within " + timeout);
+    } catch (InterruptedException e) {
+      call.cancel(false);
+      Thread.currentThread().interrupt();
+      throw new StreamErrorException(ErrorCode.CANCELED, "interrupted while waiting: cancelled");
+    } catch (CancellationException e) {
+      throw new StreamErrorException(ErrorCode.CANCELED, "cancelled");
+    }
+  }
+}

@@ -1,0 +1,32 @@
+package io.millrace.futures;
+
+import io.millrace.streams.Payload;
+import java.util.Iterator;
+import java.util.Spliterator;
+import java.util.Spliterators;
+import java.util.stream.Stream;
+import java.util.stream.StreamSupport;
+
+/**
+ * A stream's payloads, read by blocking: {@link #hasNext()} waits for the next payload, the end or
+ * the error (thrown as {@link io.millrace.core.StreamErrorException}). At most 1.25 times {@link
+ * io.millrace.streams.StreamsOptions#prefetch()} payloads wait ahead of the reader, so a slow
+ * reader holds the responder back through credit. Close it to stop early: {@link #close()} sends
+ * CANCEL (try-with-resources, or {@link #stream()}'s close). An interrupted wait cancels the stream
+ * and throws with the interrupt flag set. One reader thread at a time; virtual threads are welcome
+ * (waiting unmounts them).
+ */
+public interface BlockingStream extends Iterator<Payload>, AutoCloseable {
+
+  /** Stops the stream (CANCEL unless it has ended) and releases what was not read. Idempotent. */
+  @Override
+  void close();
+
+  /** The payloads as a sequential {@link Stream}; closing it closes this. */
+  default Stream<Payload> stream() {
+    return StreamSupport.stream(
+            Spliterators.spliteratorUnknownSize(this, Spliterator.ORDERED | Spliterator.NONNULL),
+            false)
+        .onClose(this::close);
+  }
+}

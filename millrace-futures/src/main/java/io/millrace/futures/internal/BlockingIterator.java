@@ -1,0 +1,147 @@
+package io.millrace.futures.internal;
+
+import io.millrace.core.StreamErrorException;
+import io.millrace.frame.ErrorCode;
+import io.millrace.futures.BlockingStream;
+import io.millrace.streams.Payload;
+import java.util.NoSuchElementException;
+import java.util.concurrent.LinkedBlockingQueue;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+
+/**
+ * A stream's payloads read by blocking. The credit window under it already holds up to {@code
+ * prefetch} payloads ahead of demand, so the reader asks for a quarter of that at a time (again
+ * once three quarters of a batch is read): at most 1.25 times the prefetch waits for a slow reader,
+ * and a fast one costs one wake-up of the loop per batch. The queue is a {@link
+ * LinkedBlockingQueue} (locks, not monitors): a virtual thread that waits on it unmounts.
+ */
+public final class BlockingIterator implements Subscriber<Payload>, BlockingStream {
+  private static final Object COMPLETE = new Object();
+
+  private final LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
+  private final int batch;
+  private final int limit;
+  private volatile Subscription subscription;
+  private volatile boolean closed;
+
+  // Reader thread only.
+  private Payload next;
+  private boolean done;
+  private int consumed;
+
+  public BlockingIterator(int prefetch) {
+    this.batch = Math.max(1, prefetch >> 2);
+    this.limit = Math.max(1, batch - (batch >> 2));
+  }
+
+  // ------------------------------------------------------------------ Subscriber (event loop)
+
+  @Override
+  public void onSubscribe(Subscription s) {
+    subscription = s;
+    if (closed) {
+      s.cancel();
+    } else {
+      s.request(batch);
+    }
+  }
+
+  @Override
+  public void onNext(Payload p) {
+    queue.offer(p);
+    if (closed) {
+      releaseQueued(); // closed meanwhile: nobody will read it
+    }
+  }
+
+  @Override
+  public void onError(Throwable t) {
+    queue.offer(new Failure(t));
+  }
+
+  @Override
+  public void onComplete() {
+    queue.offer(COMPLETE);
+  }
+
+  // ------------------------------------------------------------------ the reader
+
+  @Override
+  public boolean hasNext() {
+    if (next != null) {
+      return true;
+    }
+    if (done) {
+      return false;
+    }
+    Object o;
+    try {
+      o = queue.take();
+    } catch (InterruptedException e) {
+      close();
+      Thread.currentThread().interrupt();
+      throw new StreamErrorException(ErrorCode.CANCELED, "interrupted while waiting: cancelled");
+    }
+    if (o == COMPLETE) {
+      done = true;
+      return false;
+    }
+    if (o instanceof Failure) {
+      done = true;
+      closed = true;
+      Throwable t = ((Failure) o).error;
+      throw t instanceof RuntimeException ? (RuntimeException) t : new RuntimeException(t);
+    }
+    next = (Payload) o;
+    if (++consumed == limit) {
+      consumed = 0;
+      subscription.request(limit);
+    }
+    return true;
+  }
+
+  @Override
+  public Payload next() {
+    if (!hasNext()) {
+      throw new NoSuchElementException();
+    }
+    Payload p = next;
+    next = null;
+    return p;
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    Subscription s = subscription;
+    if (s != null && !done) {
+      s.cancel();
+    }
+    done = true;
+    if (next != null) {
+      next.release();
+      next = null;
+    }
+    releaseQueued();
+  }
+
+  private void releaseQueued() {
+    for (Object o; (o = queue.poll()) != null; ) {
+      if (o instanceof Payload) {
+        ((Payload) o).release();
+      }
+    }
+  }
+
+  private static final class Failure {
+    final Throwable error;
+
+    Failure(Throwable error) {
+      this.error = error;
+    }
+  }
+}
