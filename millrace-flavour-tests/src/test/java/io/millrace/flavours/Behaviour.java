@@ -2,6 +2,9 @@ package io.millrace.flavours;
 
 import io.millrace.frame.ErrorCode;
 import io.millrace.streams.Payload;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import java.nio.charset.StandardCharsets;
 
 /**
  * What every responder in the suite does, whatever its flavour, keyed by the request's data.
@@ -12,8 +15,9 @@ import io.millrace.streams.Payload;
  *       completes without a payload, {@link #NEVER} never answers (its cancellation is recorded);
  *       anything else is echoed with its metadata;
  *   <li>request-stream: {@code N} sends N payloads, {@code N:SIZE} sends N payloads of SIZE bytes
- *       ({@link #item}), {@link #INF} sends until cancelled, {@link #FAIL} sends three and fails,
- *       {@link #THROW} throws; what is emitted and the cancellation are recorded;
+ *       ({@link #item}), {@code async:N} sends N from a thread of the flavour's own scheduler,
+ *       {@link #INF} sends until cancelled, {@link #FAIL} sends three and fails, {@link #THROW}
+ *       throws; what is emitted and the cancellation are recorded;
  *   <li>request-channel: echoes the first payload and every later one; an inbound {@link #FAIL}
  *       fails the channel; the cancellation is recorded;
  *   <li>fire-and-forget: recorded.
@@ -26,6 +30,10 @@ final class Behaviour {
   static final String EMPTY = "empty";
   static final String NEVER = "never";
   static final String INF = "inf";
+
+  /** Prefix of a request-stream whose payloads are emitted from another thread: {@code async:N}. */
+  static final String ASYNC = "async:";
+
   static final int USER_CODE = ErrorCode.MIN_USER_ALLOWED + 1;
 
   /** Payloads larger than this are fragmented on every connection of the suite. */
@@ -38,12 +46,18 @@ final class Behaviour {
     if (request.equals(INF)) {
       return Long.MAX_VALUE;
     }
+    if (request.startsWith(ASYNC)) {
+      return Long.parseLong(request.substring(ASYNC.length()));
+    }
     int colon = request.indexOf(':');
     return Long.parseLong(colon < 0 ? request : request.substring(0, colon));
   }
 
   /** The size of each payload a request-stream asks for; 0: as short as the number. */
   static int size(String request) {
+    if (request.startsWith(ASYNC)) {
+      return 0;
+    }
     int colon = request.indexOf(':');
     return colon < 0 ? 0 : Integer.parseInt(request.substring(colon + 1));
   }
@@ -52,6 +66,16 @@ final class Behaviour {
   static String item(long i, int size) {
     String n = Long.toString(i);
     return size <= n.length() ? n : n + ".".repeat(size - n.length());
+  }
+
+  /**
+   * A payload in a pooled buffer: the leak detector tracks it, so a payload Millrace drops without
+   * releasing fails the build.
+   */
+  static Payload pooled(String data) {
+    ByteBuf b = PooledByteBufAllocator.DEFAULT.buffer(data.length());
+    b.writeCharSequence(data, StandardCharsets.UTF_8);
+    return Payload.of(b);
   }
 
   static Payload echo(Payload p) {

@@ -81,7 +81,7 @@ class FuturesAndBlockingTest {
     CompletableFuture<Payload> never = r.requestResponse(Payload.of(NEVER));
     Thread.sleep(100); // the request reaches the responder
     assertThat(never.cancel(false)).isTrue();
-    assertThat(probe.awaitCancelled()).isTrue();
+    assertThat(probe.awaitAnswerCancelled()).isTrue();
   }
 
   @Test
@@ -96,7 +96,7 @@ class FuturesAndBlockingTest {
         .isInstanceOfSatisfying(
             StreamErrorException.class,
             e -> assertThat(e.errorCode()).isEqualTo(ErrorCode.CANCELED));
-    assertThat(probe.awaitCancelled()).as("the timed-out call was cancelled").isTrue();
+    assertThat(probe.awaitAnswerCancelled()).as("the timed-out call was cancelled").isTrue();
     r.fireAndForget(Payload.of("f"));
     assertThat(probe.fireAndForgets.poll(10, TimeUnit.SECONDS)).isEqualTo("f");
   }
@@ -122,7 +122,7 @@ class FuturesAndBlockingTest {
     caller.join(10_000);
     assertThat(thrown.get()).isInstanceOf(StreamErrorException.class);
     assertThat(interrupted.get()).isTrue();
-    assertThat(probe.awaitCancelled()).isTrue();
+    assertThat(probe.awaitAnswerCancelled()).isTrue();
   }
 
   @Test

@@ -7,6 +7,7 @@ import io.millrace.mutiny.MutinyHandler;
 import io.millrace.streams.Payload;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.infrastructure.Infrastructure;
 
 /** {@link Behaviour} as a Mutiny user writes it. */
 final class MutinyEcho implements MutinyHandler {
@@ -34,7 +35,7 @@ final class MutinyEcho implements MutinyHandler {
       case EMPTY:
         return Uni.createFrom().nullItem();
       case NEVER:
-        return Uni.createFrom().<Payload>nothing().onCancellation().invoke(probe::cancelled);
+        return Uni.createFrom().<Payload>nothing().onCancellation().invoke(probe::answerCancelled);
       default:
         return Uni.createFrom().item(echo(payload));
     }
@@ -60,10 +61,11 @@ final class MutinyEcho implements MutinyHandler {
             .generator(
                 () -> 0L,
                 (i, emitter) -> {
-                  emitter.emit(Payload.of(item(i, size)));
+                  emitter.emit(pooled(item(i, size)));
                   return i + 1;
                 });
-    return (n == Long.MAX_VALUE ? all : all.select().first(n))
+    Multi<Payload> some = n == Long.MAX_VALUE ? all : all.select().first(n);
+    return (request.startsWith(ASYNC) ? some.emitOn(Infrastructure.getDefaultExecutor()) : some)
         .onItem()
         .invoke(probe::emitted)
         .onCancellation()

@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicLong;
 final class Probe {
   final AtomicLong emitted = new AtomicLong();
   final CountDownLatch cancelled = new CountDownLatch(1);
+  final CountDownLatch answerCancelled = new CountDownLatch(1);
   final BlockingQueue<String> fireAndForgets = new LinkedBlockingQueue<>();
 
   void emitted() {
@@ -20,7 +21,16 @@ final class Probe {
     cancelled.countDown();
   }
 
+  void answerCancelled() {
+    answerCancelled.countDown();
+  }
+
   boolean awaitCancelled() throws InterruptedException {
     return cancelled.await(10, TimeUnit.SECONDS);
+  }
+
+  /** Whether a request-response that never answers ({@link Behaviour#NEVER}) was cancelled. */
+  boolean awaitAnswerCancelled() throws InterruptedException {
+    return answerCancelled.await(10, TimeUnit.SECONDS);
   }
 }

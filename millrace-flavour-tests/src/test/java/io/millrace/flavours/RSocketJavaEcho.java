@@ -9,6 +9,7 @@ import io.rsocket.util.DefaultPayload;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /** {@link Behaviour} as an rsocket-java 1.1 user writes it. */
 final class RSocketJavaEcho implements RSocket {
@@ -40,7 +41,7 @@ final class RSocketJavaEcho implements RSocket {
       case EMPTY:
         return Mono.empty();
       case NEVER:
-        return Mono.<Payload>never().doOnCancel(probe::cancelled);
+        return Mono.<Payload>never().doOnCancel(probe::answerCancelled);
       default:
         return Mono.just(DefaultPayload.create(data, metadata));
     }
@@ -67,6 +68,8 @@ final class RSocketJavaEcho implements RSocket {
               return i + 1;
             })
         .take(n, true)
+        // Off the loop only when asked: publishOn's queue would drop pooled payloads on cancel.
+        .transform(f -> request.startsWith(ASYNC) ? f.publishOn(Schedulers.parallel()) : f)
         .doOnNext(p -> probe.emitted())
         .doOnCancel(probe::cancelled);
   }

@@ -7,6 +7,7 @@ import io.millrace.reactor.ReactorHandler;
 import io.millrace.streams.Payload;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /** {@link Behaviour} as a Reactor user writes it. */
 final class ReactorEcho implements ReactorHandler {
@@ -34,7 +35,7 @@ final class ReactorEcho implements ReactorHandler {
       case EMPTY:
         return Mono.empty();
       case NEVER:
-        return Mono.<Payload>never().doOnCancel(probe::cancelled);
+        return Mono.<Payload>never().doOnCancel(probe::answerCancelled);
       default:
         return Mono.just(echo(payload));
     }
@@ -56,10 +57,12 @@ final class ReactorEcho implements ReactorHandler {
     return Flux.<Payload, Long>generate(
             () -> 0L,
             (i, sink) -> {
-              sink.next(Payload.of(item(i, size)));
+              sink.next(pooled(item(i, size)));
               return i + 1;
             })
         .take(n, true)
+        // Off the loop only when asked: publishOn's queue would drop pooled payloads on cancel.
+        .transform(f -> request.startsWith(ASYNC) ? f.publishOn(Schedulers.parallel()) : f)
         .doOnNext(p -> probe.emitted())
         .doOnCancel(probe::cancelled);
   }

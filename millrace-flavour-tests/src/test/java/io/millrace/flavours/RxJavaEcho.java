@@ -8,6 +8,7 @@ import io.millrace.streams.Payload;
 import io.reactivex.rxjava3.core.Completable;
 import io.reactivex.rxjava3.core.Flowable;
 import io.reactivex.rxjava3.core.Single;
+import io.reactivex.rxjava3.schedulers.Schedulers;
 
 /** {@link Behaviour} as an RxJava user writes it. */
 final class RxJavaEcho implements RxJavaHandler {
@@ -35,7 +36,7 @@ final class RxJavaEcho implements RxJavaHandler {
       case EMPTY:
         return Single.just(Payload.empty()); // a Single has an item: the empty payload
       case NEVER:
-        return Single.<Payload>never().doOnDispose(probe::cancelled);
+        return Single.<Payload>never().doOnDispose(probe::answerCancelled);
       default:
         return Single.just(echo(payload));
     }
@@ -58,10 +59,11 @@ final class RxJavaEcho implements RxJavaHandler {
         Flowable.generate(
             () -> 0L,
             (Long i, io.reactivex.rxjava3.core.Emitter<Payload> emitter) -> {
-              emitter.onNext(Payload.of(item(i, size)));
+              emitter.onNext(pooled(item(i, size)));
               return i + 1;
             });
-    return (n == Long.MAX_VALUE ? all : all.take(n))
+    Flowable<Payload> some = n == Long.MAX_VALUE ? all : all.take(n);
+    return (request.startsWith(ASYNC) ? some.observeOn(Schedulers.computation()) : some)
         .doOnNext(p -> probe.emitted())
         .doOnCancel(probe::cancelled);
   }

@@ -91,16 +91,17 @@ public final class BlockingRequester {
       Throwable cause = e.getCause();
       throw cause instanceof RuntimeException
           ? (RuntimeException) cause
-          : new StreamErrorException(ErrorCode.APPLICATION_ERROR, String.valueOf(cause));
+          : StreamErrorException.received(ErrorCode.APPLICATION_ERROR, String.valueOf(cause));
     } catch (TimeoutException e) {
       call.cancel(false);
-      throw new StreamErrorException(ErrorCode.CANCELED, "no answer within " + timeout);
+      throw StreamErrorException.received(ErrorCode.CANCELED, "no answer within " + timeout);
     } catch (InterruptedException e) {
       call.cancel(false);
       Thread.currentThread().interrupt();
-      throw new StreamErrorException(ErrorCode.CANCELED, "interrupted while waiting: cancelled");
+      throw StreamErrorException.received(
+          ErrorCode.CANCELED, "interrupted while waiting: cancelled");
     } catch (CancellationException e) {
-      throw new StreamErrorException(ErrorCode.CANCELED, "cancelled");
+      throw StreamErrorException.received(ErrorCode.CANCELED, "cancelled");
     }
   }
 }

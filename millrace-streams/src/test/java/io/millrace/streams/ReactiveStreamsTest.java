@@ -28,6 +28,7 @@ import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.SignalType;
 
 /** The Reactive Streams adapters end to end over TCP: what a user of them sees. */
 class ReactiveStreamsTest {
@@ -392,6 +393,32 @@ class ReactiveStreamsTest {
     Payload p = Mono.from(pair.requester().requestResponse(Payload.of("x"))).block(WAIT);
     assertThat(p.dataUtf8()).isEqualTo("0");
     assertThat(cancelled.await(10, TimeUnit.SECONDS)).isTrue();
+  }
+
+  @Test
+  void aSingleAnswerEndsByItselfAndIsNotCancelled() throws Exception {
+    AtomicReference<SignalType> ended = new AtomicReference<>();
+    CountDownLatch done = new CountDownLatch(1);
+    pair =
+        new Pair(
+            ReactiveResponder.of(
+                new ReactiveHandler() {
+                  @Override
+                  public Publisher<Payload> requestResponse(Payload payload) {
+                    return Mono.just(Payload.of("ok"))
+                        .doFinally(
+                            signal -> {
+                              ended.set(signal);
+                              done.countDown();
+                            });
+                  }
+                }));
+    assertThat(Mono.from(pair.requester().requestResponse(Payload.of("x"))).block(WAIT).dataUtf8())
+        .isEqualTo("ok");
+    assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(ended.get())
+        .as("metrics see a success, not a cancel")
+        .isEqualTo(SignalType.ON_COMPLETE);
   }
 
   @Test

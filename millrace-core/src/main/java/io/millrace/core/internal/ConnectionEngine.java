@@ -824,11 +824,16 @@ public final class ConnectionEngine implements Connection, TransportListener {
    * ConnectionConfig#errorMessagesFromHandlers()} is on.
    */
   String failureMessage(String fixed, Throwable e) {
-    if (e instanceof StreamErrorException || config.errorMessagesFromHandlers()) {
+    if (sentOnPurpose(e) || config.errorMessagesFromHandlers()) {
       String m = e.getMessage();
       return m != null ? m : e.getClass().getName();
     }
     return fixed;
+  }
+
+  /** A StreamErrorException raised to be sent, not one received from elsewhere and passed on. */
+  private static boolean sentOnPurpose(Throwable e) {
+    return e instanceof StreamErrorException && !((StreamErrorException) e).isReceived();
   }
 
   /**
@@ -836,7 +841,7 @@ public final class ConnectionEngine implements Connection, TransportListener {
    * StreamErrorException}'s own code when a stream may carry it, APPLICATION_ERROR otherwise.
    */
   static int failureCode(Throwable e) {
-    if (e instanceof StreamErrorException) {
+    if (sentOnPurpose(e)) {
       int code = ((StreamErrorException) e).errorCode();
       if (code == ErrorCode.APPLICATION_ERROR
           || code == ErrorCode.REJECTED

@@ -992,6 +992,9 @@ public final class ReconnectingConnection implements Connection {
     /** Whether its bytes are in {@link #waitingBytes}. */
     boolean counted;
 
+    /** A channel whose outbound half this side completed while it waited. Loop only. */
+    boolean completeWhenSent;
+
     volatile int state = PARKED;
     volatile Stream sent;
 
@@ -1041,7 +1044,7 @@ public final class ReconnectingConnection implements Connection {
             sent = c.requestStream(m, d, requestN, this);
             break;
           default:
-            sent = c.requestChannel(m, d, requestN, complete, this);
+            sent = c.requestChannel(m, d, requestN, complete || completeWhenSent, this);
             break;
         }
         state = SENT;
@@ -1154,17 +1157,46 @@ public final class ReconnectingConnection implements Connection {
 
     @Override
     public void complete() {
-      sentOrThrow("complete").complete();
+      checkLoop();
+      Stream s = sent;
+      if (s != null) {
+        s.complete();
+      } else if (state == PARKED && kind == CHANNEL) {
+        completeWhenSent = true; // the channel goes out with its outbound half complete
+      }
     }
 
     @Override
     public void error(int errorCode, String message) {
-      sentOrThrow("send an error").error(errorCode, message);
+      checkLoop();
+      Stream s = sent;
+      if (s != null) {
+        s.error(errorCode, message);
+      } else {
+        endParked(errorCode, message);
+      }
     }
 
     @Override
     public void fail(Throwable cause) {
-      sentOrThrow("send an error").fail(cause);
+      checkLoop();
+      Stream s = sent;
+      if (s != null) {
+        s.fail(cause);
+      } else {
+        endParked(ErrorCode.CANCELED, "the request failed before it was sent: " + cause);
+      }
+    }
+
+    /**
+     * This side ended a request that never went out: nothing reaches the peer; the listener hears
+     * of it as the stream's end.
+     */
+    private void endParked(int errorCode, String message) {
+      if (state == PARKED) {
+        fail(errorCode, message);
+        waitingCancelled();
+      }
     }
 
     @Override

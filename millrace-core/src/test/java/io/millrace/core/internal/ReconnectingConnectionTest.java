@@ -442,6 +442,30 @@ class ReconnectingConnectionTest {
   }
 
   @Test
+  void aWaitingChannelCompletedGoesOutCompleteAndOneFailedNeverGoesOut() {
+    try (Net net = new Net(fast().build())) {
+      net.refuse = true;
+      net.cut();
+      Recorder completed = new Recorder();
+      Recorder failed = new Recorder();
+      net.onLoop(
+          () -> {
+            Stream c = net.connection.requestChannel(null, net.utf8("c1"), 10, false, completed);
+            c.complete(); // its payloads ended while it waited: no throw, it goes out complete
+            Stream f = net.connection.requestChannel(null, net.utf8("f1"), 10, false, failed);
+            f.fail(new IllegalStateException("the payloads failed"));
+            return null;
+          });
+      assertThat(failed.errorCode).isEqualTo(ErrorCode.CANCELED);
+      assertThat(failed.error).contains("the payloads failed");
+      net.refuse = false;
+      net.until(() -> completed.completed);
+      assertThat(completed.items).containsExactly("c1");
+      assertThat(net.echo.requests).as("only the completed channel was sent").isEqualTo(1);
+    }
+  }
+
+  @Test
   void aWaitingRequestCancelledIsNeverSent() {
     try (Net net = new Net(fast().build())) {
       net.refuse = true;

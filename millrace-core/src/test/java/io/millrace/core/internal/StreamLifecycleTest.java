@@ -173,15 +173,26 @@ class StreamLifecycleTest {
                     // A code no stream may carry is sent as APPLICATION_ERROR.
                     throw new StreamErrorException(ErrorCode.CONNECTION_CLOSE, "not a stream code");
                   }
+
+                  @Override
+                  public StreamListener requestChannel(
+                      Stream stream, ByteBuf m, ByteBuf d, boolean complete) {
+                    // A backend's error passed on is not forwarded: neither its code nor its text.
+                    throw StreamErrorException.received(userCode, "backend at 10.0.0.7 said no");
+                  }
                 });
-    t.inject(Frames.setup(), Frames.requestResponse(1, null, "x"), Frames.requestStream(3, 1, "y"));
+    t.inject(
+        Frames.setup(),
+        Frames.requestResponse(1, null, "x"),
+        Frames.requestStream(3, 1, "y"),
+        Frames.requestChannel(5, 1, "z", true));
     List<WireFrame> frames = t.take();
     assertThat(frames)
         .extracting(f -> f.errorCode)
-        .containsExactly(userCode, ErrorCode.APPLICATION_ERROR);
+        .containsExactly(userCode, ErrorCode.APPLICATION_ERROR, ErrorCode.APPLICATION_ERROR);
     assertThat(frames)
         .extracting(f -> f.message)
-        .containsExactly("quota exceeded", "not a stream code");
+        .containsExactly("quota exceeded", "not a stream code", "the handler failed");
     assertThat(t.closed).isFalse();
   }
 

@@ -81,7 +81,8 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
     } catch (InterruptedException e) {
       close();
       Thread.currentThread().interrupt();
-      throw new StreamErrorException(ErrorCode.CANCELED, "interrupted while waiting: cancelled");
+      throw StreamErrorException.received(
+          ErrorCode.CANCELED, "interrupted while waiting: cancelled");
     }
     if (o == COMPLETE) {
       done = true;

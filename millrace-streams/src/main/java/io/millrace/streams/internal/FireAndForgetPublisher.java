@@ -76,7 +76,7 @@ public final class FireAndForgetPublisher implements Publisher<Void> {
       subscriber.onComplete();
     } else {
       subscriber.onError(
-          new StreamErrorException(
+          StreamErrorException.received(
               ErrorCode.REJECTED, "not sent: the connection is closing or has no lease"));
     }
   }

@@ -211,14 +211,28 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
    * The loop has shut down: the connection is gone and nothing will arrive. Off the loop, perhaps
    * on several threads at once: the subscriber is taken by one of them.
    */
-  @SuppressWarnings("unchecked")
   private void loopGone() {
-    Subscriber<? super Payload> d = (Subscriber<? super Payload>) DOWNSTREAM.getAndSet(this, null);
-    if (d != null) {
-      d.onError(
-          new StreamErrorException(
-              ErrorCode.CONNECTION_CLOSE, "the connection's loop is shut down"));
+    if (startsOnCaller() && startGate.compareAndSet(false, true)) {
+      discard(); // never sent, and now never will be: release the request
     }
+    Subscriber<? super Payload> d = takeDownstream();
+    if (d != null) {
+      Throwable invalid = invalidRequest;
+      d.onError(
+          invalid != null
+              ? invalid // rule 3.9 wins over the reason the stream could not go on
+              : StreamErrorException.received(
+                  ErrorCode.CONNECTION_CLOSE, "the connection's loop is shut down"));
+    }
+  }
+
+  /**
+   * The subscriber, for its terminal signal: taken once, so that the loop's last tasks and a thread
+   * that found the loop gone never both end it.
+   */
+  @SuppressWarnings("unchecked")
+  private Subscriber<? super Payload> takeDownstream() {
+    return (Subscriber<? super Payload>) DOWNSTREAM.getAndSet(this, null);
   }
 
   // ------------------------------------------------------------------ StreamListener (loop)
@@ -269,7 +283,7 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
    */
   @Override
   public void onError(Stream s, int errorCode, String message) {
-    StreamErrorException e = new StreamErrorException(errorCode, message);
+    StreamErrorException e = StreamErrorException.received(errorCode, message);
     if (!inboundDone
         && (Integer.compareUnsigned(errorCode, ErrorCode.APPLICATION_ERROR) < 0
             || !s.connection().isOpen())) {
@@ -301,8 +315,13 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
   }
 
   private void emit(Stream s, Payload p) {
+    Subscriber<? super Payload> d = downstream;
+    if (d == null) {
+      p.release(); // ended meanwhile from another thread (the loop is shutting down)
+      return;
+    }
     emitted++;
-    downstream.onNext(p);
+    d.onNext(p);
     if (!unbounded && ++consumed >= limit && !inboundDone && !cancelled) {
       int c = consumed;
       consumed = 0;
@@ -356,8 +375,10 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
         boolean empty = queue == null || queue.isEmpty();
         if (empty && inboundDone && loopStarted) {
           finished = true;
-          Subscriber<? super Payload> d = downstream;
-          downstream = null;
+          Subscriber<? super Payload> d = takeDownstream();
+          if (d == null) {
+            return; // told already: the loop shut down and another thread told it
+          }
           if (terminal == null) {
             d.onComplete();
           } else {
@@ -393,8 +414,7 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
         }
       }
     }
-    Subscriber<? super Payload> d = downstream;
-    downstream = null;
+    Subscriber<? super Payload> d = takeDownstream();
     Throwable invalid = invalidRequest;
     if (invalid != null && d != null) {
       d.onError(invalid);

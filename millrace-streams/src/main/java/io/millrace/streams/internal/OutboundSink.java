@@ -7,6 +7,7 @@ import io.netty.util.concurrent.EventExecutor;
 import java.lang.System.Logger.Level;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
@@ -33,6 +34,10 @@ public class OutboundSink implements Subscriber<Payload>, StreamListener {
   private volatile Subscription upstream;
   private volatile boolean upstreamDone;
   private volatile Throwable upstreamError;
+  private volatile int loopGone;
+
+  private static final AtomicIntegerFieldUpdater<OutboundSink> LOOP_GONE =
+      AtomicIntegerFieldUpdater.newUpdater(OutboundSink.class, "loopGone");
 
   /** The stream written to; null until bound (a requester channel binds on its first payload). */
   protected Stream stream;
@@ -44,6 +49,8 @@ public class OutboundSink implements Subscriber<Payload>, StreamListener {
   private boolean upstreamCancelled;
   private boolean draining;
   private boolean missed;
+  private boolean answered;
+  private boolean askedPastAnswer;
 
   public OutboundSink(EventExecutor loop, Stream stream, long prefetch) {
     this.loop = loop;
@@ -106,8 +113,8 @@ public class OutboundSink implements Subscriber<Payload>, StreamListener {
    */
   private void loopGone() {
     Subscription s = upstream;
-    if (s != null) {
-      s.cancel();
+    if (s != null && LOOP_GONE.compareAndSet(this, 0, 1)) {
+      s.cancel(); // once, whichever thread comes first (rule 2.7)
     }
     releaseQueued();
   }
@@ -166,8 +173,8 @@ public class OutboundSink implements Subscriber<Payload>, StreamListener {
       open(p);
     } else {
       s.next(p.metadata(), p.data());
-      if (s.isOutboundDone()) {
-        stop(); // a request-response's one payload: the Publisher may not have more (rule 2.3)
+      if (s.isOutboundDone() && !finished) {
+        answered = true; // a request-response's one payload
       }
     }
   }
@@ -195,6 +202,10 @@ public class OutboundSink implements Subscriber<Payload>, StreamListener {
         if (finished) {
           continue; // a write ended the stream; a missed signal goes round to the cleanup
         }
+        if (answered) {
+          afterAnswer();
+          continue;
+        }
         if (upstreamDone && queue.isEmpty()) {
           finish(upstreamError);
           return;
@@ -210,6 +221,25 @@ public class OutboundSink implements Subscriber<Payload>, StreamListener {
       } while (missed);
     } finally {
       draining = false;
+    }
+  }
+
+  /**
+   * A request-response was answered. A Mono completes by itself and must not see a cancel (its
+   * doFinally would report one for every success), so the Publisher is asked for one more item: its
+   * completion ends it quietly, a second item shows it is no single answer and stops it.
+   */
+  private void afterAnswer() {
+    if (!queue.isEmpty()) {
+      stop(); // releases the extra item and cancels
+    } else if (upstreamDone) {
+      finished = true;
+      upstreamCancelled = true; // it ended by itself
+    } else if (!askedPastAnswer) {
+      Subscription up = upstream;
+      askedPastAnswer = true;
+      requestedUp++;
+      up.request(1);
     }
   }
 

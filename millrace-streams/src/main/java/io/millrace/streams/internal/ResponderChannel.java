@@ -73,7 +73,7 @@ public final class ResponderChannel implements StreamListener {
         s.cancel(); // nobody will read the requester's payloads: let the stream end
         // A subscriber that still comes (from another thread) learns that they are gone.
         inbound.inboundEnded(
-            new StreamErrorException(
+            StreamErrorException.received(
                 ErrorCode.CANCELED, "the answer ended before the payloads were read"));
       }
     }
@@ -103,6 +103,7 @@ public final class ResponderChannel implements StreamListener {
   @Override
   public void onCancel(Stream s) {
     sink.stop();
-    inbound.inboundEnded(new StreamErrorException(ErrorCode.CANCELED, "the requester cancelled"));
+    inbound.inboundEnded(
+        StreamErrorException.received(ErrorCode.CANCELED, "the requester cancelled"));
   }
 }
