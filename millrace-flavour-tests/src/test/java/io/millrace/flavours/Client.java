@@ -3,6 +3,9 @@ package io.millrace.flavours;
 import io.millrace.core.Connection;
 import io.millrace.core.StreamErrorException;
 import io.millrace.mutiny.MutinyRequester;
+import io.millrace.observer.ClientCallStreamObserver;
+import io.millrace.observer.ClientResponseObserver;
+import io.millrace.observer.ObserverRequester;
 import io.millrace.reactor.ReactorRequester;
 import io.millrace.rxjava.RxJavaRequester;
 import io.millrace.streams.Payload;
@@ -44,6 +47,7 @@ interface Client extends AutoCloseable {
     REACTOR,
     RXJAVA,
     MUTINY,
+    OBSERVER,
     RSOCKET_JAVA;
 
     Client connect(int port) throws Exception {
@@ -122,6 +126,8 @@ interface Client extends AutoCloseable {
               return AdaptersToReactiveStreams.publisher(r.fireAndForget(p).toMulti());
             }
           };
+        case OBSERVER:
+          return new ObserverClient(port);
         case RSOCKET_JAVA:
           return new RSocketJavaClient(port);
         default:
@@ -152,6 +158,177 @@ interface Client extends AutoCloseable {
         client.awaitTermination(10, TimeUnit.SECONDS);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /**
+   * The StreamObserver flavour, driven the way a grpc-java user drives flow control by hand: the
+   * test subscriber's demand becomes {@code request(n)} on the call, its cancel {@code cancel()},
+   * and a channel's payloads are pulled one at a time while the call {@code isReady()}.
+   */
+  final class ObserverClient extends MillraceClient {
+    final ObserverRequester r;
+
+    ObserverClient(int port) throws Exception {
+      super(port);
+      r = ObserverRequester.of(connection);
+    }
+
+    @Override
+    public Publisher<Payload> requestResponse(Payload p) {
+      return observed(
+          obs -> {
+            r.requestResponse(p, obs);
+            return null;
+          },
+          null);
+    }
+
+    @Override
+    public Publisher<Payload> requestStream(Payload p) {
+      return observed(
+          obs -> {
+            r.requestStream(p, obs);
+            return null;
+          },
+          null);
+    }
+
+    @Override
+    public Publisher<Payload> requestChannel(Publisher<Payload> payloads) {
+      return observed(obs -> r.requestChannel(obs), payloads);
+    }
+
+    @Override
+    public Publisher<Void> fireAndForget(Payload p) {
+      return Mono.fromRunnable(() -> r.fireAndForget(p));
+    }
+
+    /** A call as a Publisher; {@code payloads}, for a channel, are pumped while it is ready. */
+    private static Publisher<Payload> observed(
+        java.util.function.Function<
+                ClientResponseObserver<Payload, Payload>, ClientCallStreamObserver<Payload>>
+            start,
+        Publisher<Payload> payloads) {
+      return subscriber -> {
+        Pump pump = payloads == null ? null : new Pump();
+        java.util.concurrent.atomic.AtomicReference<ClientCallStreamObserver<Payload>> call =
+            new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicBoolean cancelled =
+            new java.util.concurrent.atomic.AtomicBoolean();
+        ClientResponseObserver<Payload, Payload> responses =
+            new ClientResponseObserver<>() {
+              @Override
+              public void beforeStart(ClientCallStreamObserver<Payload> c) {
+                call.set(c);
+                c.disableAutoInboundFlowControl();
+                if (pump != null) {
+                  c.setOnReadyHandler(pump::ready);
+                }
+              }
+
+              @Override
+              public void onNext(Payload value) {
+                subscriber.onNext(value);
+              }
+
+              @Override
+              public void onError(Throwable t) {
+                if (pump != null) {
+                  pump.stop();
+                }
+                if (!cancelled.get()) {
+                  subscriber.onError(t);
+                }
+              }
+
+              @Override
+              public void onCompleted() {
+                if (pump != null) {
+                  pump.stop();
+                }
+                subscriber.onComplete();
+              }
+            };
+        ClientCallStreamObserver<Payload> requests = start.apply(responses);
+        subscriber.onSubscribe(
+            new org.reactivestreams.Subscription() {
+              @Override
+              public void request(long n) {
+                call.get().request((int) Math.min(n, Integer.MAX_VALUE));
+              }
+
+              @Override
+              public void cancel() {
+                if (cancelled.compareAndSet(false, true)) {
+                  if (pump != null) {
+                    pump.stop();
+                  }
+                  call.get().cancel("cancelled by the subscriber", null);
+                }
+              }
+            });
+        if (pump != null) {
+          pump.start(payloads, requests);
+        }
+      };
+    }
+
+    /** Sends a Publisher's payloads through a call's request observer, one per readiness. */
+    private static final class Pump implements org.reactivestreams.Subscriber<Payload> {
+      private final java.util.concurrent.atomic.AtomicBoolean waiting =
+          new java.util.concurrent.atomic.AtomicBoolean();
+      private volatile org.reactivestreams.Subscription s;
+      private volatile boolean stopped;
+      private ClientCallStreamObserver<Payload> requests;
+
+      void start(Publisher<Payload> payloads, ClientCallStreamObserver<Payload> requests) {
+        this.requests = requests;
+        payloads.subscribe(this);
+      }
+
+      @Override
+      public void onSubscribe(org.reactivestreams.Subscription s) {
+        this.s = s;
+        if (stopped) {
+          s.cancel();
+        } else {
+          s.request(1); // the payload that opens the channel goes out before any credit
+        }
+      }
+
+      @Override
+      public void onNext(Payload p) {
+        requests.onNext(p);
+        waiting.set(true);
+        if (requests.isReady()) {
+          ready();
+        }
+      }
+
+      void ready() {
+        if (!stopped && waiting.compareAndSet(true, false)) {
+          s.request(1);
+        }
+      }
+
+      @Override
+      public void onError(Throwable t) {
+        requests.onError(t);
+      }
+
+      @Override
+      public void onComplete() {
+        requests.onCompleted();
+      }
+
+      void stop() {
+        stopped = true;
+        org.reactivestreams.Subscription sub = s;
+        if (sub != null) {
+          sub.cancel();
+        }
       }
     }
   }

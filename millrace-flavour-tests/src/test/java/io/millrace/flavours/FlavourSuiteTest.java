@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.millrace.core.StreamErrorException;
 import io.millrace.frame.ErrorCode;
 import io.millrace.mutiny.MutinyResponder;
+import io.millrace.observer.ObserverResponder;
 import io.millrace.reactor.ReactorResponder;
 import io.millrace.rxjava.RxJavaResponder;
 import io.millrace.streams.Payload;
@@ -43,6 +44,7 @@ class FlavourSuiteTest {
     REACTOR,
     RXJAVA,
     MUTINY,
+    OBSERVER,
     RSOCKET_JAVA;
 
     Server start(Probe probe) throws Exception {
@@ -53,6 +55,8 @@ class FlavourSuiteTest {
           return Server.millrace(RxJavaResponder.of(new RxJavaEcho(probe)));
         case MUTINY:
           return Server.millrace(MutinyResponder.of(new MutinyEcho(probe)));
+        case OBSERVER:
+          return Server.millrace(ObserverResponder.of(new ObserverEcho(probe)));
         case RSOCKET_JAVA:
           return Server.rsocketJava(probe);
         default:

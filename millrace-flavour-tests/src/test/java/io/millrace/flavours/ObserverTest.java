@@ -1,0 +1,111 @@
+package io.millrace.flavours;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.millrace.core.Connection;
+import io.millrace.core.StreamErrorException;
+import io.millrace.observer.ObserverHandler;
+import io.millrace.observer.ObserverResponder;
+import io.millrace.observer.ServerCallStreamObserver;
+import io.millrace.observer.StreamObserver;
+import io.millrace.reactor.ReactorRequester;
+import io.millrace.streams.Payload;
+import io.millrace.streams.StreamsOptions;
+import io.millrace.transport.netty.TcpClient;
+import java.time.Duration;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+
+/**
+ * The StreamObserver flavour's automatic backpressure: a handler that ignores {@code isReady()} is
+ * held to the reader's pace when it runs off the loop, and fails its call, not the server, when it
+ * runs on the loop (where waiting would stall every connection on it).
+ */
+class ObserverTest {
+  private static final int N = 20_000;
+  private final AtomicLong sent = new AtomicLong();
+  private final ExecutorService executor = Executors.newCachedThreadPool();
+  private Server server;
+  private TcpClient client;
+
+  /** Sends N payloads as fast as onNext returns, never asking isReady. */
+  private final ObserverHandler flood =
+      new ObserverHandler() {
+        @Override
+        public void requestStream(Payload payload, StreamObserver<Payload> responses) {
+          ServerCallStreamObserver<Payload> out = (ServerCallStreamObserver<Payload>) responses;
+          for (int i = 0; i < N && !out.isCancelled(); i++) {
+            out.onNext(Behaviour.pooled(Integer.toString(i)));
+            sent.incrementAndGet();
+          }
+          out.onCompleted();
+        }
+      };
+
+  private ReactorRequester connect(StreamsOptions serverOptions) throws Exception {
+    server = Server.millrace(ObserverResponder.of(flood, serverOptions));
+    client = TcpClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
+    Connection c = client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS);
+    return ReactorRequester.of(c);
+  }
+
+  @AfterEach
+  void close() throws InterruptedException {
+    if (client != null) {
+      client.shutdownNow();
+      client.awaitTermination(10, TimeUnit.SECONDS);
+    }
+    if (server != null) {
+      server.close();
+    }
+    executor.shutdownNow();
+  }
+
+  @Test
+  void aFloodingHandlerOnAnExecutorIsHeldToTheReadersPace() throws Exception {
+    ReactorRequester r = connect(StreamsOptions.builder().handlerExecutor(executor).build());
+    AtomicLong received = new AtomicLong();
+    AtomicLong maxAhead = new AtomicLong();
+    long count =
+        Flux.from(r.requestStream(Payload.of("go")))
+            .limitRate(16)
+            .delayElements(Duration.ofMillis(1), reactor.core.scheduler.Schedulers.single())
+            .take(300)
+            .doOnNext(
+                p -> {
+                  long ahead = sent.get() - received.incrementAndGet();
+                  maxAhead.accumulateAndGet(ahead, Math::max);
+                })
+            .count()
+            .block(Duration.ofSeconds(30));
+    assertThat(count).isEqualTo(300);
+    // What the handler got ahead of the reader: credit in flight plus the bounded wait, not N.
+    assertThat(maxAhead.get()).isLessThan(2_000);
+    assertThat(sent.get()).isLessThan(N);
+  }
+
+  @Test
+  void aFloodingHandlerOnTheLoopFailsItsCallAndTheServerGoesOn() throws Exception {
+    ReactorRequester r = connect(StreamsOptions.DEFAULT);
+    Throwable failure =
+        Flux.from(r.requestStream(Payload.of("go")))
+            .limitRate(16)
+            .then()
+            .map(v -> (Throwable) null)
+            .onErrorResume(e -> reactor.core.publisher.Mono.just(e))
+            .block(Duration.ofSeconds(30));
+    assertThat(failure).isInstanceOf(StreamErrorException.class);
+    // The connection and the server are fine: a well-behaved call still works on them.
+    assertThat(
+            r.requestResponse(Payload.of("x"))
+                .onErrorResume(e -> reactor.core.publisher.Mono.just(Payload.of("rejected")))
+                .map(Payload::dataUtf8)
+                .block(Duration.ofSeconds(10)))
+        .isEqualTo("rejected"); // this handler serves no request-response: it answers at once
+  }
+}

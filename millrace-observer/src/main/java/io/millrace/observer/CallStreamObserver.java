@@ -1,0 +1,36 @@
+package io.millrace.observer;
+
+/**
+ * The sending side of a call, with flow control in both directions, as grpc-java's
+ * CallStreamObserver.
+ *
+ * <p>Sending: {@link #isReady()} says whether the peer has granted credit and the socket takes
+ * more; {@link #setOnReadyHandler} is run (on the connection's event loop) when it becomes ready
+ * again. Calling {@link #onNext} while not ready is allowed: Millrace keeps up to the prefetch
+ * ({@link io.millrace.streams.StreamsOptions#prefetch()}) payloads waiting, and beyond that a
+ * caller on another thread waits (blocks) until the peer asks for more, so a producer is held to
+ * the reader's pace with bounded memory, never an unbounded queue. On the event loop, where waiting
+ * is impossible, going beyond that bound fails the call: a handler on the loop should follow
+ * isReady and the on-ready handler, or run on a handler executor.
+ *
+ * <p>Receiving: by default the other direction is read as it arrives, with credit granted ahead
+ * ({@code prefetch}) and topped up as values are delivered. After {@link
+ * #disableAutoInboundFlowControl()} nothing more is granted than {@link #request(int)} asks for.
+ */
+public interface CallStreamObserver<V> extends StreamObserver<V> {
+
+  boolean isReady();
+
+  /** Run on the event loop whenever the call may send again after {@link #isReady} was false. */
+  void setOnReadyHandler(Runnable onReadyHandler);
+
+  /**
+   * Stops requesting inbound values automatically; call it before the call starts (in {@code
+   * beforeStart}, or in the handler before it returns) and then {@link #request(int)} as values are
+   * wanted.
+   */
+  void disableAutoInboundFlowControl();
+
+  /** Asks for {@code count} more inbound values (with auto flow control disabled). */
+  void request(int count);
+}

@@ -1,0 +1,99 @@
+package io.millrace.observer;
+
+import io.millrace.core.Connection;
+import io.millrace.observer.internal.ObserverCall;
+import io.millrace.streams.Payload;
+import io.millrace.streams.ReactiveRequester;
+import io.millrace.streams.StreamsOptions;
+import java.lang.System.Logger.Level;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+
+/**
+ * Starts calls in the gRPC style: responses come to a {@link StreamObserver}; a channel returns the
+ * observer its requests are sent through.
+ *
+ * <p>A response observer that is a {@link ClientResponseObserver} is handed its call first: to
+ * cancel it later, to take inbound flow control in hand ({@link
+ * CallStreamObserver#disableAutoInboundFlowControl()}; RSocket sends a stream's request with its
+ * first credit, so such a call starts with the first {@link CallStreamObserver#request(int)}), or
+ * to follow a channel's readiness. Responses arrive on the connection's event loop: do not block in
+ * the observer. Received payloads are heap copies by default and need no release; sent ones belong
+ * to Millrace.
+ */
+public final class ObserverRequester {
+  private static final System.Logger LOG = System.getLogger(ObserverRequester.class.getName());
+
+  private final ReactiveRequester requester;
+
+  private ObserverRequester(ReactiveRequester requester) {
+    this.requester = requester;
+  }
+
+  public static ObserverRequester of(Connection connection) {
+    return new ObserverRequester(ReactiveRequester.of(connection));
+  }
+
+  public static ObserverRequester of(Connection connection, StreamsOptions options) {
+    return new ObserverRequester(ReactiveRequester.of(connection, options));
+  }
+
+  public Connection connection() {
+    return requester.connection();
+  }
+
+  /** Sends {@code payload}; a failure to send (the connection closing) is logged. */
+  public void fireAndForget(Payload payload) {
+    requester
+        .fireAndForget(payload)
+        .subscribe(
+            new Subscriber<Void>() {
+              @Override
+              public void onSubscribe(Subscription s) {}
+
+              @Override
+              public void onNext(Void v) {}
+
+              @Override
+              public void onError(Throwable t) {
+                LOG.log(Level.DEBUG, "fire-and-forget not sent: " + t);
+              }
+
+              @Override
+              public void onComplete() {}
+            });
+  }
+
+  /** The answer as one onNext (none for an empty answer) and onCompleted, or onError. */
+  public void requestResponse(Payload payload, StreamObserver<Payload> response) {
+    ObserverCall call = start(response, false);
+    requester.requestResponse(payload).subscribe(call.inbound());
+  }
+
+  public void requestStream(Payload payload, StreamObserver<Payload> responses) {
+    ObserverCall call = start(responses, false);
+    requester.requestStream(payload).subscribe(call.inbound());
+  }
+
+  /**
+   * Opens a channel: the returned observer (a {@link ClientCallStreamObserver}) sends its values,
+   * the first of which opens the channel; {@code onCompleted} ends this side's half. Sending is
+   * held to the responder's credit: see {@link CallStreamObserver}.
+   */
+  public ClientCallStreamObserver<Payload> requestChannel(StreamObserver<Payload> responses) {
+    ObserverCall call = start(responses, true);
+    requester.requestChannel(call.outbound()).subscribe(call.inbound());
+    return call;
+  }
+
+  @SuppressWarnings("unchecked")
+  private ObserverCall start(StreamObserver<Payload> responses, boolean sends) {
+    ObserverCall call =
+        new ObserverCall(requester.connection().executor(), requester.options().prefetch(), sends);
+    call.receiveWith(responses);
+    if (responses instanceof ClientResponseObserver) {
+      ((ClientResponseObserver<Payload, Payload>) responses).beforeStart(call);
+    }
+    return call;
+  }
+}
