@@ -8,6 +8,7 @@ import io.millrace.futures.internal.FutureSubscriber;
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveRequester;
 import io.millrace.streams.StreamsOptions;
+import io.netty.util.internal.ThreadExecutorMap;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
@@ -18,7 +19,8 @@ import java.util.concurrent.TimeoutException;
  * Blocking calls: the calling thread waits for the answer. Made for virtual threads: waiting parks
  * the thread (no monitors are held on the way), so a virtual thread unmounts while it waits and a
  * server can run one per request. Never call from the connection's event loop (it would wait for
- * itself): such a call fails with IllegalStateException.
+ * itself), nor from any other Netty event loop (it would stall that loop's connections): such a
+ * call fails with IllegalStateException.
  *
  * <p>Failures throw {@link StreamErrorException} (the peer's ERROR, or the connection's loss); a
  * timeout or an interrupt cancels the call (CANCEL to the peer) and throws a StreamErrorException
@@ -76,11 +78,11 @@ public final class BlockingRequester {
     return iterator;
   }
 
-  private void checkNotOnLoop(Payload payload) {
-    if (requester.connection().executor().inEventLoop()) {
+  private static void checkNotOnLoop(Payload payload) {
+    if (ThreadExecutorMap.currentExecutor() != null) {
       payload.release();
       throw new IllegalStateException(
-          "a blocking call on the connection's event loop would wait for itself");
+          "a blocking call on an event loop would stall its connections (or wait for itself)");
     }
   }
 
@@ -93,11 +95,13 @@ public final class BlockingRequester {
           ? (RuntimeException) cause
           : StreamErrorException.received(ErrorCode.APPLICATION_ERROR, String.valueOf(cause));
     } catch (TimeoutException e) {
-      call.cancel(false);
+      if (!call.cancel(false)) {
+        return await(call, null); // it came in the meantime
+      }
       throw StreamErrorException.received(ErrorCode.CANCELED, "no answer within " + timeout);
     } catch (InterruptedException e) {
-      call.cancel(false);
       Thread.currentThread().interrupt();
+      call.cancel(false);
       throw StreamErrorException.received(
           ErrorCode.CANCELED, "interrupted while waiting: cancelled");
     } catch (CancellationException e) {

@@ -89,7 +89,8 @@ public final class ObserverRequester {
   @SuppressWarnings("unchecked")
   private ObserverCall start(StreamObserver<Payload> responses, boolean sends) {
     ObserverCall call =
-        new ObserverCall(requester.connection().executor(), requester.options().prefetch(), sends);
+        new ObserverCall(
+            requester.connection().executor(), requester.options().prefetch(), sends, true);
     call.receiveWith(responses);
     if (responses instanceof ClientResponseObserver) {
       ((ClientResponseObserver<Payload, Payload>) responses).beforeStart(call);

@@ -97,19 +97,19 @@ public final class ObserverResponder implements Responder {
 
     @Override
     public Publisher<Payload> requestResponse(Payload payload) {
-      ObserverCall call = new ObserverCall(loop, prefetch, true);
+      ObserverCall call = new ObserverCall(loop, prefetch, true, false);
       return calling(call, () -> handler.requestResponse(payload, call));
     }
 
     @Override
     public Publisher<Payload> requestStream(Payload payload) {
-      ObserverCall call = new ObserverCall(loop, prefetch, true);
+      ObserverCall call = new ObserverCall(loop, prefetch, true, false);
       return calling(call, () -> handler.requestStream(payload, call));
     }
 
     @Override
     public Publisher<Payload> requestChannel(Payload first, Publisher<Payload> inbound) {
-      ObserverCall call = new ObserverCall(loop, prefetch, true);
+      ObserverCall call = new ObserverCall(loop, prefetch, true, false);
       return calling(
           call,
           () -> {

@@ -4,6 +4,7 @@ import io.millrace.core.StreamErrorException;
 import io.millrace.frame.ErrorCode;
 import io.millrace.futures.BlockingStream;
 import io.millrace.streams.Payload;
+import io.netty.util.internal.ThreadExecutorMap;
 import java.util.NoSuchElementException;
 import java.util.concurrent.LinkedBlockingQueue;
 import org.reactivestreams.Subscriber;
@@ -18,6 +19,7 @@ import org.reactivestreams.Subscription;
  */
 public final class BlockingIterator implements Subscriber<Payload>, BlockingStream {
   private static final Object COMPLETE = new Object();
+  private static final Object CLOSED = new Object();
 
   private final LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
   private final int batch;
@@ -51,7 +53,7 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
   public void onNext(Payload p) {
     queue.offer(p);
     if (closed) {
-      releaseQueued(); // closed meanwhile: nobody will read it
+      releaseQueued(); // closed meanwhile: nobody will read it (the CLOSED mark stays)
     }
   }
 
@@ -75,6 +77,9 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
     if (done) {
       return false;
     }
+    if (ThreadExecutorMap.currentExecutor() != null) {
+      throw new IllegalStateException("a blocking read on an event loop would stall it");
+    }
     Object o;
     try {
       o = queue.take();
@@ -87,6 +92,11 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
     if (o == COMPLETE) {
       done = true;
       return false;
+    }
+    if (o == CLOSED) {
+      done = true;
+      releaseQueued();
+      return false; // closed, perhaps by another thread while this one waited
     }
     if (o instanceof Failure) {
       done = true;
@@ -112,6 +122,10 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
     return p;
   }
 
+  /**
+   * Cancels the stream and releases what was not read. From any thread: a reader waiting in {@link
+   * #hasNext()} wakes and sees the end.
+   */
   @Override
   public void close() {
     if (closed) {
@@ -119,21 +133,20 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
     }
     closed = true;
     Subscription s = subscription;
-    if (s != null && !done) {
-      s.cancel();
-    }
-    done = true;
-    if (next != null) {
-      next.release();
-      next = null;
+    if (s != null) {
+      s.cancel(); // nothing if the stream already ended
     }
     releaseQueued();
+    queue.offer(CLOSED);
   }
 
   private void releaseQueued() {
     for (Object o; (o = queue.poll()) != null; ) {
       if (o instanceof Payload) {
         ((Payload) o).release();
+      } else if (o == CLOSED) {
+        queue.offer(CLOSED); // for the reader (at the end: only payloads are taken here)
+        return;
       }
     }
   }

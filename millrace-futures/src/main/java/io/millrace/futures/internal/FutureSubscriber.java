@@ -1,5 +1,6 @@
 package io.millrace.futures.internal;
 
+import io.millrace.streams.Payload;
 import java.util.concurrent.CompletableFuture;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
@@ -10,7 +11,21 @@ import org.reactivestreams.Subscription;
  */
 public final class FutureSubscriber<T> extends CompletableFuture<T> implements Subscriber<T> {
   private volatile Subscription subscription;
+  private volatile boolean fromPublisher;
   private T value;
+
+  public FutureSubscriber() {
+    // Completed by anyone else (cancel, orTimeout, complete): the call is no longer wanted.
+    whenComplete(
+        (v, e) -> {
+          if (!fromPublisher) {
+            Subscription s = subscription;
+            if (s != null) {
+              s.cancel();
+            }
+          }
+        });
+  }
 
   @Override
   public void onSubscribe(Subscription s) {
@@ -29,6 +44,7 @@ public final class FutureSubscriber<T> extends CompletableFuture<T> implements S
 
   @Override
   public void onError(Throwable t) {
+    fromPublisher = true;
     completeExceptionally(t);
   }
 
@@ -36,17 +52,9 @@ public final class FutureSubscriber<T> extends CompletableFuture<T> implements S
   public void onComplete() {
     T v = value;
     value = null;
-    complete(v);
-  }
-
-  /** Cancels the call: CANCEL reaches the peer if the request was sent. */
-  @Override
-  public boolean cancel(boolean mayInterruptIfRunning) {
-    boolean cancelled = super.cancel(mayInterruptIfRunning);
-    Subscription s = subscription;
-    if (cancelled && s != null) {
-      s.cancel();
+    fromPublisher = true;
+    if (!complete(v) && v instanceof Payload) {
+      ((Payload) v).release(); // the future was completed first (a timeout): nobody takes it
     }
-    return cancelled;
   }
 }

@@ -7,9 +7,12 @@ import io.millrace.observer.ServerCallStreamObserver;
 import io.millrace.observer.StreamObserver;
 import io.millrace.streams.Payload;
 import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.internal.ThreadExecutorMap;
 import java.lang.System.Logger.Level;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
@@ -24,8 +27,10 @@ import org.reactivestreams.Subscription;
  * that passes them to the application's observer, granting credit as they are delivered).
  *
  * <p>Sending is bounded: values wait here only up to {@code bound} beyond the sink's demand; past
- * that a caller off the event loop waits for demand (a {@link ReentrantLock}, so a virtual thread
- * unmounts), and a caller on the loop, which cannot wait, fails the call.
+ * that a caller that may wait does (a {@link ReentrantLock}, so a virtual thread unmounts), and a
+ * caller on any Netty event loop, which must not, fails the call. An interrupted wait fails it too.
+ * A failed or cancelled call counts as cancelled: {@code isCancelled()} says so, later values are
+ * released, and {@code onNext} throws unless an on-cancel handler was set (gRPC's rule).
  */
 public final class ObserverCall
     implements ServerCallStreamObserver<Payload>, ClientCallStreamObserver<Payload> {
@@ -42,17 +47,19 @@ public final class ObserverCall
   private final AtomicInteger queued = new AtomicInteger();
   private final AtomicLong demand = new AtomicLong();
   private final AtomicInteger wip = new AtomicInteger();
+  private final AtomicBoolean cancelOnce = new AtomicBoolean();
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition space = lock.newCondition();
   private volatile int waiters;
   private volatile Subscriber<? super Payload> sink;
   private volatile boolean completed;
   private volatile Throwable error;
-  private volatile Throwable overflow;
+  private volatile Throwable failure;
   private volatile boolean cancelled;
   private volatile Runnable onReady;
   private volatile Runnable onCancel;
   private boolean terminated; // inside the drain only
+  private boolean started; // loop only: the handler returned (on-ready may run)
   private boolean inOnReady; // loop only
   private boolean readyAgain; // loop only
 
@@ -60,17 +67,29 @@ public final class ObserverCall
   private volatile StreamObserver<Payload> target;
   private volatile Subscription inbound;
   private volatile boolean manual;
+  private volatile boolean cancelRequested;
   private final AtomicLong pendingRequests = new AtomicLong();
+  private final AtomicLong owedCredit = new AtomicLong();
   private boolean targetDone; // loop only
   private int delivered; // loop only
 
-  /** {@code sends}: whether this side sends values on the call (a channel, or a responder). */
-  public ObserverCall(EventExecutor loop, int prefetch, boolean sends) {
+  /**
+   * {@code sends}: whether this side sends values on the call (a channel, or a responder); {@code
+   * started}: whether on-ready may run from the first demand on (a requester), or only once {@link
+   * #started()} says the handler returned (a responder).
+   */
+  public ObserverCall(EventExecutor loop, int prefetch, boolean sends, boolean started) {
     this.loop = loop;
     this.sends = sends;
+    this.started = started;
     this.bound = prefetch;
     this.prefetch = prefetch;
     this.limit = Math.max(1, prefetch - (prefetch >> 2));
+  }
+
+  /** Whether the calling thread runs a Netty event loop (any: waiting there stalls its sockets). */
+  static boolean onAnEventLoop() {
+    return ThreadExecutorMap.currentExecutor() != null;
   }
 
   // ================================================================== sending: the engine's side
@@ -81,14 +100,12 @@ public final class ObserverCall
   }
 
   private void subscribeOutbound(Subscriber<? super Payload> s) {
-    sink = s;
     s.onSubscribe(
         new Subscription() {
           @Override
           public void request(long n) {
             if (n <= 0) {
-              overflow = new IllegalArgumentException("request-n must be positive: " + n);
-              drain();
+              fail(new IllegalArgumentException("request-n must be positive (rule 3.9): " + n));
               return;
             }
             long r;
@@ -103,35 +120,38 @@ public final class ObserverCall
 
           @Override
           public void cancel() {
-            peerCancelled();
+            cancelled(null);
           }
         });
+    sink = s; // after onSubscribe returned: nothing is signalled before (rule 1.3)
     drain();
   }
 
   /**
-   * The handler has returned: as in gRPC, its on-ready handler runs once now if the call is ready
-   * (credit may have come before the handler was set), on the loop.
+   * The handler has returned: as in gRPC, its on-ready handler may run from now on, and runs once
+   * now if the call is ready (the credit may have come first). On the loop.
    */
   public void started() {
-    if (onReady == null) {
-      return;
-    }
     if (loop.inEventLoop()) {
-      ready();
+      startedOnLoop();
     } else {
       try {
-        loop.execute(this::ready);
-      } catch (java.util.concurrent.RejectedExecutionException e) {
+        loop.execute(this::startedOnLoop);
+      } catch (RejectedExecutionException e) {
         // The connection is gone; the call ends with it.
       }
     }
   }
 
-  /** Runs the on-ready handler when the call can send; not reentrant. Called on the loop. */
+  private void startedOnLoop() {
+    started = true;
+    ready();
+  }
+
+  /** Runs the on-ready handler when the call can send; not reentrant. On the loop. */
   private void ready() {
     Runnable handler = onReady;
-    if (handler == null || !isReady()) {
+    if (handler == null || !started || !isReady()) {
       return;
     }
     if (inOnReady) {
@@ -146,28 +166,42 @@ public final class ObserverCall
       } while (readyAgain && isReady());
     } catch (RuntimeException e) {
       LOG.log(Level.WARNING, "on-ready handler threw", e);
-      failSending(e);
+      fail(e);
     } finally {
       inOnReady = false;
     }
   }
 
-  /** The peer cancelled, the stream failed or the connection went: stop sending. */
-  private void peerCancelled() {
-    if (cancelled) {
+  /**
+   * The call ends for this side's sending: the peer cancelled, the stream failed or the connection
+   * went ({@code why} null), or this side failed it. Once, whoever comes first.
+   */
+  private void cancelled(Throwable why) {
+    if (!cancelOnce.compareAndSet(false, true)) {
       return;
+    }
+    if (why != null) {
+      failure = why;
     }
     cancelled = true;
     wakeWaiters();
-    drain(); // releases what waits
+    drain(); // releases what waits; sends the failure, if any
     Runnable handler = onCancel;
     if (handler != null) {
-      try {
-        handler.run();
-      } catch (RuntimeException e) {
-        LOG.log(Level.WARNING, "on-cancel handler threw", e);
-      }
+      runOnLoop(
+          () -> {
+            try {
+              handler.run();
+            } catch (RuntimeException e) {
+              LOG.log(Level.WARNING, "on-cancel handler threw", e);
+            }
+          });
     }
+  }
+
+  private void fail(Throwable t) {
+    LOG.log(Level.DEBUG, "call failed: " + t);
+    cancelled(t);
   }
 
   private void drain() {
@@ -177,37 +211,37 @@ public final class ObserverCall
     int missed = 1;
     do {
       Subscriber<? super Payload> s = sink;
-      if (cancelled || terminated) {
+      if (terminated) {
         releaseQueued();
-      } else if (s != null) {
-        Throwable fatal = overflow;
-        if (fatal != null) {
+      } else if (cancelled) {
+        releaseQueued();
+        Throwable f = failure;
+        if (f != null && s != null) {
           terminated = true;
-          releaseQueued();
-          s.onError(fatal);
-        } else {
-          boolean emitted = false;
-          while (demand.get() > 0) {
-            Payload p = queue.poll();
-            if (p == null) {
-              break;
-            }
-            queued.decrementAndGet();
-            demand.decrementAndGet();
-            emitted = true;
-            s.onNext(p);
+          s.onError(f); // this side failed the call: the peer hears why
+        }
+      } else if (s != null) {
+        boolean emitted = false;
+        while (demand.get() > 0) {
+          Payload p = queue.poll();
+          if (p == null) {
+            break;
           }
-          if (emitted && waiters > 0) {
-            wakeWaiters();
-          }
-          if (queue.isEmpty() && (completed || error != null)) {
-            terminated = true;
-            Throwable e = error;
-            if (e != null) {
-              s.onError(e);
-            } else {
-              s.onComplete();
-            }
+          queued.decrementAndGet();
+          demand.decrementAndGet();
+          emitted = true;
+          s.onNext(p);
+        }
+        if (emitted && waiters > 0) {
+          wakeWaiters();
+        }
+        if (queue.isEmpty() && (completed || error != null)) {
+          terminated = true;
+          Throwable e = error;
+          if (e != null) {
+            s.onError(e);
+          } else {
+            s.onComplete();
           }
         }
       }
@@ -231,6 +265,18 @@ public final class ObserverCall
     }
   }
 
+  private void runOnLoop(Runnable task) {
+    if (loop.inEventLoop()) {
+      task.run();
+    } else {
+      try {
+        loop.execute(task);
+      } catch (RejectedExecutionException e) {
+        task.run(); // the loop is gone: nothing else runs on it
+      }
+    }
+  }
+
   // ================================================================== sending: the application's
 
   @Override
@@ -245,19 +291,22 @@ public final class ObserverCall
               ? "onNext after onCompleted or onError"
               : "this call sends nothing after its request");
     }
-    if (cancelled || overflow != null) {
-      value.release(); // the call is over: nothing more goes out (isCancelled says so)
-      return;
+    if (cancelled) {
+      value.release();
+      if (onCancel == null) {
+        throw StreamErrorException.received(ErrorCode.CANCELED, "the call was cancelled");
+      }
+      return; // the on-cancel handler tells the application
     }
     queue.offer(value);
     queued.incrementAndGet();
     drain();
     if (queued.get() > bound) {
-      if (loop.inEventLoop()) {
-        failSending(
+      if (onAnEventLoop()) {
+        fail(
             new StreamErrorException(
                 ErrorCode.APPLICATION_ERROR,
-                "sent faster than the peer reads, on the event loop: follow isReady() and the"
+                "sent faster than the peer reads, on an event loop: follow isReady() and the"
                     + " on-ready handler, or give the responder a handler executor"));
       } else {
         awaitSpace();
@@ -270,22 +319,16 @@ public final class ObserverCall
     lock.lock();
     try {
       waiters++;
-      while (queued.get() > bound && !cancelled && overflow == null) {
+      while (queued.get() > bound && !cancelled) {
         space.await();
       }
     } catch (InterruptedException e) {
-      Thread.currentThread().interrupt(); // the value stays queued; the caller sees the flag
+      Thread.currentThread().interrupt();
+      fail(StreamErrorException.received(ErrorCode.CANCELED, "interrupted while waiting to send"));
     } finally {
       waiters--;
       lock.unlock();
     }
-  }
-
-  private void failSending(Throwable t) {
-    LOG.log(Level.WARNING, "call failed: " + t.getMessage());
-    overflow = t;
-    wakeWaiters();
-    drain();
   }
 
   @Override
@@ -311,7 +354,8 @@ public final class ObserverCall
 
   @Override
   public boolean isReady() {
-    return demand.get() > 0 && !cancelled && !completed && error == null && overflow == null;
+    // Values already waiting use up demand that has not reached them yet.
+    return demand.get() > queued.get() && !cancelled && !completed && error == null;
   }
 
   @Override
@@ -345,9 +389,17 @@ public final class ObserverCall
       @Override
       public void onSubscribe(Subscription s) {
         inbound = s;
+        if (cancelRequested) {
+          s.cancel(); // cancelled before it started: it never does
+          return;
+        }
         long pending = pendingRequests.getAndSet(-1);
         if (!manual) {
           s.request(prefetch);
+        } else if (sends) {
+          // A channel opens with its first credit: one, taken from what request(n) asks later.
+          owedCredit.set(Math.max(0, 1 - Math.max(0, pending)));
+          s.request(Math.max(1, pending));
         } else if (pending > 0) {
           s.request(pending);
         }
@@ -359,7 +411,12 @@ public final class ObserverCall
           p.release();
           return;
         }
-        target.onNext(p);
+        try {
+          target.onNext(p);
+        } catch (RuntimeException e) {
+          observerFailed(e);
+          return;
+        }
         if (!manual && ++delivered >= limit) {
           int n = delivered;
           delivered = 0;
@@ -371,7 +428,11 @@ public final class ObserverCall
       public void onError(Throwable t) {
         if (!targetDone) {
           targetDone = true;
-          target.onError(t);
+          try {
+            target.onError(t);
+          } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "observer's onError threw", e);
+          }
         }
       }
 
@@ -379,10 +440,30 @@ public final class ObserverCall
       public void onComplete() {
         if (!targetDone) {
           targetDone = true;
-          target.onCompleted();
+          try {
+            target.onCompleted();
+          } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "observer's onCompleted threw", e);
+          }
         }
       }
     };
+  }
+
+  /** The application's observer threw: the call is cancelled and the observer told. Loop. */
+  private void observerFailed(RuntimeException e) {
+    LOG.log(Level.WARNING, "observer threw; the call is cancelled", e);
+    Subscription s = inbound;
+    if (s != null) {
+      s.cancel();
+    }
+    cancelled(e);
+    targetDone = true;
+    try {
+      target.onError(e);
+    } catch (RuntimeException again) {
+      LOG.log(Level.WARNING, "observer's onError threw", again);
+    }
   }
 
   @Override
@@ -395,28 +476,41 @@ public final class ObserverCall
     if (count <= 0) {
       throw new IllegalArgumentException("count must be positive: " + count);
     }
+    long n = count;
+    long owed;
+    while ((owed = owedCredit.get()) > 0) {
+      long take = Math.min(owed, n);
+      if (owedCredit.compareAndSet(owed, owed - take)) {
+        n -= take;
+        break;
+      }
+    }
+    if (n == 0) {
+      return;
+    }
     Subscription s = inbound;
     if (s != null) {
-      s.request(count);
+      s.request(n);
       return;
     }
     long p;
     do {
       p = pendingRequests.get();
       if (p < 0) { // subscribed meanwhile
-        inbound.request(count);
+        inbound.request(n);
         return;
       }
-    } while (!pendingRequests.compareAndSet(p, p + count));
+    } while (!pendingRequests.compareAndSet(p, p + n));
   }
 
   @Override
   public void cancel(String message, Throwable cause) {
+    cancelRequested = true;
     Subscription s = inbound;
     if (s != null) {
       s.cancel(); // CANCEL for the whole call; a channel's sending half ends with it
     }
-    peerCancelled();
+    cancelled(null);
     String why = message != null ? message : cause != null ? cause.toString() : "cancelled";
     Runnable tell =
         () -> {
@@ -425,14 +519,11 @@ public final class ObserverCall
             target.onError(StreamErrorException.received(ErrorCode.CANCELED, why));
           }
         };
-    if (loop.inEventLoop()) {
-      tell.run();
-    } else {
-      try {
-        loop.execute(tell); // after any value the loop is delivering: signals never overlap
-      } catch (java.util.concurrent.RejectedExecutionException e) {
-        tell.run(); // the loop is gone: nothing else will signal
-      }
+    try {
+      // Always as a task: cancel() may come from inside the observer's own onNext.
+      loop.execute(tell);
+    } catch (RejectedExecutionException e) {
+      tell.run(); // the loop is gone: nothing else will signal
     }
   }
 }
