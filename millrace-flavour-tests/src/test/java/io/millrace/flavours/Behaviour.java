@@ -15,9 +15,10 @@ import java.nio.charset.StandardCharsets;
  *       completes without a payload, {@link #NEVER} never answers (its cancellation is recorded);
  *       anything else is echoed with its metadata;
  *   <li>request-stream: {@code N} sends N payloads, {@code N:SIZE} sends N payloads of SIZE bytes
- *       ({@link #item}), {@code async:N} sends N from a thread of the flavour's own scheduler,
- *       {@link #INF} sends until cancelled, {@link #FAIL} sends three and fails, {@link #THROW}
- *       throws; what is emitted and the cancellation are recorded;
+ *       ({@link #item}), {@link #NEVER} sends nothing (Reactor only), {@code async:N} sends N from
+ *       a thread of the flavour's own scheduler, {@link #INF} sends until cancelled, {@link #FAIL}
+ *       sends three and fails, {@link #THROW} throws; what is emitted and the cancellation are
+ *       recorded;
  *   <li>request-channel: echoes the first payload and every later one; an inbound {@link #FAIL}
  *       fails the channel; the cancellation is recorded;
  *   <li>fire-and-forget: recorded.

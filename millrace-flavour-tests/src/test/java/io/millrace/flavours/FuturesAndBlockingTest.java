@@ -85,6 +85,28 @@ class FuturesAndBlockingTest {
   }
 
   @Test
+  void aFutureThatTimesOutCancelsTheCall() throws Exception {
+    FutureRequester r = FutureRequester.of(echo());
+    CompletableFuture<Payload> never =
+        r.requestResponse(Payload.of(NEVER)).orTimeout(200, TimeUnit.MILLISECONDS);
+    assertThatThrownBy(() -> never.get(10, TimeUnit.SECONDS))
+        .hasCauseInstanceOf(java.util.concurrent.TimeoutException.class);
+    assertThat(probe.awaitAnswerCancelled()).as("the timeout cancelled the call").isTrue();
+  }
+
+  @Test
+  void closingABlockingStreamFromAnotherThreadWakesItsReader() throws Exception {
+    BlockingRequester r = BlockingRequester.of(echo());
+    BlockingStream s = r.requestStream(Payload.of(NEVER)); // a stream that sends nothing
+    CompletableFuture<Boolean> read = CompletableFuture.supplyAsync(s::hasNext);
+    Thread.sleep(200);
+    assertThat(read).as("the reader waits").isNotDone();
+    s.close();
+    assertThat(read.get(10, TimeUnit.SECONDS)).as("the reader woke and saw the end").isFalse();
+    assertThat(probe.awaitCancelled()).as("closing cancelled the stream").isTrue();
+  }
+
+  @Test
   void blockingCallsAnswerFailAndTimeOut() throws Exception {
     BlockingRequester r = BlockingRequester.of(echo());
     assertThat(r.requestResponse(Payload.of("hi")).dataUtf8()).isEqualTo("hi");

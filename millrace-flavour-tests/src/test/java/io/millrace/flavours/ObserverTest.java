@@ -1,6 +1,7 @@
 package io.millrace.flavours;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.millrace.core.Connection;
 import io.millrace.core.StreamErrorException;
@@ -99,13 +100,19 @@ class ObserverTest {
             .map(v -> (Throwable) null)
             .onErrorResume(e -> reactor.core.publisher.Mono.just(e))
             .block(Duration.ofSeconds(30));
-    assertThat(failure).isInstanceOf(StreamErrorException.class);
-    // The connection and the server are fine: a well-behaved call still works on them.
-    assertThat(
-            r.requestResponse(Payload.of("x"))
-                .onErrorResume(e -> reactor.core.publisher.Mono.just(Payload.of("rejected")))
-                .map(Payload::dataUtf8)
-                .block(Duration.ofSeconds(10)))
-        .isEqualTo("rejected"); // this handler serves no request-response: it answers at once
+    assertThat(failure)
+        .isInstanceOfSatisfying(
+            StreamErrorException.class,
+            e -> {
+              assertThat(e.errorCode()).isEqualTo(io.millrace.frame.ErrorCode.APPLICATION_ERROR);
+              assertThat(e.getMessage()).contains("sent faster than the peer reads");
+            });
+    assertThat(sent.get()).as("the handler stopped once its call failed").isLessThan(N);
+    // The connection and the server are fine: the next call is answered on the same connection.
+    assertThat(r.connection().isOpen()).isTrue();
+    assertThatThrownBy(() -> r.requestResponse(Payload.of("x")).block(Duration.ofSeconds(10)))
+        .isInstanceOfSatisfying(
+            StreamErrorException.class,
+            e -> assertThat(e.getMessage()).isEqualTo("request-response not supported"));
   }
 }

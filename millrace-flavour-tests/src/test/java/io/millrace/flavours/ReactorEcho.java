@@ -47,6 +47,9 @@ final class ReactorEcho implements ReactorHandler {
     if (request.equals(THROW)) {
       throw new IllegalStateException("thrown");
     }
+    if (request.equals(NEVER)) {
+      return Flux.<Payload>never().doOnCancel(probe::cancelled);
+    }
     if (request.equals(FAIL)) {
       return Flux.range(0, 3)
           .map(i -> Payload.of(item(i, 0)))
