@@ -7,7 +7,7 @@ import java.util.List;
 /** The systems the harness knows, and the JVM-wide counters it reads. */
 final class Systems {
   static final List<String> NAMES =
-      List.of("millrace", "millrace-resume", "grpc-java", "rsocket-java");
+      List.of("millrace", "millrace-resume", "millrace-reactor", "grpc-java", "rsocket-java");
 
   private Systems() {}
 
@@ -17,6 +17,8 @@ final class Systems {
         return new MillraceSystem(false);
       case "millrace-resume":
         return new MillraceSystem(true); // resumption on, no disconnects: what it costs
+      case "millrace-reactor":
+        return new io.millrace.bench.millrace.MillraceReactorSystem();
       case "grpc-java":
         return instantiate("io.millrace.bench.grpc.GrpcSystem");
       case "rsocket-java":
