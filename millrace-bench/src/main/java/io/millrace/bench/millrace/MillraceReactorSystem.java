@@ -115,25 +115,13 @@ public final class MillraceReactorSystem implements BenchSystem {
 
     @Override
     public void startFireAndForget(LongAdder sent) {
-      Runnable pump =
-          new Runnable() {
-            @Override
-            public void run() {
-              if (!connection.isOpen()) {
-                return;
-              }
-              for (int i = 0; i < MillraceSystem.FNF_BATCH && connection.isWritable(); i++) {
-                requester.fireAndForget(Payload.of(payload)).subscribe();
-                sent.increment();
-              }
-              if (connection.isWritable()) {
-                connection.executor().execute(this);
-              } else {
-                connection.executor().schedule(this, 50, TimeUnit.MICROSECONDS);
-              }
-            }
-          };
-      connection.executor().execute(pump);
+      MillraceSystem.pumpFireAndForget(
+          connection,
+          sent,
+          () -> {
+            requester.fireAndForget(Payload.of(payload)).subscribe();
+            return true;
+          });
     }
 
     @Override

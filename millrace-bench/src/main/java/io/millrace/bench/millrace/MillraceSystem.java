@@ -367,28 +367,7 @@ public final class MillraceSystem implements BenchSystem {
 
     @Override
     public void startFireAndForget(LongAdder sent) {
-      Runnable pump =
-          new Runnable() {
-            @Override
-            public void run() {
-              if (!connection.isOpen()) {
-                return;
-              }
-              // Send a batch while the transport takes it, then let the loop do I/O.
-              for (int i = 0; i < FNF_BATCH && connection.isWritable(); i++) {
-                if (!connection.fireAndForget(null, payload)) {
-                  return; // not sent: the connection is closing
-                }
-                sent.increment();
-              }
-              if (connection.isWritable()) {
-                connection.executor().execute(this);
-              } else {
-                connection.executor().schedule(this, 50, TimeUnit.MICROSECONDS);
-              }
-            }
-          };
-      connection.executor().execute(pump);
+      pumpFireAndForget(connection, sent, () -> connection.fireAndForget(null, payload));
     }
 
     @Override
@@ -432,6 +411,36 @@ public final class MillraceSystem implements BenchSystem {
       client.close();
       payload.unwrap().release();
     }
+  }
+
+  /**
+   * Sends fire-and-forget messages on the connection's loop, a batch at a time while the transport
+   * takes them, then lets the loop do I/O; {@code send} sends one and says whether it was sent
+   * (false: the connection is closing, stop).
+   */
+  static void pumpFireAndForget(
+      Connection connection, LongAdder sent, java.util.function.BooleanSupplier send) {
+    Runnable pump =
+        new Runnable() {
+          @Override
+          public void run() {
+            if (!connection.isOpen()) {
+              return;
+            }
+            for (int i = 0; i < FNF_BATCH && connection.isWritable(); i++) {
+              if (!send.getAsBoolean()) {
+                return;
+              }
+              sent.increment();
+            }
+            if (connection.isWritable()) {
+              connection.executor().execute(this);
+            } else {
+              connection.executor().schedule(this, 50, TimeUnit.MICROSECONDS);
+            }
+          }
+        };
+    connection.executor().execute(pump);
   }
 
   /** Counts payloads and grants {@link #BATCH} more each time a batch arrived. */
