@@ -33,6 +33,16 @@ public final class ErrorCode {
         || code == CONNECTION_CLOSE;
   }
 
+  /** Whether an ERROR frame on a stream may carry the code (the spec's stream-level codes). */
+  public static boolean isStreamLevel(int code) {
+    return code == APPLICATION_ERROR
+        || code == REJECTED
+        || code == CANCELED
+        || code == INVALID
+        || Integer.compareUnsigned(code, MIN_USER_ALLOWED) >= 0
+            && Integer.compareUnsigned(code, MAX_USER_ALLOWED) <= 0;
+  }
+
   /** The spec's name of a code, or its hex form for application codes. */
   public static String name(int code) {
     switch (code) {

@@ -843,12 +843,7 @@ public final class ConnectionEngine implements Connection, TransportListener {
   static int failureCode(Throwable e) {
     if (sentOnPurpose(e)) {
       int code = ((StreamErrorException) e).errorCode();
-      if (code == ErrorCode.APPLICATION_ERROR
-          || code == ErrorCode.REJECTED
-          || code == ErrorCode.CANCELED
-          || code == ErrorCode.INVALID
-          || Integer.compareUnsigned(code, ErrorCode.MIN_USER_ALLOWED) >= 0
-              && Integer.compareUnsigned(code, ErrorCode.MAX_USER_ALLOWED) <= 0) {
+      if (ErrorCode.isStreamLevel(code)) {
         return code;
       }
     }

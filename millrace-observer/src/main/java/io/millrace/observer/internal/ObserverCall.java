@@ -208,6 +208,11 @@ public final class ObserverCall
     if (wip.getAndIncrement() != 0) {
       return;
     }
+    drainLoop();
+  }
+
+  /** The drain's body, entered holding one count of {@link #wip}. */
+  private void drainLoop() {
     int missed = 1;
     do {
       Subscriber<? super Payload> s = sink;
@@ -298,9 +303,22 @@ public final class ObserverCall
       }
       return; // the on-cancel handler tells the application
     }
-    queue.offer(value);
-    queued.incrementAndGet();
-    drain();
+    if (wip.compareAndSet(0, 1)) {
+      Subscriber<? super Payload> s = sink;
+      if (s != null && !terminated && queue.isEmpty() && demand.get() > 0) {
+        // Nothing waits and the sink wants it: straight through, no queue node.
+        demand.decrementAndGet();
+        s.onNext(value);
+      } else {
+        queue.offer(value);
+        queued.incrementAndGet();
+      }
+      drainLoop(); // what came meanwhile, the end, a cancel
+    } else {
+      queue.offer(value);
+      queued.incrementAndGet();
+      drain();
+    }
     if (queued.get() > bound) {
       if (onAnEventLoop()) {
         fail(

@@ -276,17 +276,15 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
 
   /**
    * The stream failed. The peer's ERROR ends the stream's content and comes after the payloads that
-   * preceded it; a connection-level failure (the connection closed or broke: codes below
-   * APPLICATION_ERROR) is told at once, even without demand, and what waits is dropped, as
+   * preceded it; a connection-level failure (a connection-level code, or the connection closed,
+   * broke or was disposed) is told at once, even without demand, and what waits is dropped, as
    * grpc-java does for a transport failure: a subscriber that has stopped asking must still learn
    * that its stream is gone.
    */
   @Override
   public void onError(Stream s, int errorCode, String message) {
     StreamErrorException e = StreamErrorException.received(errorCode, message);
-    if (!inboundDone
-        && (Integer.compareUnsigned(errorCode, ErrorCode.APPLICATION_ERROR) < 0
-            || !s.connection().isOpen())) {
+    if (!inboundDone && (ErrorCode.isConnectionLevel(errorCode) || !s.connection().isOpen())) {
       dropQueued(); // (a stream the peer had already ended keeps what it sent)
     }
     inboundEnded(e);
