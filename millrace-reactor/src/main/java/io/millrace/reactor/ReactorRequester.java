@@ -1,6 +1,9 @@
 package io.millrace.reactor;
 
+import static java.util.Objects.requireNonNull;
+
 import io.millrace.core.Connection;
+import io.millrace.reactor.internal.DirectAnswer;
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveRequester;
 import io.millrace.streams.StreamsOptions;
@@ -83,6 +86,7 @@ public final class ReactorRequester {
    * each subscriber opens its own channel and subscribes {@code payloads} again.
    */
   public Flux<Payload> requestChannel(Publisher<Payload> payloads) {
-    return Flux.from(requester.requestChannel(payloads));
+    requireNonNull(payloads, "payloads");
+    return Flux.from(requester.requestChannel(DirectAnswer.of(payloads)));
   }
 }

@@ -1,6 +1,7 @@
 package io.millrace.reactor;
 
 import io.millrace.core.Responder;
+import io.millrace.reactor.internal.DirectAnswer;
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveHandler;
 import io.millrace.streams.ReactiveResponder;
@@ -20,7 +21,7 @@ public final class ReactorResponder {
     return ReactiveResponder.of(new Adapter(handler), options);
   }
 
-  /** Mono and Flux are Publishers: the handler's answers are used as they are. */
+  /** Mono and Flux are Publishers: the handler's answers are relayed as they are. */
   private static final class Adapter implements ReactiveHandler {
     private final ReactorHandler handler;
 
@@ -40,17 +41,17 @@ public final class ReactorResponder {
 
     @Override
     public Publisher<Payload> requestResponse(Payload payload) {
-      return handler.requestResponse(payload);
+      return DirectAnswer.of(handler.requestResponse(payload));
     }
 
     @Override
     public Publisher<Payload> requestStream(Payload payload) {
-      return handler.requestStream(payload);
+      return DirectAnswer.of(handler.requestStream(payload));
     }
 
     @Override
     public Publisher<Payload> requestChannel(Payload first, Publisher<Payload> inbound) {
-      return handler.requestChannel(first, Flux.from(inbound));
+      return DirectAnswer.of(handler.requestChannel(first, Flux.from(inbound)));
     }
   }
 }

@@ -1,6 +1,7 @@
 package io.millrace.rxjava;
 
 import io.millrace.core.Connection;
+import io.millrace.rxjava.internal.DirectAnswer;
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveRequester;
 import io.millrace.streams.StreamsOptions;
@@ -86,7 +87,8 @@ public final class RxJavaRequester {
    * its own channel and subscribes {@code payloads} again.
    */
   public Flowable<Payload> requestChannel(Publisher<Payload> payloads) {
-    return Flowable.fromPublisher(requester.requestChannel(payloads));
+    return Flowable.fromPublisher(
+        requester.requestChannel(DirectAnswer.of(Flowable.fromPublisher(payloads))));
   }
 
   private static Single<Payload> single(Publisher<Payload> response) {

@@ -1,6 +1,7 @@
 package io.millrace.rxjava;
 
 import io.millrace.core.Responder;
+import io.millrace.rxjava.internal.DirectAnswer;
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveHandler;
 import io.millrace.streams.ReactiveResponder;
@@ -39,17 +40,17 @@ public final class RxJavaResponder {
 
     @Override
     public Publisher<Payload> requestResponse(Payload payload) {
-      return handler.requestResponse(payload).toFlowable();
+      return DirectAnswer.of(handler.requestResponse(payload).toFlowable());
     }
 
     @Override
     public Publisher<Payload> requestStream(Payload payload) {
-      return handler.requestStream(payload);
+      return DirectAnswer.of(handler.requestStream(payload));
     }
 
     @Override
     public Publisher<Payload> requestChannel(Payload first, Publisher<Payload> inbound) {
-      return handler.requestChannel(first, Flowable.fromPublisher(inbound));
+      return DirectAnswer.of(handler.requestChannel(first, Flowable.fromPublisher(inbound)));
     }
   }
 }

@@ -15,7 +15,6 @@ import io.netty.buffer.Unpooled;
 import java.lang.System.Logger.Level;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.function.Supplier;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
@@ -53,21 +52,19 @@ public final class ReactiveResponder implements Responder {
 
   @Override
   public void fireAndForget(Connection connection, ByteBuf metadata, ByteBuf data) {
-    Payload p = received(metadata, data);
-    run(() -> subscribeLogging(() -> handler.fireAndForget(p), "fire-and-forget"), p::release);
+    consume(received(metadata, data), false);
   }
 
   @Override
   public void metadataPush(Connection connection, ByteBuf metadata) {
-    Payload p = received(metadata, Unpooled.EMPTY_BUFFER);
-    run(() -> subscribeLogging(() -> handler.metadataPush(p), "metadata push"), p::release);
+    consume(received(metadata, Unpooled.EMPTY_BUFFER), true);
   }
 
   @Override
   public StreamListener requestResponse(Stream stream, ByteBuf metadata, ByteBuf data) {
     Payload p = received(metadata, data);
     OutboundSink sink = new OutboundSink(stream.connection().executor(), stream, 1);
-    answer(() -> handler.requestResponse(p), sink, p);
+    answer(REQUEST_RESPONSE, p, sink, null);
     return sink;
   }
 
@@ -76,7 +73,7 @@ public final class ReactiveResponder implements Responder {
     Payload p = received(metadata, data);
     OutboundSink sink =
         new OutboundSink(stream.connection().executor(), stream, options.prefetch());
-    answer(() -> handler.requestStream(p), sink, p);
+    answer(REQUEST_STREAM, p, sink, null);
     return sink;
   }
 
@@ -85,56 +82,77 @@ public final class ReactiveResponder implements Responder {
       Stream stream, ByteBuf metadata, ByteBuf data, boolean inboundComplete) {
     Payload p = received(metadata, data);
     ResponderChannel channel = new ResponderChannel(stream, options, inboundComplete);
-    answer(() -> handler.requestChannel(p, channel.inbound()), channel.sink(), p);
+    answer(REQUEST_CHANNEL, p, channel.sink(), channel);
     return channel;
   }
 
-  /** Calls the handler (here or on the executor) and subscribes the sink to its answer. */
-  private void answer(Supplier<Publisher<Payload>> call, OutboundSink sink, Payload request) {
-    run(
-        () -> {
-          Publisher<Payload> answer;
-          try {
-            answer = call.get();
-            if (answer == null) {
-              throw new NullPointerException("the handler returned no Publisher");
-            }
-          } catch (Throwable t) {
-            sink.onSubscribe(NoopSubscription.INSTANCE);
-            sink.onError(t);
-            return;
-          }
-          try {
-            answer.subscribe(sink);
-          } catch (Throwable t) {
-            sink.onError(t); // a Publisher that throws instead of signalling (rule 1.9)
-          }
-        },
-        () -> {
-          request.release();
-          sink.onSubscribe(NoopSubscription.INSTANCE);
-          sink.onError(new StreamErrorException(ErrorCode.REJECTED, "the server is overloaded"));
-        });
-  }
+  private static final int REQUEST_RESPONSE = 0;
+  private static final int REQUEST_STREAM = 1;
+  private static final int REQUEST_CHANNEL = 2;
 
-  /** Runs {@code task} here or on the handler executor; {@code refused} if that refuses it. */
-  private void run(Runnable task, Runnable refused) {
+  /**
+   * Calls the handler and subscribes the sink to its answer: here, or on the handler executor. (No
+   * lambda on the loop's path: a call allocates only what it must.)
+   */
+  private void answer(int kind, Payload request, OutboundSink sink, ResponderChannel channel) {
     if (executor == null) {
-      task.run();
+      subscribeAnswer(kind, request, sink, channel);
       return;
     }
     try {
-      executor.execute(task);
+      executor.execute(() -> subscribeAnswer(kind, request, sink, channel));
     } catch (RejectedExecutionException e) {
       LOG.log(Level.WARNING, "the handler executor refused a request: " + e);
-      refused.run();
+      request.release();
+      sink.onSubscribe(NoopSubscription.INSTANCE);
+      sink.onError(new StreamErrorException(ErrorCode.REJECTED, "the server is overloaded"));
     }
   }
 
-  private static void subscribeLogging(Supplier<Publisher<Void>> call, String what) {
+  private void subscribeAnswer(
+      int kind, Payload request, OutboundSink sink, ResponderChannel channel) {
+    Publisher<Payload> answer;
+    try {
+      answer =
+          switch (kind) {
+            case REQUEST_RESPONSE -> handler.requestResponse(request);
+            case REQUEST_STREAM -> handler.requestStream(request);
+            default -> handler.requestChannel(request, channel.inbound());
+          };
+      if (answer == null) {
+        throw new NullPointerException("the handler returned no Publisher");
+      }
+    } catch (Throwable t) {
+      sink.onSubscribe(NoopSubscription.INSTANCE);
+      sink.onError(t);
+      return;
+    }
+    try {
+      answer.subscribe(sink);
+    } catch (Throwable t) {
+      sink.onError(t); // a Publisher that throws instead of signalling (rule 1.9)
+    }
+  }
+
+  /** Fire-and-forget and metadata push: here, or on the handler executor. */
+  private void consume(Payload p, boolean metadataPush) {
+    if (executor == null) {
+      subscribeLogging(p, metadataPush);
+      return;
+    }
+    try {
+      executor.execute(() -> subscribeLogging(p, metadataPush));
+    } catch (RejectedExecutionException e) {
+      LOG.log(Level.WARNING, "the handler executor refused a request: " + e);
+      p.release();
+    }
+  }
+
+  private void subscribeLogging(Payload p, boolean metadataPush) {
+    String what = metadataPush ? "metadata push" : "fire-and-forget";
     Publisher<Void> done;
     try {
-      done = call.get();
+      done = metadataPush ? handler.metadataPush(p) : handler.fireAndForget(p);
     } catch (RuntimeException e) {
       LOG.log(Level.WARNING, what + " handler failed", e);
       return;

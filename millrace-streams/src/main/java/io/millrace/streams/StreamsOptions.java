@@ -25,12 +25,13 @@ public final class StreamsOptions {
   }
 
   /**
-   * Credit granted ahead of a subscriber whose demand is bounded: the peer may send this many
-   * payloads before the subscriber asks for them (they wait in a queue of at most this size), and
-   * credit is topped up with one REQUEST_N once three quarters of it has been delivered, so a
-   * subscriber that requests one at a time does not cost a frame per payload. A subscriber that
-   * requests {@link Long#MAX_VALUE} gets unbounded credit and no queue: the transport's
-   * backpressure then holds the peer back.
+   * Credit granted ahead of a subscriber whose demand is bounded: the peer may send what the
+   * subscriber has asked for and this many payloads more (they wait in a queue of at most this
+   * size). Credit is topped up with one REQUEST_N once it has fallen three quarters of this short,
+   * so a subscriber that requests one at a time does not cost a frame per payload, and one that
+   * requests a thousand keeps a thousand in flight. A subscriber that requests {@link
+   * Long#MAX_VALUE} gets unbounded credit and no queue: the transport's backpressure then holds the
+   * peer back.
    */
   public int prefetch() {
     return prefetch;

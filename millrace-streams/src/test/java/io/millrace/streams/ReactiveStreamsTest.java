@@ -175,6 +175,23 @@ class ReactiveStreamsTest {
 
   @Test
   void aSlowSubscriberHoldsTheServersPublisherBack() throws Exception {
+    // The subscriber asks for 5 and the client grants its demand plus the prefetch of 32: the
+    // server's Publisher is asked for 37, no more, and 32 at most wait in the client.
+    assertThat(askedOfTheServer(32, 5)).isEqualTo(5 + 32);
+  }
+
+  @Test
+  void creditFollowsALargeDemandAndStopsWithIt() throws Exception {
+    // A subscriber that asks for 1000 at once gets them without waiting for a REQUEST_N per 8
+    // (the peer is granted the whole demand), and the peer stops 8 past it.
+    assertThat(askedOfTheServer(8, 1000)).isEqualTo(1000 + 8);
+  }
+
+  /**
+   * How many items an endless server stream was asked for once a subscriber with {@code prefetch}
+   * had requested {@code n} once and received them.
+   */
+  private long askedOfTheServer(int prefetch, int n) throws Exception {
     AtomicLong asked = new AtomicLong();
     pair =
         new Pair(
@@ -188,14 +205,13 @@ class ReactiveStreamsTest {
                   }
                 }));
     ReactiveRequester r =
-        ReactiveRequester.of(pair.connection, StreamsOptions.builder().prefetch(32).build());
-    Taking taking = new Taking(5);
+        ReactiveRequester.of(pair.connection, StreamsOptions.builder().prefetch(prefetch).build());
+    Taking taking = new Taking(n);
     r.requestStream(Payload.of("x")).subscribe(taking);
     assertThat(taking.received.await(10, TimeUnit.SECONDS)).isTrue();
     Thread.sleep(300); // time for anything more to flow, if it would
-    // The client granted 32 and asked for 5: the server's Publisher was asked for 32, no more.
-    assertThat(asked.get()).isEqualTo(32);
     taking.subscription.cancel();
+    return asked.get();
   }
 
   /** Requests {@code n} once and counts down when they came. */

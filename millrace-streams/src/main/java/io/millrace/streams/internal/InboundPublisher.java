@@ -9,8 +9,8 @@ import io.millrace.streams.StreamsOptions;
 import io.netty.buffer.ByteBuf;
 import io.netty.util.concurrent.EventExecutor;
 import java.util.ArrayDeque;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
@@ -22,9 +22,12 @@ import org.reactivestreams.Subscription;
  * onError.
  *
  * <p>Credit. A subscriber that requests {@link Long#MAX_VALUE} gets unbounded credit and its
- * payloads straight from the read (no queue; the transport holds the peer back). Otherwise the peer
- * is granted {@link StreamsOptions#prefetch()} and topped up once three quarters of that has been
- * delivered; what arrives beyond the subscriber's demand waits in a queue that the credit bounds.
+ * payloads straight from the read (no queue; the transport holds the peer back). Otherwise credit
+ * follows demand: the peer may send what the subscriber has asked for and not yet received, plus
+ * {@link StreamsOptions#prefetch()} ahead of it. Credit is topped up with one REQUEST_N once it has
+ * fallen three quarters of the prefetch short of that, so a subscriber that asks for one at a time
+ * costs a frame per three quarters of the prefetch, and one that asks for many keeps as many in
+ * flight. What arrives beyond the subscriber's demand waits in a queue of at most the prefetch.
  *
  * <p>Ending. Completion and the peer's ERROR come after the payloads queued before them; a broken
  * or closed connection fails the subscriber at once (see {@link #onError(Stream, int, String)}).
@@ -33,15 +36,24 @@ import org.reactivestreams.Subscription;
  * #request} and {@link #cancel} may come from any thread: off the loop they add to an atomic demand
  * and schedule one drain task (coalesced). The loop side keeps its state in plain fields.
  */
-public abstract class InboundPublisher implements Publisher<Payload>, Subscription, StreamListener {
-  protected final EventExecutor loop;
+public abstract class InboundPublisher extends LoopDrain
+    implements Publisher<Payload>, Subscription, StreamListener {
   protected final boolean zeroCopy;
   private final int prefetch;
+
+  /** The least credit worth a REQUEST_N: three quarters of the prefetch. */
   private final int limit;
 
-  private final AtomicBoolean subscribed = new AtomicBoolean();
-  private final AtomicLong requested = new AtomicLong();
-  private final LoopDrain drainer;
+  // Field updaters, not atomic objects: a request-response makes this one object, not four.
+  private volatile int subscribed;
+  private volatile long requested;
+
+  private static final AtomicIntegerFieldUpdater<InboundPublisher> SUBSCRIBED =
+      AtomicIntegerFieldUpdater.newUpdater(InboundPublisher.class, "subscribed");
+  private static final AtomicLongFieldUpdater<InboundPublisher> REQUESTED =
+      AtomicLongFieldUpdater.newUpdater(InboundPublisher.class, "requested");
+  private static final AtomicIntegerFieldUpdater<InboundPublisher> START_GATE =
+      AtomicIntegerFieldUpdater.newUpdater(InboundPublisher.class, "startGate");
   private volatile Subscriber<? super Payload> downstream;
 
   @SuppressWarnings("rawtypes")
@@ -53,7 +65,7 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
    * Set once by whoever comes first: the first request (which starts) or a cancel (which never
    * does).
    */
-  private final AtomicBoolean startGate = new AtomicBoolean();
+  private volatile int startGate;
 
   private volatile boolean onSubscribeReturned;
   private volatile boolean cancelled;
@@ -66,11 +78,21 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
   /** Whether the peer was granted unbounded credit; written before the request is sent. */
   protected boolean unbounded;
 
+  /**
+   * Whether this stream takes credit (not a request-response): set with the first credit, before
+   * the request is sent.
+   */
+  private boolean credited;
+
   // Event loop only.
   private boolean loopStarted;
   private ArrayDeque<Payload> queue;
   private long emitted;
-  private int consumed;
+
+  /** Credit granted to the peer and payloads received, in total (bounded credit only). */
+  private long granted;
+
+  private long arrived;
   private boolean inboundDone;
   private Throwable terminal;
   private boolean finished;
@@ -79,17 +101,44 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
   private boolean cancelPending;
 
   protected InboundPublisher(EventExecutor loop, StreamsOptions options) {
-    this.loop = loop;
-    this.drainer = new LoopDrain(loop, this::drain, this::loopGone);
+    super(loop);
     this.zeroCopy = options.zeroCopy();
     this.prefetch = options.prefetch();
     this.limit = Math.max(1, prefetch - (prefetch >> 2));
   }
 
-  /** The credit to open with: unbounded when the first demand is, else the prefetch. */
+  /**
+   * The credit to open with: unbounded when the first demand is, else that demand and the prefetch.
+   * Runs once, before the stream exists, on the thread that starts it.
+   */
   protected final long initialCredit() {
-    unbounded = requested.get() == Long.MAX_VALUE;
-    return unbounded ? Long.MAX_VALUE : prefetch;
+    long r = requested;
+    credited = true;
+    unbounded = r == Long.MAX_VALUE;
+    if (unbounded) {
+      return Long.MAX_VALUE;
+    }
+    granted = Math.min(r + prefetch, MAX_GRANT);
+    return granted;
+  }
+
+  /** The most credit one REQUEST_N grants (the frame's field is 31 bits; this is less). */
+  private static final long MAX_GRANT = Integer.MAX_VALUE - 1;
+
+  /**
+   * Tops the peer's credit up to the subscriber's unmet demand plus the prefetch, less what waits
+   * here, when that adds at least {@link #limit}. Loop only, on a started stream with bounded
+   * credit.
+   */
+  private void grantCredit(Stream s, long r) {
+    long demand = Math.min(r - emitted, MAX_GRANT);
+    long queued = queue == null ? 0 : queue.size();
+    long outstanding = granted - arrived;
+    long grant = Math.min(demand + prefetch - queued - outstanding, MAX_GRANT);
+    if (grant >= limit) {
+      granted += grant;
+      s.request(grant);
+    }
   }
 
   /**
@@ -122,7 +171,7 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
 
   /** Whether a subscriber came. Any thread. */
   public final boolean isSubscribed() {
-    return subscribed.get();
+    return subscribed != 0;
   }
 
   // ------------------------------------------------------------------ Publisher, Subscription
@@ -132,7 +181,7 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
     if (subscriber == null) {
       throw new NullPointerException("subscriber"); // rule 1.9
     }
-    if (!subscribed.compareAndSet(false, true)) {
+    if (!SUBSCRIBED.compareAndSet(this, 0, 1)) {
       subscriber.onSubscribe(NoopSubscription.INSTANCE);
       subscriber.onError(
           new IllegalStateException(
@@ -146,13 +195,13 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
     onSubscribeReturned = true;
     if (cancelled) {
       signal();
-    } else if (requested.get() > 0) {
+    } else if (requested > 0) {
       tryStart();
     }
   }
 
   private void tryStart() {
-    if (onSubscribeReturned && startGate.compareAndSet(false, true)) {
+    if (onSubscribeReturned && START_GATE.compareAndSet(this, 0, 1)) {
       if (startsOnCaller()) {
         start();
       }
@@ -176,7 +225,7 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
     long r;
     long next;
     do {
-      r = requested.get();
+      r = requested;
       if (r == Long.MAX_VALUE) {
         break;
       }
@@ -184,8 +233,8 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
       if (next < 0) {
         next = Long.MAX_VALUE;
       }
-    } while (!requested.compareAndSet(r, next));
-    if (!startGate.get()) {
+    } while (!REQUESTED.compareAndSet(this, r, next));
+    if (startGate == 0) {
       tryStart();
     } else {
       signal();
@@ -203,16 +252,13 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
     }
   }
 
-  private void signal() {
-    drainer.signal();
-  }
-
   /**
    * The loop has shut down: the connection is gone and nothing will arrive. Off the loop, perhaps
    * on several threads at once: the subscriber is taken by one of them.
    */
-  private void loopGone() {
-    if (startsOnCaller() && startGate.compareAndSet(false, true)) {
+  @Override
+  protected final void loopGone() {
+    if (startsOnCaller() && START_GATE.compareAndSet(this, 0, 1)) {
       discard(); // never sent, and now never will be: release the request
     }
     Subscriber<? super Payload> d = takeDownstream();
@@ -245,8 +291,9 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
     if (stream == null) {
       stream = s; // the caller thread has not stored it yet
     }
+    arrived++;
     Payload p = Payloads.received(metadata, data, zeroCopy);
-    if (!draining && (queue == null || queue.isEmpty()) && canEmit(requested.get())) {
+    if (!draining && (queue == null || queue.isEmpty()) && canEmit(requested)) {
       draining = true;
       try {
         emit(s, p);
@@ -320,14 +367,16 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
     }
     emitted++;
     d.onNext(p);
-    if (!unbounded && ++consumed >= limit && !inboundDone && !cancelled) {
-      int c = consumed;
-      consumed = 0;
-      s.request(c);
+    if (credited && !unbounded && !inboundDone && !cancelled) {
+      long r = requested;
+      if (r != Long.MAX_VALUE) {
+        grantCredit(s, r); // (unbounded demand switches the stream to unbounded credit in drain)
+      }
     }
   }
 
   /** Delivers what demand allows, the end, or the cancellation. Loop only; not reentrant. */
+  @Override
   protected final void drain() {
     if (draining) {
       missed = true;
@@ -354,21 +403,21 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
           cleanUp();
           return;
         }
-        if (startGate.get() && !loopStarted) {
+        if (startGate != 0 && !loopStarted) {
           loopStarted = true;
           if (!startsOnCaller()) {
             start();
           }
         }
         Stream s = stream;
-        long r = requested.get();
+        long r = requested;
         while (queue != null && !queue.isEmpty() && canEmit(r)) {
           emit(s, queue.poll());
           if (cancelled) {
             cleanUp();
             return;
           }
-          r = requested.get();
+          r = requested;
         }
         boolean empty = queue == null || queue.isEmpty();
         if (empty && inboundDone && loopStarted) {
@@ -384,9 +433,13 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
           }
           return;
         }
-        if (empty && r == Long.MAX_VALUE && !unbounded && s != null && s.streamId() != 0) {
-          s.request(Long.MAX_VALUE); // the subscriber takes everything: no more REQUEST_N
-          unbounded = true;
+        if (credited && !unbounded && !inboundDone && s != null && s.streamId() != 0) {
+          if (r != Long.MAX_VALUE) {
+            grantCredit(s, r); // the subscriber may have asked for more
+          } else if (empty) {
+            s.request(Long.MAX_VALUE); // the subscriber takes everything: no more REQUEST_N
+            unbounded = true;
+          }
         }
       } while (missed);
     } finally {
@@ -399,7 +452,7 @@ public abstract class InboundPublisher implements Publisher<Payload>, Subscripti
     finished = true;
     dropQueued();
     queue = null;
-    if (startGate.compareAndSet(false, true) || !loopStarted && !startsOnCaller()) {
+    if (START_GATE.compareAndSet(this, 0, 1) || !loopStarted && !startsOnCaller()) {
       discard(); // never started, and now never will
     } else {
       cancelled(inboundDone);

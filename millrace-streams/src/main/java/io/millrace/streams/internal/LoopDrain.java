@@ -2,44 +2,54 @@ package io.millrace.streams.internal;
 
 import io.netty.util.concurrent.EventExecutor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /**
- * Runs a drain on the event loop: at once when called there, otherwise as one task that covers
+ * Runs a drain on the event loop: at once when signalled there, otherwise as one task that covers
  * every signal made before it runs (a burst from another thread costs one wake-up).
+ *
+ * <p>A base class rather than a helper object, so that a call's publisher or sink is one object,
+ * not five (the helper, its task, its flag and two method references): on request-response that is
+ * most of what each call allocates. {@link #run()} is the drain task itself.
  */
-final class LoopDrain {
-  private final EventExecutor loop;
-  private final Runnable drain;
-  private final Runnable loopGone;
-  private final AtomicBoolean scheduled = new AtomicBoolean();
-  private final Runnable task = this::run;
+abstract class LoopDrain implements Runnable {
+  protected final EventExecutor loop;
+  private volatile int scheduled;
 
-  /**
-   * {@code loopGone} runs on the signalling thread, for every signal, once the loop has shut down:
-   * it must be thread-safe and idempotent (it releases what later signals left behind).
-   */
-  LoopDrain(EventExecutor loop, Runnable drain, Runnable loopGone) {
+  private static final AtomicIntegerFieldUpdater<LoopDrain> SCHEDULED =
+      AtomicIntegerFieldUpdater.newUpdater(LoopDrain.class, "scheduled");
+
+  LoopDrain(EventExecutor loop) {
     this.loop = loop;
-    this.drain = drain;
-    this.loopGone = loopGone;
   }
 
-  void signal() {
+  /** Does the work; on the loop only, never reentered from {@link #signal()}'s own call. */
+  protected abstract void drain();
+
+  /**
+   * Runs on the signalling thread, for every signal, once the loop has shut down: it must be
+   * thread-safe and idempotent (it releases what later signals left behind).
+   */
+  protected abstract void loopGone();
+
+  /** Asks for a drain: now when on the loop, else as the one task pending. Any thread. */
+  final void signal() {
     if (loop.inEventLoop()) {
-      drain.run();
-    } else if (scheduled.compareAndSet(false, true)) {
+      drain();
+    } else if (SCHEDULED.compareAndSet(this, 0, 1)) {
       try {
-        loop.execute(task);
+        loop.execute(this);
       } catch (RejectedExecutionException e) {
-        scheduled.set(false); // no task will run: the next signal must come here too
-        loopGone.run();
+        scheduled = 0; // no task will run: the next signal must come here too
+        loopGone();
       }
     }
   }
 
-  private void run() {
-    scheduled.set(false);
-    drain.run();
+  /** The drain task; not for callers. */
+  @Override
+  public final void run() {
+    scheduled = 0;
+    drain();
   }
 }

@@ -8,6 +8,7 @@ import java.lang.System.Logger.Level;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
@@ -24,13 +25,21 @@ import org.reactivestreams.Subscription;
  * the stream when nothing waits before it; from other threads payloads wait in a queue that one
  * loop task (coalesced) drains, so a burst costs one wake-up.
  */
-public class OutboundSink implements Subscriber<Payload>, StreamListener {
+public class OutboundSink extends LoopDrain implements Subscriber<Payload>, StreamListener {
   private static final System.Logger LOG = System.getLogger(OutboundSink.class.getName());
 
-  protected final EventExecutor loop;
   private final long prefetch;
-  private final Queue<Payload> queue = new ConcurrentLinkedQueue<>();
-  private final LoopDrain drainer;
+
+  /**
+   * Payloads that wait: made on the first one that cannot go straight out (from another thread, or
+   * without credit), so that a request-response answered on the loop never makes one.
+   */
+  private volatile Queue<Payload> queue;
+
+  @SuppressWarnings("rawtypes")
+  private static final AtomicReferenceFieldUpdater<OutboundSink, Queue> QUEUE =
+      AtomicReferenceFieldUpdater.newUpdater(OutboundSink.class, Queue.class, "queue");
+
   private volatile Subscription upstream;
   private volatile boolean upstreamDone;
   private volatile Throwable upstreamError;
@@ -53,8 +62,7 @@ public class OutboundSink implements Subscriber<Payload>, StreamListener {
   private boolean askedPastAnswer;
 
   public OutboundSink(EventExecutor loop, Stream stream, long prefetch) {
-    this.loop = loop;
-    this.drainer = new LoopDrain(loop, this::drain, this::loopGone);
+    super(loop);
     this.stream = stream;
     this.prefetch = prefetch;
   }
@@ -79,11 +87,14 @@ public class OutboundSink implements Subscriber<Payload>, StreamListener {
     if (p == null) {
       throw new NullPointerException("payload"); // rule 2.13
     }
-    if (loop.inEventLoop() && !draining && queue.isEmpty() && !finished && writeNow(p)) {
-      drain(); // ask for more
+    // On the loop, with nothing waiting before it, a payload goes straight out, also while drain()
+    // is asking the Publisher for more (a synchronous Publisher emits inside that request): drain
+    // then sees "missed" and asks again once the request returns, one batch at a time.
+    if (loop.inEventLoop() && queueEmpty() && !finished && writeNow(p)) {
+      drain(); // ask for more (or mark the running drain to)
       return;
     }
-    queue.offer(p);
+    queue().offer(p);
     signal();
   }
 
@@ -103,15 +114,12 @@ public class OutboundSink implements Subscriber<Payload>, StreamListener {
     signal();
   }
 
-  private void signal() {
-    drainer.signal();
-  }
-
   /**
    * The connection is gone with its loop: stop the Publisher and release what it sent. Off the
    * loop, for every signal from then on (cancel is idempotent, the queue thread-safe).
    */
-  private void loopGone() {
+  @Override
+  protected final void loopGone() {
     Subscription s = upstream;
     if (s != null && LOOP_GONE.compareAndSet(this, 0, 1)) {
       s.cancel(); // once, whichever thread comes first (rule 2.7)
@@ -180,6 +188,7 @@ public class OutboundSink implements Subscriber<Payload>, StreamListener {
   }
 
   /** Sends what waits, ends the stream when the Publisher has, and asks for more. Loop only. */
+  @Override
   protected final void drain() {
     if (draining) {
       missed = true;
@@ -196,7 +205,7 @@ public class OutboundSink implements Subscriber<Payload>, StreamListener {
         }
         // Taken off the queue before the engine owns it: a write that fails the stream calls
         // back into stop(), which releases what is still queued.
-        while (!finished && !queue.isEmpty() && canWrite()) {
+        while (!finished && !queueEmpty() && canWrite()) {
           write(queue.poll());
         }
         if (finished) {
@@ -206,7 +215,7 @@ public class OutboundSink implements Subscriber<Payload>, StreamListener {
           afterAnswer();
           continue;
         }
-        if (upstreamDone && queue.isEmpty()) {
+        if (upstreamDone && queueEmpty()) {
           finish(upstreamError);
           return;
         }
@@ -230,7 +239,7 @@ public class OutboundSink implements Subscriber<Payload>, StreamListener {
    * completion ends it quietly, a second item shows it is no single answer and stops it.
    */
   private void afterAnswer() {
-    if (!queue.isEmpty()) {
+    if (!queueEmpty()) {
       stop(); // releases the extra item and cancels
     } else if (upstreamDone) {
       finished = true;
@@ -272,6 +281,7 @@ public class OutboundSink implements Subscriber<Payload>, StreamListener {
       if (LOG.isLoggable(Level.DEBUG)) {
         LOG.log(Level.DEBUG, "stream " + s.streamId() + " fails: " + error, error);
       }
+      error.printStackTrace();
       s.fail(error);
     }
     finished(s, error);
@@ -303,9 +313,29 @@ public class OutboundSink implements Subscriber<Payload>, StreamListener {
     }
   }
 
+  private boolean queueEmpty() {
+    Queue<Payload> q = queue;
+    return q == null || q.isEmpty();
+  }
+
+  @SuppressWarnings("unchecked")
+  private Queue<Payload> queue() {
+    Queue<Payload> q = queue;
+    if (q == null) {
+      q = new ConcurrentLinkedQueue<>();
+      if (!QUEUE.compareAndSet(this, null, q)) {
+        q = queue; // another thread made it first
+      }
+    }
+    return q;
+  }
+
   private void releaseQueued() {
-    for (Payload p; (p = queue.poll()) != null; ) {
-      p.release();
+    Queue<Payload> q = queue;
+    if (q != null) {
+      for (Payload p; (p = q.poll()) != null; ) {
+        p.release();
+      }
     }
   }
 }

@@ -3,9 +3,16 @@ package io.millrace.streams.internal;
 import io.millrace.streams.Payload;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.util.internal.PlatformDependent;
 
 /** Conversions from the engine's borrowed buffers to the streams' payloads. */
 public final class Payloads {
+  /**
+   * Whether Netty copies raw memory with sun.misc.Unsafe (JDK 17; on JDK 24+ without
+   * --sun-misc-unsafe-memory-access=allow it has no Unsafe, while buffers still report addresses).
+   */
+  private static final boolean UNSAFE_COPY = PlatformDependent.hasUnsafe();
+
   private Payloads() {}
 
   /**
@@ -25,7 +32,13 @@ public final class Payloads {
       return Unpooled.EMPTY_BUFFER;
     }
     byte[] bytes = new byte[n];
-    b.getBytes(b.readerIndex(), bytes);
+    if (UNSAFE_COPY && b.hasMemoryAddress()) {
+      // One liveness check (memoryAddress) instead of one per layer of the receive buffer's
+      // slice, parent and chunk, which was a third of a stream consumer's time at 8 bytes.
+      PlatformDependent.copyMemory(b.memoryAddress() + b.readerIndex(), bytes, 0, n);
+    } else {
+      b.getBytes(b.readerIndex(), bytes);
+    }
     return Unpooled.wrappedBuffer(bytes);
   }
 }

@@ -1,0 +1,77 @@
+package io.millrace.streams.internal;
+
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+
+/**
+ * Relays a flavour's Publisher to one of Millrace's subscribers. A flavour subclasses it with its
+ * library's relaxed subscriber type (Reactor's {@code CoreSubscriber}, RxJava's {@code
+ * FlowableSubscriber}), so that the library signals it directly instead of through the serialising
+ * wrapper it puts around foreign subscribers (atomic updates on every signal, an object per
+ * subscription). Millrace's subscribers need no such guard: those libraries' operators signal their
+ * own subscriber types serially, and Millrace's subscribers accept items delivered inside their own
+ * {@code request} or {@code onSubscribe}.
+ *
+ * <p>The relay is the subscription its subscriber sees, so that the one rule those libraries relax
+ * for their own subscribers still holds for it: a request of zero or less fails the subscription
+ * (rule 3.9) instead of being ignored.
+ */
+public abstract class Relay<T> implements Subscriber<T>, Subscription {
+  private final Subscriber<? super T> actual;
+  private Subscription upstream;
+
+  /** After an invalid request: the subscriber was told, nothing more is relayed. */
+  private boolean done;
+
+  protected Relay(Subscriber<? super T> actual) {
+    if (actual == null) {
+      throw new NullPointerException("subscriber"); // rule 1.9
+    }
+    this.actual = actual;
+  }
+
+  @Override
+  public final void onSubscribe(Subscription s) {
+    upstream = s;
+    actual.onSubscribe(this);
+  }
+
+  @Override
+  public final void onNext(T t) {
+    if (!done) {
+      actual.onNext(t);
+    }
+  }
+
+  @Override
+  public final void onError(Throwable t) {
+    if (!done) {
+      done = true;
+      actual.onError(t);
+    }
+  }
+
+  @Override
+  public final void onComplete() {
+    if (!done) {
+      done = true;
+      actual.onComplete();
+    }
+  }
+
+  @Override
+  public final void request(long n) {
+    if (n > 0) {
+      upstream.request(n);
+    } else if (!done) {
+      done = true;
+      upstream.cancel();
+      actual.onError(new IllegalArgumentException("request-n must be positive (rule 3.9): " + n));
+    }
+  }
+
+  @Override
+  public final void cancel() {
+    upstream.cancel();
+  }
+}
