@@ -31,6 +31,11 @@ public interface BenchSystem {
    */
   BenchServer startServer(int port, int payloadSize, LongAdder handled) throws Exception;
 
+  /** Whether the system has {@code interaction} at all (the harness skips those it has not). */
+  default boolean supports(Interaction interaction) {
+    return true;
+  }
+
   /** Connects a client to 127.0.0.1:{@code port} that sends payloads of {@code payloadSize}. */
   BenchClient connect(int port, int payloadSize) throws Exception;
 

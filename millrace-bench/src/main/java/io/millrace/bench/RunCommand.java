@@ -155,6 +155,9 @@ final class RunCommand implements Callable<Integer> {
                   || interaction == Interaction.FIRE_AND_FORGET;
           for (String caller : byThread ? callers : List.of("loop")) {
             for (String system : systems) {
+              if (!Systems.byName(system).supports(interaction)) {
+                continue; // (the futures flavour has no request-channel)
+              }
               if (caller.equals("thread")
                   && interaction == Interaction.FIRE_AND_FORGET
                   && !system.startsWith("millrace")) {

@@ -7,7 +7,16 @@ import java.util.List;
 /** The systems the harness knows, and the JVM-wide counters it reads. */
 final class Systems {
   static final List<String> NAMES =
-      List.of("millrace", "millrace-resume", "millrace-reactor", "grpc-java", "rsocket-java");
+      List.of(
+          "millrace",
+          "millrace-resume",
+          "millrace-reactor",
+          "millrace-rxjava",
+          "millrace-mutiny",
+          "millrace-observer",
+          "millrace-futures",
+          "grpc-java",
+          "rsocket-java");
 
   private Systems() {}
 
@@ -19,6 +28,14 @@ final class Systems {
         return new MillraceSystem(true); // resumption on, no disconnects: what it costs
       case "millrace-reactor":
         return new io.millrace.bench.millrace.MillraceReactorSystem();
+      case "millrace-rxjava":
+        return new io.millrace.bench.millrace.MillraceRxJavaSystem();
+      case "millrace-mutiny":
+        return new io.millrace.bench.millrace.MillraceMutinySystem();
+      case "millrace-observer":
+        return new io.millrace.bench.millrace.MillraceObserverSystem();
+      case "millrace-futures":
+        return new io.millrace.bench.millrace.MillraceFuturesSystem();
       case "grpc-java":
         return instantiate("io.millrace.bench.grpc.GrpcSystem");
       case "rsocket-java":

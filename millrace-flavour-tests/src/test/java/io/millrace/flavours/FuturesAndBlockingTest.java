@@ -76,6 +76,37 @@ class FuturesAndBlockingTest {
   }
 
   @Test
+  void aBlockingSenderWaitsForRoomInsteadOfBeingRefused() throws Exception {
+    server = Server.millrace(ReactorResponder.of(new ReactorEcho(probe)));
+    // A hand-off of 8 KiB: without waiting, a loop of 1000-byte sends is refused within a few.
+    client =
+        TcpClient.builder()
+            .config(Server.CONFIG.toBuilder().maxQueuedCallBytes(8 * 1024).build())
+            .eventLoopThreads(1)
+            .build();
+    Connection c = client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS);
+    BlockingRequester r = BlockingRequester.of(c);
+    String body = "x".repeat(1000);
+    int n = 5000;
+    Thread sender =
+        new Thread(
+            () -> {
+              for (int i = 0; i < n; i++) {
+                r.fireAndForget(Payload.of(body));
+              }
+            });
+    AtomicReference<Throwable> failed = new AtomicReference<>();
+    sender.setUncaughtExceptionHandler((t, e) -> failed.set(e));
+    sender.start();
+    sender.join(30_000);
+    assertThat(failed.get()).isNull();
+    assertThat(sender.isAlive()).isFalse();
+    for (int i = 0; i < n; i++) {
+      assertThat(probe.fireAndForgets.poll(10, TimeUnit.SECONDS)).isEqualTo(body);
+    }
+  }
+
+  @Test
   void cancellingAFutureCancelsTheCall() throws Exception {
     FutureRequester r = FutureRequester.of(echo());
     CompletableFuture<Payload> never = r.requestResponse(Payload.of(NEVER));

@@ -25,6 +25,10 @@ import java.util.concurrent.TimeoutException;
  * <p>Failures throw {@link StreamErrorException} (the peer's ERROR, or the connection's loss); a
  * timeout or an interrupt cancels the call (CANCEL to the peer) and throws a StreamErrorException
  * with code CANCELED, the interrupt flag set again after an interrupt.
+ *
+ * <p>Backpressure: each call first waits while the connection's hand-off to its event loop is full
+ * ({@link Connection#isReadyForCalls()}), so a thread that calls in a loop goes at the connection's
+ * pace instead of failing with RejectedExecutionException.
  */
 public final class BlockingRequester {
   private final ReactiveRequester requester;
@@ -52,7 +56,7 @@ public final class BlockingRequester {
 
   /** The answer, or CANCELED once {@code timeout} has passed (the call is cancelled then). */
   public Payload requestResponse(Payload payload, Duration timeout) {
-    checkNotOnLoop(payload);
+    beforeCall(payload);
     FutureSubscriber<Payload> answer = new FutureSubscriber<>();
     requester.requestResponse(payload).subscribe(answer);
     return await(answer, timeout);
@@ -60,7 +64,7 @@ public final class BlockingRequester {
 
   /** Returns once the payload is handed to the connection. */
   public void fireAndForget(Payload payload) {
-    checkNotOnLoop(payload);
+    beforeCall(payload);
     FutureSubscriber<Void> sent = new FutureSubscriber<>();
     requester.fireAndForget(payload).subscribe(sent);
     await(sent, null);
@@ -72,19 +76,34 @@ public final class BlockingRequester {
    * ahead of the reader.
    */
   public BlockingStream requestStream(Payload payload) {
-    checkNotOnLoop(payload);
+    beforeCall(payload);
     BlockingIterator iterator = new BlockingIterator(requester.options().prefetch());
     requester.requestStream(payload).subscribe(iterator);
     return iterator;
   }
 
-  private static void checkNotOnLoop(Payload payload) {
+  /** Fails on any event loop; else waits while the connection's hand-off is full. */
+  private void beforeCall(Payload payload) {
     if (ThreadExecutorMap.currentExecutor() != null) {
       payload.release();
       throw new IllegalStateException(
           "a blocking call on an event loop would stall its connections (or wait for itself)");
     }
+    Connection c = requester.connection();
+    try {
+      while (!c.isReadyForCalls() && c.isOpen()) {
+        c.awaitReadyForCalls(ROOM_CHECK);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      payload.release();
+      throw StreamErrorException.received(
+          ErrorCode.CANCELED, "interrupted while waiting for room: not sent");
+    }
   }
+
+  /** How long one wait for room lasts before the connection is checked again. */
+  private static final Duration ROOM_CHECK = Duration.ofSeconds(1);
 
   private static <T> T await(FutureSubscriber<T> call, Duration timeout) {
     try {

@@ -1,21 +1,13 @@
 package io.millrace.bench.millrace;
 
-import io.millrace.bench.BenchClient;
-import io.millrace.bench.BenchServer;
-import io.millrace.bench.BenchSystem;
-import io.millrace.bench.IdleConnections;
 import io.millrace.core.Connection;
+import io.millrace.core.Responder;
 import io.millrace.reactor.ReactorHandler;
 import io.millrace.reactor.ReactorRequester;
 import io.millrace.reactor.ReactorResponder;
 import io.millrace.streams.Payload;
-import io.millrace.transport.netty.TcpClient;
-import io.millrace.transport.netty.TcpServer;
 import io.netty.buffer.ByteBuf;
-import java.net.InetSocketAddress;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.IntFunction;
 import org.reactivestreams.Subscription;
 import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Flux;
@@ -26,10 +18,9 @@ import reactor.core.publisher.Mono;
  * {@code Flux.generate} and a concatenated echo; the client subscribes a lambda per
  * request-response and a {@link BaseSubscriber} that requests {@link MillraceSystem#INITIAL} and
  * then {@link MillraceSystem#BATCH} per batch on streams and channels (as the rsocket-java client
- * does in this harness). Default {@link io.millrace.streams.StreamsOptions}: received payloads are
- * heap copies, so each message costs the flavour's own objects on top of the core's.
+ * does in this harness).
  */
-public final class MillraceReactorSystem implements BenchSystem {
+public final class MillraceReactorSystem extends FlavourSystem {
 
   @Override
   public String name() {
@@ -37,9 +28,8 @@ public final class MillraceReactorSystem implements BenchSystem {
   }
 
   @Override
-  public BenchServer startServer(int port, int payloadSize, LongAdder handled) throws Exception {
-    ByteBuf response = MillraceSystem.payload(payloadSize);
-    ReactorHandler handler =
+  Responder responder(ByteBuf response, LongAdder handled) {
+    return ReactorResponder.of(
         new ReactorHandler() {
           @Override
           public Mono<Payload> requestResponse(Payload payload) {
@@ -66,99 +56,39 @@ public final class MillraceReactorSystem implements BenchSystem {
           public Flux<Payload> requestChannel(Payload first, Flux<Payload> inbound) {
             return Flux.concat(Mono.just(first), inbound).doOnNext(p -> handled.increment());
           }
-        };
-    TcpServer server =
-        TcpServer.builder()
-            .bindAddress("127.0.0.1", port)
-            .eventLoopThreads(1)
-            .acceptor((setup, connection) -> ReactorResponder.of(handler))
-            .bind();
-    return () -> {
-      server.close();
-      response.unwrap().release();
+        });
+  }
+
+  @Override
+  Calls calls(Connection connection, ByteBuf payload) {
+    ReactorRequester requester = ReactorRequester.of(connection);
+    return new Calls() {
+      @Override
+      void requestResponse(Runnable onResponse) {
+        requester.requestResponse(Payload.of(payload)).subscribe(p -> onResponse.run());
+      }
+
+      @Override
+      void fireAndForget() {
+        requester.fireAndForget(Payload.of(payload)).subscribe();
+      }
+
+      @Override
+      void startStream(LongAdder received) {
+        Batching consumer = new Batching(received);
+        onStop(consumer::dispose);
+        requester.requestStream(Payload.of(payload)).subscribe(consumer);
+      }
+
+      @Override
+      void startChannel(LongAdder received) {
+        Batching consumer = new Batching(received);
+        onStop(consumer::dispose);
+        requester
+            .requestChannel(Flux.generate(sink -> sink.next(Payload.of(payload))))
+            .subscribe(consumer);
+      }
     };
-  }
-
-  @Override
-  public BenchClient connect(int port, int payloadSize) throws Exception {
-    TcpClient client = TcpClient.builder().eventLoopThreads(1).build();
-    Connection connection = client.connect("127.0.0.1", port).get(10, TimeUnit.SECONDS);
-    return new Client(client, connection, MillraceSystem.payload(payloadSize));
-  }
-
-  @Override
-  public IdleConnections openIdle(
-      int port, int count, int keepAliveSeconds, IntFunction<InetSocketAddress> localAddress)
-      throws Exception {
-    return new MillraceSystem(false).openIdle(port, count, keepAliveSeconds, localAddress);
-  }
-
-  private static final class Client implements BenchClient {
-    private final TcpClient client;
-    private final Connection connection;
-    private final ReactorRequester requester;
-    private final ByteBuf payload;
-    private volatile Batching stream;
-    private volatile Batching channel;
-
-    Client(TcpClient client, Connection connection, ByteBuf payload) {
-      this.client = client;
-      this.connection = connection;
-      this.requester = ReactorRequester.of(connection);
-      this.payload = payload;
-    }
-
-    @Override
-    public void requestResponse(Runnable onResponse) {
-      requester.requestResponse(Payload.of(payload)).subscribe(p -> onResponse.run());
-    }
-
-    @Override
-    public void startFireAndForget(LongAdder sent) {
-      MillraceSystem.pumpFireAndForget(
-          connection,
-          sent,
-          () -> {
-            requester.fireAndForget(Payload.of(payload)).subscribe();
-            return true;
-          });
-    }
-
-    @Override
-    public void startStream(LongAdder received) {
-      Batching consumer = new Batching(received);
-      stream = consumer;
-      requester.requestStream(Payload.of(payload)).subscribe(consumer);
-    }
-
-    @Override
-    public void startChannel(LongAdder received) {
-      Batching consumer = new Batching(received);
-      channel = consumer;
-      requester
-          .requestChannel(Flux.generate(sink -> sink.next(Payload.of(payload))))
-          .subscribe(consumer);
-    }
-
-    @Override
-    public java.util.concurrent.ScheduledExecutorService eventLoop() {
-      return connection.executor();
-    }
-
-    @Override
-    public void close() {
-      Batching s = stream;
-      if (s != null) {
-        s.dispose(); // cancels
-      }
-      Batching c = channel;
-      if (c != null) {
-        c.dispose();
-      }
-      connection.dispose();
-      client.close();
-      payload.unwrap().release();
-    }
   }
 
   /** Requests INITIAL up front and BATCH more each time a batch arrived, counting every item. */

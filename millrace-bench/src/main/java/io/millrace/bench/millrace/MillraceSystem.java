@@ -79,14 +79,27 @@ public final class MillraceSystem implements BenchSystem {
 
   @Override
   public BenchServer startServer(int port, int payloadSize, LongAdder handled) throws Exception {
+    return serve(port, payloadSize, config, response -> new BenchResponder(response, handled));
+  }
+
+  /**
+   * A server on 127.0.0.1:{@code port} with one event loop, answering with {@code responder} made
+   * for an unreleasable response of {@code payloadSize} bytes.
+   */
+  static BenchServer serve(
+      int port,
+      int payloadSize,
+      ConnectionConfig config,
+      java.util.function.Function<ByteBuf, Responder> responder)
+      throws Exception {
     ByteBuf response = payload(payloadSize);
-    BenchResponder responder = new BenchResponder(response, handled);
+    Responder r = responder.apply(response);
     TcpServer server =
         TcpServer.builder()
             .bindAddress("127.0.0.1", port)
             .config(config)
             .eventLoopThreads(1)
-            .acceptor((setup, connection) -> responder)
+            .acceptor((setup, connection) -> r)
             .bind();
     return () -> {
       server.close();
@@ -184,6 +197,11 @@ public final class MillraceSystem implements BenchSystem {
     TcpClient client = TcpClient.builder().config(config).eventLoopThreads(1).build();
     Connection connection = client.connect("127.0.0.1", port).get(10, TimeUnit.SECONDS);
     return new Client(client, connection, payload(payloadSize));
+  }
+
+  /** The core responder for every interaction, for systems that borrow part of it. */
+  static Responder responder(ByteBuf response, LongAdder handled) {
+    return new BenchResponder(response, handled);
   }
 
   /** The server side of every interaction. */
