@@ -28,7 +28,10 @@ import java.util.concurrent.TimeoutException;
  *
  * <p>Backpressure: each call first waits while the connection's hand-off to its event loop is full
  * ({@link Connection#isReadyForCalls()}), so a thread that calls in a loop goes at the connection's
- * pace instead of failing with RejectedExecutionException.
+ * pace instead of failing with RejectedExecutionException. The wait ends when there is room, or the
+ * connection closes or drains (the call then fails as the connection says), or a request-response's
+ * timeout passes. It is a check before the send: many threads that pass it together can still fill
+ * the hand-off, and the call that does not fit fails with RejectedExecutionException.
  */
 public final class BlockingRequester {
   private final ReactiveRequester requester;
@@ -56,7 +59,13 @@ public final class BlockingRequester {
 
   /** The answer, or CANCELED once {@code timeout} has passed (the call is cancelled then). */
   public Payload requestResponse(Payload payload, Duration timeout) {
-    beforeCall(payload);
+    if (timeout == null) {
+      beforeCall(payload, Long.MAX_VALUE);
+    } else {
+      long deadline = System.nanoTime() + timeout.toNanos();
+      beforeCall(payload, deadline); // the wait for room counts in the timeout
+      timeout = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+    }
     FutureSubscriber<Payload> answer = new FutureSubscriber<>();
     requester.requestResponse(payload).subscribe(answer);
     return await(answer, timeout);
@@ -64,7 +73,7 @@ public final class BlockingRequester {
 
   /** Returns once the payload is handed to the connection. */
   public void fireAndForget(Payload payload) {
-    beforeCall(payload);
+    beforeCall(payload, Long.MAX_VALUE);
     FutureSubscriber<Void> sent = new FutureSubscriber<>();
     requester.fireAndForget(payload).subscribe(sent);
     await(sent, null);
@@ -76,14 +85,17 @@ public final class BlockingRequester {
    * ahead of the reader.
    */
   public BlockingStream requestStream(Payload payload) {
-    beforeCall(payload);
+    beforeCall(payload, Long.MAX_VALUE);
     BlockingIterator iterator = new BlockingIterator(requester.options().prefetch());
     requester.requestStream(payload).subscribe(iterator);
     return iterator;
   }
 
-  /** Fails on any event loop; else waits while the connection's hand-off is full. */
-  private void beforeCall(Payload payload) {
+  /**
+   * Fails on any event loop; else waits while the connection's hand-off is full, until {@code
+   * deadline} ({@link System#nanoTime()}; {@link Long#MAX_VALUE}: none).
+   */
+  private void beforeCall(Payload payload, long deadline) {
     if (ThreadExecutorMap.currentExecutor() != null) {
       payload.release();
       throw new IllegalStateException(
@@ -91,8 +103,21 @@ public final class BlockingRequester {
     }
     Connection c = requester.connection();
     try {
-      while (!c.isReadyForCalls() && c.isOpen()) {
-        c.awaitReadyForCalls(ROOM_CHECK);
+      while (!c.isReadyForCalls() && c.isOpen() && !c.isDraining()) {
+        long wait = ROOM_CHECK.toNanos();
+        if (deadline != Long.MAX_VALUE) {
+          long left = deadline - System.nanoTime();
+          if (left <= 0) {
+            payload.release();
+            throw StreamErrorException.received(
+                ErrorCode.CANCELED, "no room to send within the timeout: not sent");
+          }
+          wait = Math.min(wait, left);
+        }
+        long start = System.nanoTime();
+        if (!c.awaitReadyForCalls(Duration.ofNanos(wait)) && System.nanoTime() - start < wait / 2) {
+          break; // refused at once (closing): the call goes ahead and fails as the connection says
+        }
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

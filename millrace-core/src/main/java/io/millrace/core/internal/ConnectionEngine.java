@@ -197,7 +197,17 @@ public final class ConnectionEngine implements Connection, TransportListener {
       ConnectionConfig config,
       Responder responder,
       ResumableSession.Reconnector reconnector) {
-    return resumableClient(transport, config, responder, reconnector, null);
+    return resumableClient(transport, config, responder, reconnector, newResumeToken(), null);
+  }
+
+  /** As above, with a token from {@link #newResumeToken()} drawn by the caller. */
+  public static ConnectionEngine resumableClient(
+      Transport transport,
+      ConnectionConfig config,
+      Responder responder,
+      ResumableSession.Reconnector reconnector,
+      byte[] token) {
+    return resumableClient(transport, config, responder, reconnector, token, null);
   }
 
   static ConnectionEngine resumableClient(
@@ -206,16 +216,35 @@ public final class ConnectionEngine implements Connection, TransportListener {
       Responder responder,
       ResumableSession.Reconnector reconnector,
       Timers timers) {
+    return resumableClient(transport, config, responder, reconnector, newResumeToken(), timers);
+  }
+
+  private static ConnectionEngine resumableClient(
+      Transport transport,
+      ConnectionConfig config,
+      Responder responder,
+      ResumableSession.Reconnector reconnector,
+      byte[] token,
+      Timers timers) {
     if (config.resumption() == null) {
       throw new IllegalArgumentException("the config has no resumption settings");
     }
-    byte[] token = new byte[16];
-    TOKENS.nextBytes(token);
     ResumableSession session =
         ResumableSession.client(transport, config.resumption(), token, reconnector);
     ConnectionEngine engine = client(session, config, responder, timers);
     session.bind(engine);
     return engine;
+  }
+
+  /**
+   * A new resumption token: 16 unpredictable bytes. SecureRandom may read the operating system's
+   * entropy source on each call (blocking I/O), so a transport draws it on the connecting thread,
+   * not on the event loop (the suite's blocking detector found it there).
+   */
+  public static byte[] newResumeToken() {
+    byte[] token = new byte[16];
+    TOKENS.nextBytes(token);
+    return token;
   }
 
   /**

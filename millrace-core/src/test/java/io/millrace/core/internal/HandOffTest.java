@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.millrace.core.ConnectionConfig;
 import io.millrace.frame.FrameType;
+import io.millrace.testing.LoopBlockingExtension;
 import io.netty.buffer.ByteBuf;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -35,7 +36,7 @@ class HandOffTest {
         () -> {
           blocked.countDown();
           try {
-            release.await(10, TimeUnit.SECONDS);
+            LoopBlockingExtension.onPurpose(() -> release.await(10, TimeUnit.SECONDS));
           } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
           }

@@ -161,7 +161,7 @@ class LimitsAndBackpressureTest {
     loop.executor.execute(
         () -> {
           try {
-            gate.await();
+            io.millrace.testing.LoopBlockingExtension.onPurpose(gate::await);
           } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
           }

@@ -6,7 +6,8 @@ import io.millrace.futures.BlockingStream;
 import io.millrace.streams.Payload;
 import io.netty.util.internal.ThreadExecutorMap;
 import java.util.NoSuchElementException;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.locks.LockSupport;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
@@ -14,14 +15,22 @@ import org.reactivestreams.Subscription;
  * A stream's payloads read by blocking. The credit window under it already holds up to {@code
  * prefetch} payloads ahead of demand, so the reader asks for a quarter of that at a time (again
  * once three quarters of a batch is read): at most 1.25 times the prefetch waits for a slow reader,
- * and a fast one costs one wake-up of the loop per batch. The queue is a {@link
- * LinkedBlockingQueue} (locks, not monitors): a virtual thread that waits on it unmounts.
+ * and a fast one costs one wake-up of the loop per batch.
+ *
+ * <p>The event loop never waits here: it adds to a lock-free queue and unparks the reader if one is
+ * parked (a {@code LinkedBlockingQueue} would have the loop take the reader's lock to signal it,
+ * and park when the reader holds it, which the suite's blocking detector caught). The reader parks
+ * with {@link LockSupport}, so a virtual thread unmounts while it waits.
  */
 public final class BlockingIterator implements Subscriber<Payload>, BlockingStream {
   private static final Object COMPLETE = new Object();
   private static final Object CLOSED = new Object();
 
-  private final LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
+  private final ConcurrentLinkedQueue<Object> queue = new ConcurrentLinkedQueue<>();
+
+  /** The reader while it is parked waiting, else null. */
+  private volatile Thread waiter;
+
   private final int batch;
   private final int limit;
   private volatile Subscription subscription;
@@ -51,7 +60,7 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
 
   @Override
   public void onNext(Payload p) {
-    queue.offer(p);
+    offer(p);
     if (closed) {
       releaseQueued(); // closed meanwhile: nobody will read it (the CLOSED mark stays)
     }
@@ -59,12 +68,12 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
 
   @Override
   public void onError(Throwable t) {
-    queue.offer(new Failure(t));
+    offer(new Failure(t));
   }
 
   @Override
   public void onComplete() {
-    queue.offer(COMPLETE);
+    offer(COMPLETE);
   }
 
   // ------------------------------------------------------------------ the reader
@@ -82,7 +91,7 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
     }
     Object o;
     try {
-      o = queue.take();
+      o = take();
     } catch (InterruptedException e) {
       close();
       Thread.currentThread().interrupt();
@@ -137,7 +146,40 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
       s.cancel(); // nothing if the stream already ended
     }
     releaseQueued();
-    queue.offer(CLOSED);
+    offer(CLOSED);
+  }
+
+  /** Adds {@code o} and wakes the reader if it waits. Never blocks (the event loop calls it). */
+  private void offer(Object o) {
+    queue.offer(o);
+    Thread w = waiter;
+    if (w != null) {
+      LockSupport.unpark(w);
+    }
+  }
+
+  /**
+   * The next entry, parking until there is one. The reader publishes itself before its last look at
+   * the queue, and {@link #offer} adds before it looks for a reader: one of the two sees the other,
+   * so no wake-up is lost.
+   */
+  private Object take() throws InterruptedException {
+    Object o = queue.poll();
+    if (o != null) {
+      return o;
+    }
+    waiter = Thread.currentThread();
+    try {
+      while ((o = queue.poll()) == null) {
+        LockSupport.park(this);
+        if (Thread.interrupted()) {
+          throw new InterruptedException();
+        }
+      }
+      return o;
+    } finally {
+      waiter = null;
+    }
   }
 
   private void releaseQueued() {
@@ -145,7 +187,7 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
       if (o instanceof Payload) {
         ((Payload) o).release();
       } else if (o == CLOSED) {
-        queue.offer(CLOSED); // for the reader (at the end: only payloads are taken here)
+        offer(CLOSED); // for the reader (at the end: only payloads are taken here)
         return;
       }
     }

@@ -118,7 +118,7 @@ public abstract class InboundPublisher extends LoopDrain
     if (unbounded) {
       return Long.MAX_VALUE;
     }
-    granted = Math.min(r + prefetch, MAX_GRANT);
+    granted = r >= MAX_GRANT - prefetch ? MAX_GRANT : r + prefetch; // (no overflow)
     return granted;
   }
 
@@ -368,10 +368,9 @@ public abstract class InboundPublisher extends LoopDrain
     emitted++;
     d.onNext(p);
     if (credited && !unbounded && !inboundDone && !cancelled) {
-      long r = requested;
-      if (r != Long.MAX_VALUE) {
-        grantCredit(s, r); // (unbounded demand switches the stream to unbounded credit in drain)
-      }
+      // Unbounded demand too: drain switches the stream to unbounded credit only once the request
+      // is on the wire, and until then the grant (capped) keeps the peer going.
+      grantCredit(s, requested);
     }
   }
 

@@ -281,7 +281,6 @@ public class OutboundSink extends LoopDrain implements Subscriber<Payload>, Stre
       if (LOG.isLoggable(Level.DEBUG)) {
         LOG.log(Level.DEBUG, "stream " + s.streamId() + " fails: " + error, error);
       }
-      error.printStackTrace();
       s.fail(error);
     }
     finished(s, error);

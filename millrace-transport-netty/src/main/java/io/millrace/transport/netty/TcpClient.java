@@ -150,6 +150,7 @@ public final class TcpClient implements AutoCloseable {
     // A resumed session reconnects to the address it first reached, never to another server
     // behind the same name (rsocket-java #1116), on the event loop it lives on.
     InetSocketAddress[] reached = {remote};
+    byte[] token = config.resumption() == null ? null : ConnectionEngine.newResumeToken();
     ResumableSession.Reconnector reconnector =
         session -> reconnect(session, reached[0], localAddress);
     Bootstrap bootstrap =
@@ -166,7 +167,7 @@ public final class TcpClient implements AutoCloseable {
                                 config.resumption() == null
                                     ? ConnectionEngine.client(transport, config, responder)
                                     : ConnectionEngine.resumableClient(
-                                        transport, config, responder, reconnector));
+                                        transport, config, responder, reconnector, token));
                     channel.attr(Attributes.ENGINE).set(engine);
                   }
                 });

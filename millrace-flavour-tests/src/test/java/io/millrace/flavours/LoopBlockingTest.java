@@ -1,0 +1,62 @@
+package io.millrace.flavours;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.millrace.core.Connection;
+import io.millrace.reactor.ReactorHandler;
+import io.millrace.reactor.ReactorRequester;
+import io.millrace.reactor.ReactorResponder;
+import io.millrace.streams.Payload;
+import io.millrace.testing.LoopBlockingExtension;
+import io.millrace.transport.netty.TcpClient;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+
+/**
+ * The suite's detector of blocking on event loops ({@link LoopBlockingExtension}, on for every
+ * test) catches a handler that sleeps on the loop: the sleep fails, the call ends with an error,
+ * and the test that did it would fail. Here the report is taken so that this test passes.
+ */
+class LoopBlockingTest {
+
+  @Test
+  void aHandlerThatSleepsOnTheEventLoopIsCaught() throws Exception {
+    assertThat(LoopBlockingExtension.installed()).as("BlockHound installed").isTrue();
+    ReactorHandler sleeper =
+        new ReactorHandler() {
+          @Override
+          public Mono<Payload> requestResponse(Payload payload) {
+            try {
+              Thread.sleep(5); // a blocking call where handlers run by default: the event loop
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+            return Mono.just(Payload.of("late"));
+          }
+        };
+    try (Server server = Server.millrace(ReactorResponder.of(sleeper))) {
+      TcpClient client = TcpClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
+      try {
+        Connection c = client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS);
+        assertThatThrownBy(
+                () ->
+                    ReactorRequester.of(c)
+                        .requestResponse(Payload.of("x"))
+                        .block(Duration.ofSeconds(10)))
+            .hasMessageContaining("the handler failed");
+      } finally {
+        client.shutdownNow();
+        client.awaitTermination(10, TimeUnit.SECONDS);
+      }
+    }
+    List<String> blocked = LoopBlockingExtension.drain();
+    assertThat(blocked).hasSize(1);
+    assertThat(blocked.get(0))
+        .contains("java.lang.Thread.sleep")
+        .contains("LoopBlockingTest$1.requestResponse");
+  }
+}
