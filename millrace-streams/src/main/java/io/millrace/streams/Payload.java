@@ -20,7 +20,15 @@ import java.nio.charset.StandardCharsets;
  */
 public final class Payload {
   private final ByteBuf metadata;
-  private final ByteBuf data;
+
+  /** The data; null while it is only {@link #bytes} (made from an array, not yet asked for). */
+  private ByteBuf data;
+
+  /**
+   * The data of a payload made from an array, wrapped into {@link #data} only when asked for: a
+   * received heap copy read as a string, as bytes, or not at all costs no buffer object.
+   */
+  private final byte[] bytes;
 
   private Payload(ByteBuf metadata, ByteBuf data) {
     if (data == null) {
@@ -28,6 +36,15 @@ public final class Payload {
     }
     this.metadata = metadata;
     this.data = data;
+    this.bytes = null;
+  }
+
+  private Payload(ByteBuf metadata, byte[] bytes) {
+    if (bytes == null) {
+      throw new NullPointerException("data");
+    }
+    this.metadata = metadata;
+    this.bytes = bytes;
   }
 
   /** A payload of {@code data} without metadata (ownership taken). */
@@ -52,7 +69,15 @@ public final class Payload {
 
   /** A payload whose data is {@code data} (not copied: do not change the array afterwards). */
   public static Payload of(byte[] data) {
-    return new Payload(null, Unpooled.wrappedBuffer(data));
+    return new Payload(null, data);
+  }
+
+  /**
+   * A payload of {@code metadata} (null: none; ownership taken) and {@code data} (not copied: do
+   * not change the array afterwards).
+   */
+  public static Payload of(ByteBuf metadata, byte[] data) {
+    return new Payload(metadata, data);
   }
 
   /** An empty payload: no metadata, no data. */
@@ -68,7 +93,12 @@ public final class Payload {
 
   /** The data; its readable bytes are the payload's data. */
   public ByteBuf data() {
-    return data;
+    ByteBuf d = data;
+    if (d == null) {
+      d = bytes.length == 0 ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(bytes);
+      data = d;
+    }
+    return d;
   }
 
   /** The metadata, or null when the payload has none (M flag clear). */
@@ -82,7 +112,9 @@ public final class Payload {
 
   /** The data decoded as UTF-8. */
   public String dataUtf8() {
-    return data.toString(StandardCharsets.UTF_8);
+    return data == null
+        ? new String(bytes, StandardCharsets.UTF_8)
+        : data.toString(StandardCharsets.UTF_8);
   }
 
   /** The metadata decoded as UTF-8, or null when there is none. */
@@ -92,14 +124,17 @@ public final class Payload {
 
   /** A copy of the data's bytes. */
   public byte[] dataBytes() {
-    byte[] bytes = new byte[data.readableBytes()];
-    data.getBytes(data.readerIndex(), bytes);
-    return bytes;
+    if (data == null) {
+      return bytes.clone();
+    }
+    byte[] copy = new byte[data.readableBytes()];
+    data.getBytes(data.readerIndex(), copy);
+    return copy;
   }
 
   /** Retains both buffers; returns this. */
   public Payload retain() {
-    data.retain();
+    data().retain();
     if (metadata != null) {
       metadata.retain();
     }
@@ -108,7 +143,9 @@ public final class Payload {
 
   /** Releases both buffers (optional for payloads whose bytes are on the heap). */
   public void release() {
-    data.release();
+    if (data != null) {
+      data.release(); // (data only in an array has nothing to release)
+    }
     if (metadata != null) {
       metadata.release();
     }
@@ -119,7 +156,7 @@ public final class Payload {
     return "Payload[metadata="
         + (metadata == null ? "none" : metadata.readableBytes() + " B")
         + ", data="
-        + data.readableBytes()
+        + (data == null ? bytes.length : data.readableBytes())
         + " B]";
   }
 }

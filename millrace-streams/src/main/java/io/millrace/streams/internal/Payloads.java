@@ -23,13 +23,16 @@ public final class Payloads {
     if (zeroCopy) {
       return Payload.of(metadata == null ? null : metadata.retainedSlice(), data.retainedSlice());
     }
-    return Payload.of(metadata == null ? null : heapCopy(metadata), heapCopy(data));
+    return Payload.of(
+        metadata == null ? null : Unpooled.wrappedBuffer(heapBytes(metadata)), heapBytes(data));
   }
 
-  private static ByteBuf heapCopy(ByteBuf b) {
+  private static final byte[] NO_BYTES = new byte[0];
+
+  private static byte[] heapBytes(ByteBuf b) {
     int n = b.readableBytes();
     if (n == 0) {
-      return Unpooled.EMPTY_BUFFER;
+      return NO_BYTES;
     }
     byte[] bytes = new byte[n];
     if (UNSAFE_COPY && b.hasMemoryAddress()) {
@@ -39,6 +42,6 @@ public final class Payloads {
     } else {
       b.getBytes(b.readerIndex(), bytes);
     }
-    return Unpooled.wrappedBuffer(bytes);
+    return bytes;
   }
 }
