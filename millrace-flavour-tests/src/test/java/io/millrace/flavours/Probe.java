@@ -2,7 +2,7 @@ package io.millrace.flavours;
 
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -11,7 +11,7 @@ final class Probe {
   final AtomicLong emitted = new AtomicLong();
   final CountDownLatch cancelled = new CountDownLatch(1);
   final CountDownLatch answerCancelled = new CountDownLatch(1);
-  final BlockingQueue<String> fireAndForgets = new LinkedBlockingQueue<>();
+  final BlockingQueue<String> fireAndForgets = new LinkedTransferQueue<>();
 
   void emitted() {
     emitted.incrementAndGet();

@@ -12,6 +12,7 @@ import io.netty.util.internal.ThreadExecutorMap;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -26,12 +27,13 @@ import java.util.concurrent.TimeoutException;
  * timeout or an interrupt cancels the call (CANCEL to the peer) and throws a StreamErrorException
  * with code CANCELED, the interrupt flag set again after an interrupt.
  *
- * <p>Backpressure: each call first waits while the connection's hand-off to its event loop is full
- * ({@link Connection#isReadyForCalls()}), so a thread that calls in a loop goes at the connection's
- * pace instead of failing with RejectedExecutionException. The wait ends when there is room, or the
- * connection closes or drains (the call then fails as the connection says), or a request-response's
- * timeout passes. It is a check before the send: many threads that pass it together can still fill
- * the hand-off, and the call that does not fit fails with RejectedExecutionException.
+ * <p>Backpressure: when the connection's hand-off to its event loop is full, a request-response or
+ * fire-and-forget waits for room and sends then ({@link Connection#awaitReadyForCalls}), so a
+ * thread that calls in a loop goes at the connection's pace instead of failing with
+ * RejectedExecutionException. Only a refusal for lack of room waits: a reconnecting connection that
+ * is between connections applies its own policy (wait, or fail at once) as before. A
+ * request-response's timeout counts the wait. A stream's request is not retried: it fails with the
+ * refusal.
  */
 public final class BlockingRequester {
   private final ReactiveRequester requester;
@@ -59,24 +61,14 @@ public final class BlockingRequester {
 
   /** The answer, or CANCELED once {@code timeout} has passed (the call is cancelled then). */
   public Payload requestResponse(Payload payload, Duration timeout) {
-    if (timeout == null) {
-      beforeCall(payload, Long.MAX_VALUE);
-    } else {
-      long deadline = System.nanoTime() + timeout.toNanos();
-      beforeCall(payload, deadline); // the wait for room counts in the timeout
-      timeout = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
-    }
-    FutureSubscriber<Payload> answer = new FutureSubscriber<>();
-    requester.requestResponse(payload).subscribe(answer);
-    return await(answer, timeout);
+    checkNotOnLoop(payload);
+    return callWaitingForRoom(payload, deadline(timeout), true);
   }
 
   /** Returns once the payload is handed to the connection. */
   public void fireAndForget(Payload payload) {
-    beforeCall(payload, Long.MAX_VALUE);
-    FutureSubscriber<Void> sent = new FutureSubscriber<>();
-    requester.fireAndForget(payload).subscribe(sent);
-    await(sent, null);
+    checkNotOnLoop(payload);
+    callWaitingForRoom(payload, NO_DEADLINE, false);
   }
 
   /**
@@ -85,54 +77,109 @@ public final class BlockingRequester {
    * ahead of the reader.
    */
   public BlockingStream requestStream(Payload payload) {
-    beforeCall(payload, Long.MAX_VALUE);
+    checkNotOnLoop(payload);
     BlockingIterator iterator = new BlockingIterator(requester.options().prefetch());
     requester.requestStream(payload).subscribe(iterator);
     return iterator;
   }
 
-  /**
-   * Fails on any event loop; else waits while the connection's hand-off is full, until {@code
-   * deadline} ({@link System#nanoTime()}; {@link Long#MAX_VALUE}: none).
-   */
-  private void beforeCall(Payload payload, long deadline) {
+  private static void checkNotOnLoop(Payload payload) {
     if (ThreadExecutorMap.currentExecutor() != null) {
       payload.release();
       throw new IllegalStateException(
           "a blocking call on an event loop would stall its connections (or wait for itself)");
     }
+  }
+
+  /**
+   * Makes the call (a request-response, or a fire-and-forget) and waits for its end, waiting for
+   * room and calling again while the connection refuses it for a full hand-off. When the hand-off
+   * is full before a send, a reference to the payload is kept for the retry, since a refusal
+   * releases what it refuses; a call that was refused while the hand-off looked ready (another
+   * thread filled it) cannot be retried and fails with the refusal.
+   */
+  @SuppressWarnings("unchecked")
+  private <T> T callWaitingForRoom(Payload payload, long deadline, boolean requestResponse) {
     Connection c = requester.connection();
-    try {
-      while (!c.isReadyForCalls() && c.isOpen() && !c.isDraining()) {
-        long wait = ROOM_CHECK.toNanos();
-        if (deadline != Long.MAX_VALUE) {
-          long left = deadline - System.nanoTime();
-          if (left <= 0) {
-            payload.release();
-            throw StreamErrorException.received(
-                ErrorCode.CANCELED, "no room to send within the timeout: not sent");
-          }
-          wait = Math.min(wait, left);
-        }
-        long start = System.nanoTime();
-        if (!c.awaitReadyForCalls(Duration.ofNanos(wait)) && System.nanoTime() - start < wait / 2) {
-          break; // refused at once (closing): the call goes ahead and fails as the connection says
-        }
+    boolean held = false; // a reference kept beyond the one each send takes
+    while (true) {
+      if (!held && !c.isReadyForCalls()) {
+        payload.retain();
+        held = true;
       }
+      FutureSubscriber<T> call = new FutureSubscriber<>();
+      (requestResponse
+              ? (org.reactivestreams.Publisher<T>) requester.requestResponse(payload)
+              : (org.reactivestreams.Publisher<T>) requester.fireAndForget(payload))
+          .subscribe(call);
+      try {
+        T result = await(call, deadline);
+        if (held) {
+          payload.release();
+        }
+        return result;
+      } catch (RejectedExecutionException refused) {
+        if (!held) {
+          throw refused;
+        }
+        held = false; // the kept reference is the one the next send takes
+        try {
+          awaitRoom(c, deadline);
+        } catch (RuntimeException e) {
+          payload.release();
+          throw e;
+        }
+      } catch (RuntimeException e) {
+        if (held) {
+          payload.release();
+        }
+        throw e;
+      }
+    }
+  }
+
+  /** Waits for room in the hand-off, until {@code deadline}; throws CANCELED past it. */
+  private static void awaitRoom(Connection c, long deadline) {
+    try {
+      long wait = deadline == NO_DEADLINE ? ROOM_CHECK.toNanos() : left(deadline);
+      if (wait <= 0) {
+        throw StreamErrorException.received(
+            ErrorCode.CANCELED, "no room to send within the timeout: not sent");
+      }
+      c.awaitReadyForCalls(Duration.ofNanos(Math.min(wait, ROOM_CHECK.toNanos())));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      payload.release();
       throw StreamErrorException.received(
           ErrorCode.CANCELED, "interrupted while waiting for room: not sent");
     }
   }
 
+  private static final long NO_DEADLINE = Long.MAX_VALUE;
+
+  private static long deadline(Duration timeout) {
+    if (timeout == null) {
+      return NO_DEADLINE;
+    }
+    long nanos;
+    try {
+      nanos = timeout.toNanos();
+    } catch (ArithmeticException e) {
+      return NO_DEADLINE; // beyond 292 years
+    }
+    long d = System.nanoTime() + nanos;
+    return d == NO_DEADLINE ? d - 1 : d;
+  }
+
+  private static long left(long deadline) {
+    return Math.max(0, deadline - System.nanoTime());
+  }
+
   /** How long one wait for room lasts before the connection is checked again. */
   private static final Duration ROOM_CHECK = Duration.ofSeconds(1);
 
-  private static <T> T await(FutureSubscriber<T> call, Duration timeout) {
+  private static <T> T await(FutureSubscriber<T> call, long deadline) {
     try {
-      return timeout == null ? call.get() : call.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+      return deadline == NO_DEADLINE ? call.get() : call.get(left(deadline), TimeUnit.NANOSECONDS);
     } catch (ExecutionException e) {
       Throwable cause = e.getCause();
       throw cause instanceof RuntimeException
@@ -140,9 +187,9 @@ public final class BlockingRequester {
           : StreamErrorException.received(ErrorCode.APPLICATION_ERROR, String.valueOf(cause));
     } catch (TimeoutException e) {
       if (!call.cancel(false)) {
-        return await(call, null); // it came in the meantime
+        return await(call, NO_DEADLINE); // it came in the meantime
       }
-      throw StreamErrorException.received(ErrorCode.CANCELED, "no answer within " + timeout);
+      throw StreamErrorException.received(ErrorCode.CANCELED, "no answer within the timeout");
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       call.cancel(false);

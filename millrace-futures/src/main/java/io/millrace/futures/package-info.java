@@ -17,11 +17,12 @@
  *     StreamsOptions.builder().handlerExecutor(Executors.newVirtualThreadPerTaskExecutor()).build());
  * }</pre>
  *
- * <p><b>Virtual threads.</b> Blocking calls wait by parking (CompletableFuture,
- * LinkedBlockingQueue) and hold no monitor, so a waiting virtual thread unmounts:
- * VirtualThreadsTest runs a thousand concurrent callers on JDK 25 and finds no pinning once classes
- * are loaded. A blocking call made on the connection's event loop fails at once instead of
- * deadlocking.
+ * <p><b>Virtual threads.</b> Blocking calls wait by parking (CompletableFuture, LockSupport) and
+ * hold no monitor, so a waiting virtual thread unmounts: VirtualThreadsTest runs a thousand
+ * concurrent callers on JDK 25 and finds no pinning once classes are loaded. A blocking call made
+ * on the connection's event loop fails at once instead of deadlocking. When the connection's
+ * hand-off to its event loop is full, a blocking request-response or fire-and-forget waits for room
+ * and sends then, instead of failing.
  *
  * <p><b>Ownership.</b> Answers are heap copies by default: keep them, never release them. What is
  * sent belongs to Millrace. A {@link io.millrace.futures.BlockingStream} closed early releases what

@@ -11,7 +11,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.UnaryOperator;
 import org.reactivestreams.Publisher;
@@ -35,8 +35,8 @@ import reactor.core.publisher.Mono;
 final class JavaEchoServer implements AutoCloseable {
   static final String FOREVER = "forever";
 
-  final BlockingQueue<Received> fireAndForgets = new LinkedBlockingQueue<>();
-  final BlockingQueue<String> metadataPushes = new LinkedBlockingQueue<>();
+  final BlockingQueue<Received> fireAndForgets = new LinkedTransferQueue<>();
+  final BlockingQueue<String> metadataPushes = new LinkedTransferQueue<>();
   final AtomicInteger requestResponses = new AtomicInteger();
   final AtomicInteger streamEmitted = new AtomicInteger();
   final List<Long> streamRequests = new CopyOnWriteArrayList<>();

@@ -9,7 +9,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -22,8 +22,8 @@ import java.util.concurrent.atomic.AtomicLong;
 final class RecordingResponder implements Responder {
   static final String FOREVER = "forever";
 
-  final BlockingQueue<Received> fireAndForgets = new LinkedBlockingQueue<>();
-  final BlockingQueue<String> metadataPushes = new LinkedBlockingQueue<>();
+  final BlockingQueue<Received> fireAndForgets = new LinkedTransferQueue<>();
+  final BlockingQueue<String> metadataPushes = new LinkedTransferQueue<>();
   final AtomicInteger requestResponses = new AtomicInteger();
   final AtomicLong maxStreamCredit = new AtomicLong();
   final AtomicInteger foreverSent = new AtomicInteger();

@@ -21,13 +21,10 @@ import java.nio.charset.StandardCharsets;
 public final class Payload {
   private final ByteBuf metadata;
 
-  /** The data; null while it is only {@link #bytes} (made from an array, not yet asked for). */
+  /** The data; null while it is only {@link #bytes} (a received copy, not yet asked for). */
   private ByteBuf data;
 
-  /**
-   * The data of a payload made from an array, wrapped into {@link #data} only when asked for: a
-   * received heap copy read as a string, as bytes, or not at all costs no buffer object.
-   */
+  /** The data of a {@link #received} payload until {@link #data()} wraps it; else null. */
   private final byte[] bytes;
 
   private Payload(ByteBuf metadata, ByteBuf data) {
@@ -69,14 +66,18 @@ public final class Payload {
 
   /** A payload whose data is {@code data} (not copied: do not change the array afterwards). */
   public static Payload of(byte[] data) {
-    return new Payload(null, data);
+    return new Payload(null, Unpooled.wrappedBuffer(data));
   }
 
   /**
-   * A payload of {@code metadata} (null: none; ownership taken) and {@code data} (not copied: do
-   * not change the array afterwards).
+   * A received payload's heap copy, as the flavours deliver it: {@code metadata} (null: none;
+   * ownership taken) and {@code data}, which is wrapped in a buffer only when {@link #data()} is
+   * first called, so a payload read as a string or as bytes, or not read, costs no buffer. Its one
+   * owner reads it; handing it to another thread needs a happens-before edge, as Reactive Streams
+   * signals give. (Payloads made with the other factories have their buffers from the start and may
+   * be shared, with {@link #retain()}, across threads.)
    */
-  public static Payload of(ByteBuf metadata, byte[] data) {
+  public static Payload received(ByteBuf metadata, byte[] data) {
     return new Payload(metadata, data);
   }
 

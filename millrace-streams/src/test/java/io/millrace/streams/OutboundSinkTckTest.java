@@ -5,7 +5,7 @@ import io.millrace.core.Stream;
 import io.millrace.core.StreamListener;
 import io.millrace.streams.internal.OutboundSink;
 import io.netty.buffer.ByteBuf;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.TimeUnit;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.tck.SubscriberBlackboxVerification;
@@ -18,7 +18,7 @@ import org.testng.annotations.BeforeClass;
  * Subscriber under test is the sink of a request-stream the client opened with unbounded credit.
  */
 public class OutboundSinkTckTest extends SubscriberBlackboxVerification<Payload> {
-  private final LinkedBlockingQueue<OutboundSink> sinks = new LinkedBlockingQueue<>();
+  private final LinkedTransferQueue<OutboundSink> sinks = new LinkedTransferQueue<>();
   private Pair pair;
 
   public OutboundSinkTckTest() {

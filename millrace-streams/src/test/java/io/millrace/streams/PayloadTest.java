@@ -7,13 +7,13 @@ import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
-/** A payload made from an array wraps it only when its buffer is asked for. */
+/** A received payload's heap copy is wrapped in a buffer only when the buffer is asked for. */
 class PayloadTest {
 
   @Test
-  void anArrayPayloadReadsWithoutABufferAndWrapsOnceWhenAsked() {
+  void aReceivedCopyReadsWithoutABufferAndWrapsOnceWhenAsked() {
     byte[] bytes = "héllo".getBytes(StandardCharsets.UTF_8);
-    Payload p = Payload.of(bytes);
+    Payload p = Payload.received(null, bytes);
     assertThat(p.dataUtf8()).isEqualTo("héllo");
     assertThat(p.dataBytes()).isEqualTo(bytes).isNotSameAs(bytes);
     assertThat(p.toString()).contains("data=6 B");
@@ -28,12 +28,12 @@ class PayloadTest {
 
   @Test
   void releaseBeforeTheBufferWasAskedForIsANoOpAndRetainMakesIt() {
-    Payload unread = Payload.of(Unpooled.wrappedBuffer(new byte[] {1}), new byte[] {2, 3});
+    Payload unread = Payload.received(Unpooled.wrappedBuffer(new byte[] {1}), new byte[] {2, 3});
     ByteBuf metadata = unread.metadata();
     unread.release(); // nothing wrapped the data; the metadata is released
     assertThat(metadata.refCnt()).isZero();
 
-    Payload kept = Payload.of(new byte[] {4}).retain();
+    Payload kept = Payload.received(null, new byte[] {4}).retain();
     assertThat(kept.data().refCnt()).isEqualTo(2);
     kept.release();
     kept.release();
@@ -42,6 +42,6 @@ class PayloadTest {
 
   @Test
   void anEmptyArrayIsTheEmptyBuffer() {
-    assertThat(Payload.of(new byte[0]).data()).isSameAs(Unpooled.EMPTY_BUFFER);
+    assertThat(Payload.received(null, new byte[0]).data()).isSameAs(Unpooled.EMPTY_BUFFER);
   }
 }

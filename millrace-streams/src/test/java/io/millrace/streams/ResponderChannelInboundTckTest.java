@@ -1,6 +1,6 @@
 package io.millrace.streams;
 
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.TimeUnit;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.tck.PublisherVerification;
@@ -14,7 +14,7 @@ import reactor.core.publisher.Flux;
  * payloads: the client opens a channel with a first payload and n more.
  */
 public class ResponderChannelInboundTckTest extends PublisherVerification<Payload> {
-  private final LinkedBlockingQueue<Publisher<Payload>> inbounds = new LinkedBlockingQueue<>();
+  private final LinkedTransferQueue<Publisher<Payload>> inbounds = new LinkedTransferQueue<>();
   private Pair pair;
 
   public ResponderChannelInboundTckTest() {

@@ -184,7 +184,27 @@ public final class ConnectionEngine implements Connection, TransportListener {
         timers);
   }
 
-  private static final java.security.SecureRandom TOKENS = new java.security.SecureRandom();
+  /**
+   * Resumption tokens: a DRBG seeded from the operating system when first used, then pure
+   * computation. The platform default may read the OS's entropy source on each call, which is
+   * blocking I/O, and tokens are drawn on the event loop when a reconnecting client opens a
+   * session. A holder class, so that the seeding happens at the first token, not when the engine is
+   * loaded (on an event loop, for most connections).
+   */
+  private static final class Tokens {
+    static final java.security.SecureRandom SOURCE = source();
+
+    private static java.security.SecureRandom source() {
+      java.security.SecureRandom r;
+      try {
+        r = java.security.SecureRandom.getInstance("DRBG");
+      } catch (java.security.NoSuchAlgorithmException e) {
+        r = new java.security.SecureRandom();
+      }
+      r.nextBytes(new byte[1]); // seeds it now
+      return r;
+    }
+  }
 
   /**
    * Creates the client side of a resumable connection ({@link ConnectionConfig#resumption()} must
@@ -237,13 +257,14 @@ public final class ConnectionEngine implements Connection, TransportListener {
   }
 
   /**
-   * A new resumption token: 16 unpredictable bytes. SecureRandom may read the operating system's
-   * entropy source on each call (blocking I/O), so a transport draws it on the connecting thread,
-   * not on the event loop (the suite's blocking detector found it there).
+   * A new resumption token: 16 unpredictable bytes. No I/O once this class is initialised (which
+   * seeds the generator from the OS): a client that may open sessions from its event loop touches
+   * it once beforehand, off the loop (the suite's blocking detector found the first version reading
+   * /dev/urandom on the loop).
    */
   public static byte[] newResumeToken() {
     byte[] token = new byte[16];
-    TOKENS.nextBytes(token);
+    Tokens.SOURCE.nextBytes(token);
     return token;
   }
 

@@ -37,6 +37,7 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
   private volatile boolean closed;
 
   // Reader thread only.
+  private Thread reader;
   private Payload next;
   private boolean done;
   private int consumed;
@@ -86,6 +87,7 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
     if (done) {
       return false;
     }
+    reader = Thread.currentThread();
     if (ThreadExecutorMap.currentExecutor() != null) {
       throw new IllegalStateException("a blocking read on an event loop would stall it");
     }
@@ -145,6 +147,11 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
     if (s != null) {
       s.cancel(); // nothing if the stream already ended
     }
+    if (Thread.currentThread() == reader && next != null) {
+      Payload unread = next; // taken by hasNext, never by next
+      next = null;
+      unread.release();
+    }
     releaseQueued();
     offer(CLOSED);
   }
@@ -182,14 +189,18 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
     }
   }
 
+  /** Releases every payload queued; the CLOSED mark, if taken, goes back once at the end. */
   private void releaseQueued() {
+    boolean sawClosed = false;
     for (Object o; (o = queue.poll()) != null; ) {
       if (o instanceof Payload) {
         ((Payload) o).release();
       } else if (o == CLOSED) {
-        offer(CLOSED); // for the reader (at the end: only payloads are taken here)
-        return;
+        sawClosed = true; // (a payload may come after it: the loop had passed its check)
       }
+    }
+    if (sawClosed) {
+      offer(CLOSED); // for the reader
     }
   }
 

@@ -23,7 +23,7 @@ public final class Payloads {
     if (zeroCopy) {
       return Payload.of(metadata == null ? null : metadata.retainedSlice(), data.retainedSlice());
     }
-    return Payload.of(
+    return Payload.received(
         metadata == null ? null : Unpooled.wrappedBuffer(heapBytes(metadata)), heapBytes(data));
   }
 

@@ -50,6 +50,9 @@ public final class TcpClient implements AutoCloseable {
     this.responder = b.responder;
     this.socket = b.socket.copy();
     this.connectTimeoutMillis = b.connectTimeoutMillis;
+    if (config.resumption() != null) {
+      ConnectionEngine.newResumeToken(); // seeds the token generator here, not on a loop
+    }
   }
 
   public static Builder builder() {

@@ -265,6 +265,25 @@ class TcpReconnectTest {
 
   private volatile boolean stop;
 
+  /**
+   * A client that reconnects and resumes opens its sessions from its event loop, where drawing a
+   * resume token must not read the OS's entropy source (the suite's blocking detector watches).
+   */
+  @Test
+  void aReconnectingResumingClientOpensItsSessionWithoutBlockingItsLoop() throws Exception {
+    ConnectionConfig resuming = TcpResumptionTest.config();
+    server =
+        TcpServer.builder()
+            .bindAddress("127.0.0.1", 0)
+            .config(resuming)
+            .acceptor((setup, connection) -> ECHO)
+            .bind();
+    client =
+        TcpClient.builder().config(resuming.toBuilder().reconnect(quick().build()).build()).build();
+    Connection connection = client.connect("127.0.0.1", server.port()).get(5, TimeUnit.SECONDS);
+    assertThat(call(connection, "resumable")).isEqualTo("resumable");
+  }
+
   @Test
   void aClientShutDownWhileReconnectingClosesItsConnection() throws Exception {
     server = startServer(0);
