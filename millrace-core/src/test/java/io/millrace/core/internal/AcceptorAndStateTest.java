@@ -51,7 +51,8 @@ class AcceptorAndStateTest {
   }
 
   @Test
-  void asyncAcceptor_readingWaitsForTheDecision_thenRequestsThatCameWithSetupAreServed() {
+  void asyncAcceptor_readingWaitsForTheDecision_thenRequestsThatCameWithSetupAreServed()
+      throws InterruptedException {
     CompletableFuture<Responder> decision = new CompletableFuture<>();
     AtomicReference<String> token = new AtomicReference<>();
     ScriptedTransport t =
@@ -70,7 +71,9 @@ class AcceptorAndStateTest {
     assertThat(t.take()).as("nothing answered before the decision").isEmpty();
     assertThat(t.held).as("requests wait in the transport").hasSize(2);
 
-    new Thread(() -> decision.complete(ECHO)).start(); // decided on another thread
+    Thread decider = new Thread(() -> decision.complete(ECHO)); // decided on another thread
+    decider.start();
+    decider.join(10_000); // (it hands the decision to the loop, drained below)
     loop.drain();
     for (int i = 0; i < 100 && !t.held.isEmpty(); i++) {
       loop.drain();

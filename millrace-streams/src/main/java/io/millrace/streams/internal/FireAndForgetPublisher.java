@@ -4,7 +4,7 @@ import io.millrace.core.Connection;
 import io.millrace.core.StreamErrorException;
 import io.millrace.frame.ErrorCode;
 import io.millrace.streams.Payload;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
@@ -14,11 +14,20 @@ import org.reactivestreams.Subscription;
  * and completed once handed to the connection. On the event loop a fire-and-forget that cannot be
  * sent (closing, no lease) fails with REJECTED; off the loop the connection logs such a failure.
  */
-public final class FireAndForgetPublisher implements Publisher<Void> {
+public final class FireAndForgetPublisher implements Publisher<Void>, Subscription {
   private final Connection connection;
   private final boolean metadataPush;
-  private final AtomicBoolean used = new AtomicBoolean();
+  private volatile int used;
   private Payload payload;
+
+  // The subscription's state: the publisher is its own subscription (one subscriber), so that a
+  // message sent from a thread costs one object here, not three.
+  private volatile boolean cancelled;
+  private volatile boolean invalid;
+  private volatile long invalidN;
+
+  private static final AtomicIntegerFieldUpdater<FireAndForgetPublisher> USED =
+      AtomicIntegerFieldUpdater.newUpdater(FireAndForgetPublisher.class, "used");
 
   private FireAndForgetPublisher(Connection connection, Payload payload, boolean metadataPush) {
     this.connection = connection;
@@ -39,23 +48,21 @@ public final class FireAndForgetPublisher implements Publisher<Void> {
     if (subscriber == null) {
       throw new NullPointerException("subscriber");
     }
-    if (!used.compareAndSet(false, true)) {
+    if (!USED.compareAndSet(this, 0, 1)) {
       subscriber.onSubscribe(NoopSubscription.INSTANCE);
       subscriber.onError(
           new IllegalStateException(
               "this Publisher takes one subscriber: it is one call (make the call again)"));
       return;
     }
-    Once once = new Once();
-    subscriber.onSubscribe(once);
+    subscriber.onSubscribe(this);
     Payload p = payload;
     payload = null;
-    if (once.cancelled) {
+    if (cancelled) {
       p.release();
-      if (once.invalid) {
+      if (invalid) {
         subscriber.onError(
-            new IllegalArgumentException(
-                "request-n must be positive (rule 3.9): " + once.invalidN));
+            new IllegalArgumentException("request-n must be positive (rule 3.9): " + invalidN));
       }
       return;
     }
@@ -82,23 +89,17 @@ public final class FireAndForgetPublisher implements Publisher<Void> {
   }
 
   /** Nothing is emitted, so demand only matters when it is invalid (before the send). */
-  private static final class Once implements Subscription {
-    volatile boolean cancelled;
-    volatile boolean invalid;
-    volatile long invalidN;
-
-    @Override
-    public void request(long n) {
-      if (n <= 0 && !cancelled) {
-        invalidN = n;
-        invalid = true;
-        cancelled = true;
-      }
-    }
-
-    @Override
-    public void cancel() {
+  @Override
+  public void request(long n) {
+    if (n <= 0 && !cancelled) {
+      invalidN = n;
+      invalid = true;
       cancelled = true;
     }
+  }
+
+  @Override
+  public void cancel() {
+    cancelled = true;
   }
 }
