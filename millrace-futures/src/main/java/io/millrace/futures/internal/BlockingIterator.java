@@ -4,9 +4,12 @@ import io.millrace.core.StreamErrorException;
 import io.millrace.frame.ErrorCode;
 import io.millrace.futures.BlockingStream;
 import io.millrace.streams.Payload;
+import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.internal.ThreadExecutorMap;
 import java.util.NoSuchElementException;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.locks.LockSupport;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
@@ -30,6 +33,14 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
 
   /** The reader while it is parked waiting, else null. */
   private volatile Thread waiter;
+
+  /** Whether a task that wakes the reader is pending on the event loop that fed it. */
+  private volatile int wakeScheduled;
+
+  private final Runnable wake = this::wakeNow;
+
+  private static final AtomicIntegerFieldUpdater<BlockingIterator> WAKE_SCHEDULED =
+      AtomicIntegerFieldUpdater.newUpdater(BlockingIterator.class, "wakeScheduled");
 
   private final int batch;
   private final int limit;
@@ -156,9 +167,32 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
     offer(CLOSED);
   }
 
-  /** Adds {@code o} and wakes the reader if it waits. Never blocks (the event loop calls it). */
+  /**
+   * Adds {@code o} and wakes the reader if it waits. Never blocks (the event loop calls it). On an
+   * event loop the wake-up is a task that runs after the loop's current batch of reads: a reader
+   * that shares a core with the loop then takes a batch per wake-up, where waking it per payload
+   * cost two context switches a payload (0.65 M/s on one core).
+   */
   private void offer(Object o) {
     queue.offer(o);
+    if (waiter == null) {
+      return;
+    }
+    EventExecutor loop = ThreadExecutorMap.currentExecutor();
+    if (loop == null) {
+      wakeNow();
+    } else if (WAKE_SCHEDULED.compareAndSet(this, 0, 1)) {
+      try {
+        loop.execute(wake);
+      } catch (RejectedExecutionException e) {
+        wakeNow(); // the loop is shutting down
+      }
+    }
+  }
+
+  /** Wakes the reader that waits now, if any (a reader that woke by itself re-checks and parks). */
+  private void wakeNow() {
+    wakeScheduled = 0;
     Thread w = waiter;
     if (w != null) {
       LockSupport.unpark(w);
