@@ -1,6 +1,7 @@
 package io.millrace.futures;
 
 import io.millrace.core.Connection;
+import io.millrace.core.NoRoomException;
 import io.millrace.core.StreamErrorException;
 import io.millrace.frame.ErrorCode;
 import io.millrace.futures.internal.BlockingIterator;
@@ -12,7 +13,6 @@ import io.netty.util.internal.ThreadExecutorMap;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -27,11 +27,11 @@ import java.util.concurrent.TimeoutException;
  * timeout or an interrupt cancels the call (CANCEL to the peer) and throws a StreamErrorException
  * with code CANCELED, the interrupt flag set again after an interrupt.
  *
- * <p>Backpressure: when the connection's hand-off to its event loop is full, a request-response or
- * fire-and-forget waits for room and sends then ({@link Connection#awaitReadyForCalls}), so a
- * thread that calls in a loop goes at the connection's pace instead of failing with
- * RejectedExecutionException. Only a refusal for lack of room waits: a reconnecting connection that
- * is between connections applies its own policy (wait, or fail at once) as before. A
+ * <p>Backpressure: when the connection's hand-off to its event loop has no room ({@link
+ * NoRoomException}: too many calls wait for the loop, or the peer is not reading), a
+ * request-response or fire-and-forget waits for room and sends again, so a thread that calls in a
+ * loop goes at the connection's pace instead of failing. Only that refusal waits: a reconnecting
+ * connection between connections applies its own policy (wait, or fail at once) as before. A
  * request-response's timeout counts the wait. A stream's request is not retried: it fails with the
  * refusal.
  */
@@ -93,20 +93,15 @@ public final class BlockingRequester {
 
   /**
    * Makes the call (a request-response, or a fire-and-forget) and waits for its end, waiting for
-   * room and calling again while the connection refuses it for a full hand-off. When the hand-off
-   * is full before a send, a reference to the payload is kept for the retry, since a refusal
-   * releases what it refuses; a call that was refused while the hand-off looked ready (another
-   * thread filled it) cannot be retried and fails with the refusal.
+   * room and calling again while the connection refuses it with {@link NoRoomException}. A
+   * reference to the payload is kept across each send, since a refusal releases what it refuses:
+   * one reference-count increment and decrement per call, which a blocking call can afford.
    */
   @SuppressWarnings("unchecked")
   private <T> T callWaitingForRoom(Payload payload, long deadline, boolean requestResponse) {
     Connection c = requester.connection();
-    boolean held = false; // a reference kept beyond the one each send takes
     while (true) {
-      if (!held && !c.isReadyForCalls()) {
-        payload.retain();
-        held = true;
-      }
+      payload.retain(); // kept: the send takes one reference, a refusal releases it
       FutureSubscriber<T> call = new FutureSubscriber<>();
       (requestResponse
               ? (org.reactivestreams.Publisher<T>) requester.requestResponse(payload)
@@ -114,39 +109,44 @@ public final class BlockingRequester {
           .subscribe(call);
       try {
         T result = await(call, deadline);
-        if (held) {
-          payload.release();
-        }
+        payload.release();
         return result;
-      } catch (RejectedExecutionException refused) {
-        if (!held) {
-          throw refused;
-        }
-        held = false; // the kept reference is the one the next send takes
+      } catch (NoRoomException full) {
         try {
-          awaitRoom(c, deadline);
+          awaitRoom(c, deadline); // the kept reference goes on to the next round
         } catch (RuntimeException e) {
           payload.release();
           throw e;
         }
       } catch (RuntimeException e) {
-        if (held) {
-          payload.release();
-        }
+        payload.release();
         throw e;
       }
     }
   }
 
-  /** Waits for room in the hand-off, until {@code deadline}; throws CANCELED past it. */
+  /**
+   * Waits until the hand-off has room, the connection closes, or {@code deadline} passes (CANCELED
+   * then). A connection that refuses to wait (closing) ends the wait: the next send fails as it
+   * says.
+   */
   private static void awaitRoom(Connection c, long deadline) {
     try {
-      long wait = deadline == NO_DEADLINE ? ROOM_CHECK.toNanos() : left(deadline);
-      if (wait <= 0) {
-        throw StreamErrorException.received(
-            ErrorCode.CANCELED, "no room to send within the timeout: not sent");
+      while (!c.isReadyForCalls() && c.isOpen()) {
+        long wait = ROOM_CHECK.toNanos();
+        if (deadline != NO_DEADLINE) {
+          long left = left(deadline);
+          if (left <= 0) {
+            throw StreamErrorException.received(
+                ErrorCode.CANCELED, "no room to send within the timeout: not sent");
+          }
+          wait = Math.min(wait, left);
+        }
+        long start = System.nanoTime();
+        if (!c.awaitReadyForCalls(Duration.ofNanos(wait)) && System.nanoTime() - start < wait / 2) {
+          return; // refused at once: closing
+        }
       }
-      c.awaitReadyForCalls(Duration.ofNanos(Math.min(wait, ROOM_CHECK.toNanos())));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw StreamErrorException.received(

@@ -18,7 +18,12 @@ import java.util.stream.StreamSupport;
  */
 public interface BlockingStream extends Iterator<Payload>, AutoCloseable {
 
-  /** Stops the stream (CANCEL unless it has ended) and releases what was not read. Idempotent. */
+  /**
+   * Stops the stream (CANCEL unless it has ended) and releases what was not read. Idempotent. From
+   * the reader's thread it also releases a payload {@link #hasNext()} took and {@link #next()} did
+   * not hand out; from another thread that one stays the reader's (with zero-copy on, the reader
+   * must still take it with {@code next()} and release it).
+   */
   @Override
   void close();
 

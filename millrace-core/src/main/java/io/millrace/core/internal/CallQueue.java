@@ -1,5 +1,6 @@
 package io.millrace.core.internal;
 
+import io.millrace.core.NoRoomException;
 import io.millrace.frame.ErrorCode;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.internal.PlatformDependent;
@@ -119,15 +120,15 @@ final class CallQueue {
   }
 
   /**
-   * Queues {@code call} for the loop. Throws {@link RejectedExecutionException} when the queue is
-   * over its bound or the peer is not reading (after releasing the call's buffers).
+   * Queues {@code call} for the loop. Throws {@link NoRoomException} when the queue is over its
+   * bound or the peer is not reading (after releasing the call's buffers).
    */
   void offer(Call call) {
     long weight = call.bytes() + CALL_OVERHEAD;
     if (!call.bypassesBound()) {
       if (!engine.transportWritable() && engine.transportQueuedBytes() > peerQueueBound) {
         call.release();
-        throw new RejectedExecutionException(
+        throw new NoRoomException(
             "the peer is not reading: more than "
                 + peerQueueBound
                 + " bytes wait for it; wait for Connection.isReadyForCalls()");
@@ -136,7 +137,7 @@ final class CallQueue {
       if (before > 0 && before + weight > maxBytes) {
         QUEUED_BYTES.getAndAdd(this, -weight);
         call.release();
-        throw new RejectedExecutionException(
+        throw new NoRoomException(
             "calls waiting for the event loop exceed "
                 + maxBytes
                 + " bytes; wait for Connection.isReadyForCalls()");

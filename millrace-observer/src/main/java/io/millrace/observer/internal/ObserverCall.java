@@ -320,7 +320,13 @@ public final class ObserverCall
     if (w == null) {
       return;
     }
-    w.lock.lock();
+    if (onAnEventLoop()) {
+      if (!w.lock.tryLock()) {
+        return; // a producer holds it for an instant: it re-checks within MISSED_SIGNAL_NANOS
+      }
+    } else {
+      w.lock.lock();
+    }
     try {
       w.space.signalAll();
     } finally {
@@ -403,20 +409,31 @@ public final class ObserverCall
   /** Waits until the peer has taken enough that at most {@code bound} values wait. */
   private void awaitSpace() {
     Waiting w = waiting();
+    boolean interrupted = false;
     w.lock.lock();
     try {
       waiters++;
       while (queued > bound && !cancelled) {
-        w.space.await();
+        // Bounded: the event loop signals only when it gets the lock at once (it must not wait
+        // for a producer), so a signal can be missed; the wait then ends by itself and re-checks.
+        w.space.awaitNanos(MISSED_SIGNAL_NANOS);
       }
     } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      fail(StreamErrorException.received(ErrorCode.CANCELED, "interrupted while waiting to send"));
+      interrupted = true;
     } finally {
       waiters--;
       w.lock.unlock();
     }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+      // After unlocking: failing drains and tells the sink, which must not run under the lock.
+      fail(StreamErrorException.received(ErrorCode.CANCELED, "interrupted while waiting to send"));
+    }
   }
+
+  /** The longest a producer waits for space on a signal the event loop could not give. */
+  private static final long MISSED_SIGNAL_NANOS =
+      java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(10);
 
   @Override
   public void onError(Throwable t) {

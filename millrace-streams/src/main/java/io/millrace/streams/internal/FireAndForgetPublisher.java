@@ -55,9 +55,14 @@ public final class FireAndForgetPublisher implements Publisher<Void>, Subscripti
               "this Publisher takes one subscriber: it is one call (make the call again)"));
       return;
     }
-    subscriber.onSubscribe(this);
     Payload p = payload;
     payload = null;
+    try {
+      subscriber.onSubscribe(this);
+    } catch (RuntimeException | Error e) {
+      p.release(); // a subscriber that throws (rule 2.13 forbids it) gets nothing sent
+      throw e;
+    }
     if (cancelled) {
       p.release();
       if (invalid) {
