@@ -115,4 +115,52 @@ class ObserverTest {
             StreamErrorException.class,
             e -> assertThat(e.getMessage()).isEqualTo("request-response not supported"));
   }
+
+  /**
+   * A fire-and-forget from a thread that finds the hand-off full is refused with NoRoomException,
+   * never dropped in silence, and what was accepted arrives.
+   */
+  @Test
+  void aFireAndForgetWithNoRoomIsRefusedAndWhatWasAcceptedArrives() throws Exception {
+    Probe probe = new Probe();
+    server = Server.millrace(io.millrace.reactor.ReactorResponder.of(new ReactorEcho(probe)));
+    client =
+        TcpClient.builder()
+            .config(Server.CONFIG.toBuilder().maxQueuedCallBytes(8 * 1024).build())
+            .eventLoopThreads(1)
+            .build();
+    Connection c = client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS);
+    io.millrace.observer.ObserverRequester r = io.millrace.observer.ObserverRequester.of(c);
+    // Hold the client's loop, so that what is sent waits in the hand-off and fills it.
+    java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    c.executor()
+        .execute(
+            () -> {
+              held.countDown();
+              try {
+                io.millrace.testing.LoopBlockingExtension.onPurpose(
+                    () -> release.await(10, TimeUnit.SECONDS));
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            });
+    assertThat(held.await(10, TimeUnit.SECONDS)).isTrue();
+    String body = "x".repeat(1000);
+    int accepted = 0;
+    try {
+      for (int i = 0; i < 100; i++) {
+        r.fireAndForget(Payload.of(body));
+        accepted++;
+      }
+    } catch (io.millrace.core.NoRoomException expected) {
+      // the hand-off is full: refused, and the caller knows
+    } finally {
+      release.countDown();
+    }
+    assertThat(accepted).isBetween(1, 99);
+    for (int i = 0; i < accepted; i++) {
+      assertThat(probe.fireAndForgets.poll(10, TimeUnit.SECONDS)).isEqualTo(body);
+    }
+  }
 }

@@ -6,8 +6,6 @@ import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveRequester;
 import io.millrace.streams.StreamsOptions;
 import java.lang.System.Logger.Level;
-import org.reactivestreams.Subscriber;
-import org.reactivestreams.Subscription;
 
 /**
  * Starts calls in the gRPC style: responses come to a {@link StreamObserver}; a channel returns the
@@ -42,26 +40,20 @@ public final class ObserverRequester {
     return requester.connection();
   }
 
-  /** Sends {@code payload}; a failure to send (the connection closing) is logged. */
+  /**
+   * Sends {@code payload} (ownership taken), straight to the connection: no Publisher, no
+   * subscriber. A payload the connection cannot send (closing, or no lease) is logged, as a
+   * fire-and-forget has nobody else to tell. From another thread it throws {@link
+   * io.millrace.core.NoRoomException} when the connection's hand-off to its event loop has no room
+   * (nothing sent): wait for {@link Connection#isReadyForCalls()} and send again.
+   */
   public void fireAndForget(Payload payload) {
-    requester
-        .fireAndForget(payload)
-        .subscribe(
-            new Subscriber<Void>() {
-              @Override
-              public void onSubscribe(Subscription s) {}
-
-              @Override
-              public void onNext(Void v) {}
-
-              @Override
-              public void onError(Throwable t) {
-                LOG.log(Level.DEBUG, "fire-and-forget not sent: " + t);
-              }
-
-              @Override
-              public void onComplete() {}
-            });
+    if (payload == null) {
+      throw new NullPointerException("payload");
+    }
+    if (!requester.connection().fireAndForget(payload.metadata(), payload.data())) {
+      LOG.log(Level.DEBUG, "fire-and-forget not sent: the connection is closing or has no lease");
+    }
   }
 
   /** The answer as one onNext (none for an empty answer) and onCompleted, or onError. */
