@@ -62,13 +62,41 @@ public final class BlockingRequester {
   /** The answer, or CANCELED once {@code timeout} has passed (the call is cancelled then). */
   public Payload requestResponse(Payload payload, Duration timeout) {
     checkNotOnLoop(payload);
-    return callWaitingForRoom(payload, deadline(timeout), true);
+    return callWaitingForRoom(payload, deadline(timeout));
   }
 
-  /** Returns once the payload is handed to the connection. */
+  /**
+   * Returns once the payload is handed to the connection: straight to it, with no Publisher or
+   * future on the way. Throws {@link StreamErrorException} REJECTED when the connection cannot send
+   * it (closing, or no lease).
+   */
   public void fireAndForget(Payload payload) {
     checkNotOnLoop(payload);
-    callWaitingForRoom(payload, NO_DEADLINE, false);
+    Connection c = requester.connection();
+    while (true) {
+      payload.retain(); // kept: the send takes one reference, a refusal releases it
+      boolean sent;
+      try {
+        sent = c.fireAndForget(payload.metadata(), payload.data());
+      } catch (NoRoomException full) {
+        try {
+          awaitRoom(c, NO_DEADLINE); // the kept reference goes on to the next round
+        } catch (RuntimeException e) {
+          payload.release();
+          throw e;
+        }
+        continue;
+      } catch (RuntimeException e) {
+        payload.release();
+        throw e;
+      }
+      payload.release();
+      if (!sent) {
+        throw StreamErrorException.received(
+            ErrorCode.REJECTED, "not sent: the connection is closing or has no lease");
+      }
+      return;
+    }
   }
 
   /**
@@ -92,23 +120,19 @@ public final class BlockingRequester {
   }
 
   /**
-   * Makes the call (a request-response, or a fire-and-forget) and waits for its end, waiting for
-   * room and calling again while the connection refuses it with {@link NoRoomException}. A
-   * reference to the payload is kept across each send, since a refusal releases what it refuses:
-   * one reference-count increment and decrement per call, which a blocking call can afford.
+   * Makes a request-response and waits for its answer, waiting for room and calling again while the
+   * connection refuses it with {@link NoRoomException}. A reference to the payload is kept across
+   * each send, since a refusal releases what it refuses: one reference-count increment and
+   * decrement per call, which a blocking call can afford.
    */
-  @SuppressWarnings("unchecked")
-  private <T> T callWaitingForRoom(Payload payload, long deadline, boolean requestResponse) {
+  private Payload callWaitingForRoom(Payload payload, long deadline) {
     Connection c = requester.connection();
     while (true) {
       payload.retain(); // kept: the send takes one reference, a refusal releases it
-      FutureSubscriber<T> call = new FutureSubscriber<>();
-      (requestResponse
-              ? (org.reactivestreams.Publisher<T>) requester.requestResponse(payload)
-              : (org.reactivestreams.Publisher<T>) requester.fireAndForget(payload))
-          .subscribe(call);
+      FutureSubscriber<Payload> call = new FutureSubscriber<>();
+      requester.requestResponse(payload).subscribe(call);
       try {
-        T result = await(call, deadline);
+        Payload result = await(call, deadline);
         payload.release();
         return result;
       } catch (NoRoomException full) {
