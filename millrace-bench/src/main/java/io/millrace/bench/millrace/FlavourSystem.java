@@ -10,8 +10,6 @@ import io.millrace.core.Responder;
 import io.millrace.transport.netty.TcpClient;
 import io.netty.buffer.ByteBuf;
 import java.net.InetSocketAddress;
-import java.time.Duration;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
@@ -71,22 +69,10 @@ abstract class FlavourSystem implements BenchSystem {
         return true;
       }
 
-      /** As a careful user would: wait while the connection's hand-off is full, then send. */
       @Override
       public void fireAndForgetFromThisThread(LongAdder sent, BooleanSupplier running)
           throws InterruptedException {
-        while (running.getAsBoolean() && connection.isOpen()) {
-          if (!connection.isReadyForCalls()) {
-            connection.awaitReadyForCalls(Duration.ofSeconds(1));
-            continue;
-          }
-          try {
-            calls.fireAndForgetFromThread();
-            sent.increment();
-          } catch (RejectedExecutionException e) {
-            connection.awaitReadyForCalls(Duration.ofSeconds(1)); // another sender filled it
-          }
-        }
+        MillraceSystem.sendFromThread(connection, sent, running, calls::fireAndForgetFromThread);
       }
 
       @Override

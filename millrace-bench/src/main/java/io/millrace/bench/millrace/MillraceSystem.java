@@ -369,18 +369,7 @@ public final class MillraceSystem implements BenchSystem {
     @Override
     public void fireAndForgetFromThisThread(
         LongAdder sent, java.util.function.BooleanSupplier running) throws InterruptedException {
-      while (running.getAsBoolean() && connection.isOpen()) {
-        if (!connection.isReadyForCalls()) {
-          connection.awaitReadyForCalls(java.time.Duration.ofSeconds(1));
-          continue;
-        }
-        try {
-          connection.fireAndForget(null, payload);
-          sent.increment();
-        } catch (java.util.concurrent.RejectedExecutionException e) {
-          connection.awaitReadyForCalls(java.time.Duration.ofSeconds(1));
-        }
-      }
+      sendFromThread(connection, sent, running, () -> connection.fireAndForget(null, payload));
     }
 
     @Override
@@ -436,6 +425,31 @@ public final class MillraceSystem implements BenchSystem {
    * takes them, then lets the loop do I/O; {@code send} sends one and says whether it was sent
    * (false: the connection is closing, stop).
    */
+  /**
+   * Sends fire-and-forget messages with {@code send} from the calling thread while {@code running}
+   * holds, as a careful user would: waiting while the connection's hand-off is full (no spinning),
+   * and again when another sender filled it between the check and the send.
+   */
+  static void sendFromThread(
+      Connection connection,
+      LongAdder sent,
+      java.util.function.BooleanSupplier running,
+      Runnable send)
+      throws InterruptedException {
+    while (running.getAsBoolean() && connection.isOpen()) {
+      if (!connection.isReadyForCalls()) {
+        connection.awaitReadyForCalls(java.time.Duration.ofSeconds(1));
+        continue;
+      }
+      try {
+        send.run();
+        sent.increment();
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        connection.awaitReadyForCalls(java.time.Duration.ofSeconds(1));
+      }
+    }
+  }
+
   static void pumpFireAndForget(
       Connection connection, LongAdder sent, java.util.function.BooleanSupplier send) {
     Runnable pump =
