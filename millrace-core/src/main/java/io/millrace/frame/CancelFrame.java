@@ -7,13 +7,6 @@ import io.netty.buffer.ByteBufAllocator;
 public final class CancelFrame {
   private CancelFrame() {}
 
-  /** Writes the frame at {@code out}'s writer index; returns the bytes written. */
-  public static int encodeInto(ByteBuf out, int streamId) {
-    out.ensureWritable(FrameHeader.SIZE);
-    Frames.headerInto(out, streamId, FrameType.CANCEL, 0);
-    return FrameHeader.SIZE;
-  }
-
   public static ByteBuf encode(ByteBufAllocator alloc, int headroom, int streamId) {
     return Frames.start(alloc, headroom, 0, streamId, FrameType.CANCEL, 0);
   }

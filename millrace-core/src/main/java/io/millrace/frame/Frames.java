@@ -117,30 +117,6 @@ final class Frames {
     out.writerIndex(writerIndex + length);
   }
 
-  /**
-   * Length of a frame with a metadata-or-data section after {@code extra} fixed bytes, as {@link
-   * #writeInto} writes it (everything copied).
-   */
-  static int lengthInto(int extra, ByteBuf metadata, ByteBuf data) {
-    return FrameHeader.SIZE + extra + payloadLength(metadata, data);
-  }
-
-  /** Writes the header at {@code out}'s writer index. */
-  static void headerInto(ByteBuf out, int streamId, int type, int flags) {
-    FrameHeader.write(out, streamId, type, flags);
-  }
-
-  /** Writes metadata (u24 length + bytes, when present) and data, both copied. */
-  static void writeInto(ByteBuf out, ByteBuf metadata, ByteBuf data) {
-    if (metadata != null) {
-      out.writeMedium(metadata.readableBytes());
-      copy(metadata, out);
-    }
-    if (data != null) {
-      copy(data, out);
-    }
-  }
-
   /** Metadata of a frame whose metadata section starts at {@code offset}, or null without M. */
   static ByteBuf metadata(ByteBuf frame, int offset) {
     if (!FrameHeader.hasMetadata(frame)) {

@@ -46,29 +46,6 @@ public final class PayloadFrame {
     return Frames.payload(alloc, out, metadata, data);
   }
 
-  /**
-   * Writes the frame at {@code out}'s writer index, copying metadata and data (for batching frames
-   * into one buffer); returns the bytes written. Same bytes as {@link #encode}.
-   */
-  public static int encodeInto(
-      ByteBuf out, int streamId, int flags, ByteBuf metadata, ByteBuf data) {
-    int length = Frames.lengthInto(0, metadata, data);
-    out.ensureWritable(length);
-    Frames.headerInto(
-        out,
-        streamId,
-        FrameType.PAYLOAD,
-        flags & (FrameHeader.FLAG_FOLLOWS | FrameHeader.FLAG_COMPLETE | FrameHeader.FLAG_NEXT)
-            | Frames.metadataFlag(metadata));
-    Frames.writeInto(out, metadata, data);
-    return length;
-  }
-
-  /** Length of the frame {@link #encodeInto} writes. */
-  public static int lengthInto(ByteBuf metadata, ByteBuf data) {
-    return Frames.lengthInto(0, metadata, data);
-  }
-
   /** Data of at least this many bytes is better sent without a copy (see {@link #encode}). */
   public static final int ZERO_COPY_THRESHOLD = Frames.ZERO_COPY_THRESHOLD;
 

@@ -26,21 +26,13 @@ public final class RequestNFrame {
     return out;
   }
 
-  /** Writes the frame at {@code out}'s writer index; returns the bytes written. */
-  public static int encodeInto(ByteBuf out, int streamId, long n) {
-    int requestN = clamp(n);
-    out.ensureWritable(FrameHeader.SIZE + 4);
-    Frames.headerInto(out, streamId, FrameType.REQUEST_N, 0);
-    out.writeInt(requestN);
-    return FrameHeader.SIZE + 4;
-  }
-
   /** n as sent: 0 to 2^31-1 (0 is invalid on the wire and rejected by the reader). */
   public static int requestN(ByteBuf frame) {
     return frame.getInt(frame.readerIndex() + FrameHeader.SIZE) & 0x7FFF_FFFF;
   }
 
-  static int clamp(long n) {
+  /** n as written: above 2^31-1 becomes 2^31-1 (unbounded); throws unless positive. */
+  public static int clamp(long n) {
     if (n <= 0) {
       throw new IllegalArgumentException("request-n must be positive: " + n);
     }

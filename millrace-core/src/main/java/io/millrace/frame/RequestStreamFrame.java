@@ -68,31 +68,6 @@ public final class RequestStreamFrame {
     return Frames.payload(alloc, out, metadata, data);
   }
 
-  /**
-   * Writes a REQUEST_STREAM, or with {@code type} REQUEST_CHANNEL, REQUEST_RESPONSE or REQUEST_FNF,
-   * at {@code out}'s writer index, copying metadata and data; returns the bytes written. {@code
-   * flags} carries F and C; M is derived. Same bytes as the {@code encode} methods.
-   */
-  public static int encodeInto(
-      ByteBuf out,
-      int type,
-      int streamId,
-      int flags,
-      long initialRequestN,
-      ByteBuf metadata,
-      ByteBuf data) {
-    boolean hasN = type == FrameType.REQUEST_STREAM || type == FrameType.REQUEST_CHANNEL;
-    int requestN = hasN ? RequestNFrame.clamp(initialRequestN) : 0;
-    int length = Frames.lengthInto(hasN ? 4 : 0, metadata, data);
-    out.ensureWritable(length);
-    Frames.headerInto(out, streamId, type, flags | Frames.metadataFlag(metadata));
-    if (hasN) {
-      out.writeInt(requestN);
-    }
-    Frames.writeInto(out, metadata, data);
-    return length;
-  }
-
   /** The initial request-n as sent: 1 to 2^31-1. */
   public static int initialRequestN(ByteBuf frame) {
     return frame.getInt(frame.readerIndex() + FrameHeader.SIZE) & 0x7FFF_FFFF;

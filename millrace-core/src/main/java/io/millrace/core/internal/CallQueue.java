@@ -50,8 +50,22 @@ final class CallQueue {
   /** Calls one drain task runs before it lets the loop do other work. */
   static final int CALLS_PER_DRAIN = 4096;
 
+  /**
+   * Calls the drain runs before it gives their weight back to {@link #queuedBytes} in one atomic
+   * update (and at the end of each run): producers see room a few calls late, the loop saves an
+   * atomic per call.
+   */
+  static final int CALLS_PER_RELEASE = 64;
+
   /** A call from another thread, run on the loop or failed. */
   abstract static class Call {
+    /**
+     * What the call was charged to {@link #queuedBytes} when it was queued, given back when it
+     * leaves: fixed at {@link #offer}, so the bound's accounting cannot drift whatever happens to
+     * the call's buffers meanwhile. An int, so that a two-buffer call stays a 24-byte object.
+     */
+    int weight;
+
     /** Payload bytes the call holds. */
     abstract long bytes();
 
@@ -124,7 +138,8 @@ final class CallQueue {
    * bound or the peer is not reading (after releasing the call's buffers).
    */
   void offer(Call call) {
-    long weight = call.bytes() + CALL_OVERHEAD;
+    int weight = (int) Math.min(call.bytes() + CALL_OVERHEAD, Integer.MAX_VALUE);
+    call.weight = weight;
     if (!call.bypassesBound()) {
       if (!engine.transportWritable() && engine.transportQueuedBytes() > peerQueueBound) {
         call.release();
@@ -133,9 +148,9 @@ final class CallQueue {
                 + peerQueueBound
                 + " bytes wait for it; wait for Connection.isReadyForCalls()");
       }
-      long before = (long) QUEUED_BYTES.getAndAdd(this, weight);
+      long before = (long) QUEUED_BYTES.getAndAdd(this, (long) weight);
       if (before > 0 && before + weight > maxBytes) {
-        QUEUED_BYTES.getAndAdd(this, -weight);
+        QUEUED_BYTES.getAndAdd(this, (long) -weight);
         call.release();
         throw new NoRoomException(
             "calls waiting for the event loop exceed "
@@ -143,7 +158,7 @@ final class CallQueue {
                 + " bytes; wait for Connection.isReadyForCalls()");
       }
     } else {
-      QUEUED_BYTES.getAndAdd(this, weight);
+      QUEUED_BYTES.getAndAdd(this, (long) weight);
     }
     queue().offer(call);
     scheduleDrain();
@@ -251,12 +266,16 @@ final class CallQueue {
   private void drain() {
     Queue<Call> q = calls;
     int budget = CALLS_PER_DRAIN;
+    long taken = 0; // weight of the calls taken and not yet given back
     try {
       while (true) {
         Call call;
         while (budget > 0 && (call = q.poll()) != null) {
-          budget--;
-          QUEUED_BYTES.getAndAdd(this, -(call.bytes() + CALL_OVERHEAD));
+          taken += call.weight;
+          if ((--budget & (CALLS_PER_RELEASE - 1)) == 0) {
+            QUEUED_BYTES.getAndAdd(this, -taken);
+            taken = 0;
+          }
           if (engine.isOpen()) {
             try {
               call.run(engine);
@@ -266,6 +285,10 @@ final class CallQueue {
           } else {
             call.fail(engine.closeCode(), engine.closeMessage());
           }
+        }
+        if (taken != 0) {
+          QUEUED_BYTES.getAndAdd(this, -taken);
+          taken = 0;
         }
         if (budget == 0 && !q.isEmpty()) {
           // Still holding the flag: the rest runs from a later task, after the loop's I/O.
@@ -279,7 +302,8 @@ final class CallQueue {
           break;
         }
       }
-    } catch (Error e) {
+    } catch (RuntimeException | Error e) { // from a call's fail(): user code may run there
+      QUEUED_BYTES.getAndAdd(this, -taken);
       DRAIN_STATE.setVolatile(this, 0); // do not leave the queue stuck behind a dead flag
       throw e;
     } finally {
@@ -297,7 +321,7 @@ final class CallQueue {
     while (true) {
       Call call;
       while ((call = q.poll()) != null) {
-        QUEUED_BYTES.getAndAdd(this, -(call.bytes() + CALL_OVERHEAD));
+        QUEUED_BYTES.getAndAdd(this, (long) -call.weight);
         call.fail(ErrorCode.CANCELED, "the connection's event loop has shut down");
       }
       DRAIN_STATE.setVolatile(this, 0);

@@ -847,6 +847,11 @@ public final class ConnectionEngine implements Connection, TransportListener {
   }
 
   /** After a batch of handed-over calls: one flush for all of them. */
+  /** Bytes the calls from other threads hold while they wait for the loop (with bookkeeping). */
+  long queuedCallBytes() {
+    return calls.queuedBytes();
+  }
+
   void afterHandOff() {
     flusher.flushNow();
   }

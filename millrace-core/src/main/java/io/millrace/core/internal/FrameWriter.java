@@ -3,6 +3,7 @@ package io.millrace.core.internal;
 import io.millrace.core.ConnectionConfig;
 import io.millrace.frame.CancelFrame;
 import io.millrace.frame.ErrorFrame;
+import io.millrace.frame.FrameBatch;
 import io.millrace.frame.FrameHeader;
 import io.millrace.frame.FrameType;
 import io.millrace.frame.KeepAliveFrame;
@@ -89,10 +90,11 @@ final class FrameWriter {
   }
 
   /**
-   * Returns the batch with room for a frame of {@code length} bytes and its length prefix already
-   * written, or null when the frame should be written on its own.
+   * Returns the batch that a frame of {@code length} bytes (plus its length prefix) is appended to,
+   * or null when the frame should be written on its own. The caller appends with {@link FrameBatch}
+   * and then calls {@link #appended}.
    */
-  private ByteBuf beginBatched(int length) {
+  private ByteBuf batchFor(int length) {
     if (!coalesce || closed || length > MAX_BATCHED_FRAME) {
       return null;
     }
@@ -105,9 +107,13 @@ final class FrameWriter {
       b = alloc.directBuffer(Math.min(BATCH_CAPACITY, 16 * (length + 3)), BATCH_CAPACITY);
       batch = b;
     }
-    b.writeMedium(length);
-    batchFrames++;
     return b;
+  }
+
+  /** A frame went into the batch. */
+  private void appended() {
+    batchFrames++;
+    engine.onWritten();
   }
 
   /** Gives the frames batched so far to the transport (before a flush or an unbatched write). */
@@ -147,24 +153,21 @@ final class FrameWriter {
     try {
       int length = length(extra, metadata, data);
       if (length <= frameLimit && !zeroCopy(data)) {
-        ByteBuf b = beginBatched(length);
+        ByteBuf b = batchFor(length);
         if (b != null) {
-          int start = b.writerIndex() - FrameHeader.LENGTH_PREFIX_SIZE;
-          try {
-            RequestStreamFrame.encodeInto(
+          if (extra == 0) {
+            FrameBatch.append(b, streamId, type, 0, metadata, data);
+          } else {
+            FrameBatch.appendWithRequestN(
                 b,
-                type,
                 streamId,
+                type,
                 complete && type == FrameType.REQUEST_CHANNEL ? FrameHeader.FLAG_COMPLETE : 0,
-                initialRequestN,
+                RequestNFrame.clamp(initialRequestN),
                 metadata,
                 data);
-          } catch (RuntimeException e) {
-            b.writerIndex(start); // the frames batched before this one stay intact
-            batchFrames--;
-            throw e;
           }
-          engine.onWritten();
+          appended();
           return;
         }
       }
@@ -191,17 +194,16 @@ final class FrameWriter {
     try {
       int length = length(0, metadata, data);
       if (length <= frameLimit && !zeroCopy(data)) {
-        ByteBuf b = beginBatched(length);
+        ByteBuf b = batchFor(length);
         if (b != null) {
-          int start = b.writerIndex() - FrameHeader.LENGTH_PREFIX_SIZE;
-          try {
-            PayloadFrame.encodeInto(b, streamId, flags, metadata, data);
-          } catch (RuntimeException e) {
-            b.writerIndex(start); // the frames batched before this one stay intact
-            batchFrames--;
-            throw e;
-          }
-          engine.onWritten();
+          FrameBatch.append(
+              b,
+              streamId,
+              FrameType.PAYLOAD,
+              flags & (FrameHeader.FLAG_COMPLETE | FrameHeader.FLAG_NEXT),
+              metadata,
+              data);
+          appended();
           return;
         }
       }
@@ -224,30 +226,31 @@ final class FrameWriter {
   }
 
   void complete(int streamId) {
-    ByteBuf b = beginBatched(FrameHeader.SIZE);
+    ByteBuf b = batchFor(FrameHeader.SIZE);
     if (b != null) {
-      PayloadFrame.encodeInto(b, streamId, FrameHeader.FLAG_COMPLETE, null, null);
-      engine.onWritten();
+      FrameBatch.append(b, streamId, FrameType.PAYLOAD, FrameHeader.FLAG_COMPLETE, null, null);
+      appended();
       return;
     }
     write(PayloadFrame.encodeComplete(alloc, headroom, streamId));
   }
 
   void requestN(int streamId, long n) {
-    ByteBuf b = beginBatched(FrameHeader.SIZE + 4);
+    ByteBuf b = batchFor(FrameHeader.SIZE + 4);
     if (b != null) {
-      RequestNFrame.encodeInto(b, streamId, n);
-      engine.onWritten();
+      FrameBatch.appendWithRequestN(
+          b, streamId, FrameType.REQUEST_N, 0, RequestNFrame.clamp(n), null, null);
+      appended();
       return;
     }
     write(RequestNFrame.encode(alloc, headroom, streamId, n));
   }
 
   void cancel(int streamId) {
-    ByteBuf b = beginBatched(FrameHeader.SIZE);
+    ByteBuf b = batchFor(FrameHeader.SIZE);
     if (b != null) {
-      CancelFrame.encodeInto(b, streamId);
-      engine.onWritten();
+      FrameBatch.append(b, streamId, FrameType.CANCEL, 0, null, null);
+      appended();
       return;
     }
     write(CancelFrame.encode(alloc, headroom, streamId));

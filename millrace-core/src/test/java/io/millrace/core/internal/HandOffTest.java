@@ -225,6 +225,9 @@ class HandOffTest {
     for (int i = 0; i < 10_000; i++) {
       t.engine.fireAndForget(null, loop.alloc.buffer(1).writeByte(i));
     }
+    assertThat(t.engine.queuedCallBytes())
+        .as("each queued call is charged its payload and the bookkeeping")
+        .isEqualTo(10_000 * (1 + CallQueue.CALL_OVERHEAD));
     CompletableFuture<Integer> writtenWhenOtherTaskRan = new CompletableFuture<>();
     loop.executor.execute(() -> writtenWhenOtherTaskRan.complete(t.written.size()));
     release.countDown();
@@ -232,6 +235,9 @@ class HandOffTest {
         .as("a task queued behind the burst runs after one drain turn, not after all of it")
         .isEqualTo(CallQueue.CALLS_PER_DRAIN);
     assertThat(t.take()).hasSize(10_000);
+    assertThat(t.engine.queuedCallBytes())
+        .as("every call's charge given back, in whatever batches the drain used")
+        .isZero();
   }
 
   @Test
