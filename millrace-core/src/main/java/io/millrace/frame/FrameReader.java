@@ -40,9 +40,11 @@ public final class FrameReader {
     if (length < FrameHeader.SIZE) {
       throw new FrameFormatException("frame shorter than its header: " + length + " bytes");
     }
-    int streamId = FrameHeader.streamId(frame);
-    int type = FrameHeader.type(frame);
-    int flags = FrameHeader.flags(frame);
+    // Two reads for the whole header: each checked access costs on the per-frame path.
+    int streamId = frame.getInt(frame.readerIndex()) & 0x7FFF_FFFF;
+    int typeAndFlags = frame.getUnsignedShort(frame.readerIndex() + 4);
+    int type = typeAndFlags >>> FrameHeader.TYPE_SHIFT;
+    int flags = typeAndFlags & FrameHeader.FLAGS_MASK;
     switch (type) {
       case FrameType.REQUEST_RESPONSE:
       case FrameType.REQUEST_FNF:
@@ -50,10 +52,8 @@ public final class FrameReader {
           if (streamId == 0) {
             return false; // misplaced: ignored (see the class comment)
           }
-          requirePayloadFits(frame, FrameHeader.SIZE, type);
-          ByteBuf metadata = Frames.metadata(frame, FrameHeader.SIZE);
-          listener.onRequest(
-              type, streamId, flags, 0, metadata, Frames.dataInPlace(frame, FrameHeader.SIZE));
+          ByteBuf metadata = splitPayload(frame, FrameHeader.SIZE, flags, type);
+          listener.onRequest(type, streamId, flags, 0, metadata, frame);
           return true;
         }
       case FrameType.REQUEST_STREAM:
@@ -62,34 +62,27 @@ public final class FrameReader {
           if (streamId == 0) {
             return false;
           }
-          requirePayloadFits(frame, RequestStreamFrame.PAYLOAD_OFFSET, type);
+          requireLength(frame, RequestStreamFrame.PAYLOAD_OFFSET, type);
           int n = RequestStreamFrame.initialRequestN(frame);
           if (n == 0) {
             throw new FrameFormatException(FrameType.name(type) + " with initial request-n 0");
           }
-          ByteBuf metadata = Frames.metadata(frame, RequestStreamFrame.PAYLOAD_OFFSET);
-          listener.onRequest(
-              type,
-              streamId,
-              flags,
-              n,
-              metadata,
-              Frames.dataInPlace(frame, RequestStreamFrame.PAYLOAD_OFFSET));
+          ByteBuf metadata = splitPayload(frame, RequestStreamFrame.PAYLOAD_OFFSET, flags, type);
+          listener.onRequest(type, streamId, flags, n, metadata, frame);
           return true;
         }
       case FrameType.PAYLOAD:
         if (streamId == 0) {
           return false;
         }
-        requirePayloadFits(frame, FrameHeader.SIZE, type);
         if ((flags & (FrameHeader.FLAG_NEXT | FrameHeader.FLAG_COMPLETE | FrameHeader.FLAG_FOLLOWS))
             == 0) {
+          requirePayloadFits(frame, FrameHeader.SIZE, type); // a malformed length is reported first
           throw new FrameFormatException("PAYLOAD with neither NEXT nor COMPLETE");
         }
         {
-          ByteBuf metadata = Frames.metadata(frame, FrameHeader.SIZE);
-          listener.onPayload(
-              streamId, flags, metadata, Frames.dataInPlace(frame, FrameHeader.SIZE));
+          ByteBuf metadata = splitPayload(frame, FrameHeader.SIZE, flags, type);
+          listener.onPayload(streamId, flags, metadata, frame);
           return true;
         }
       case FrameType.REQUEST_N:
@@ -235,6 +228,31 @@ public final class FrameReader {
     if (frame.readableBytes() < length) {
       throw new FrameFormatException(FrameType.name(type) + " too short");
     }
+  }
+
+  /**
+   * Splits a payload-bearing frame whose metadata section starts at {@code offset}, after checking
+   * that its metadata length fits: returns the metadata (a slice, or null without M) and moves the
+   * frame's reader index to its data, so the frame itself is the data. One read of the metadata
+   * length, none without M.
+   */
+  private static ByteBuf splitPayload(ByteBuf frame, int offset, int flags, int type) {
+    int length = frame.readableBytes();
+    int start = frame.readerIndex() + offset;
+    if (length < offset) {
+      throw new FrameFormatException(FrameType.name(type) + " too short");
+    }
+    if ((flags & FrameHeader.FLAG_METADATA) == 0) {
+      frame.readerIndex(start);
+      return null;
+    }
+    int metadataLength = length >= offset + 3 ? frame.getUnsignedMedium(start) : -1;
+    if (metadataLength < 0 || offset + 3 + metadataLength > length) {
+      throw new FrameFormatException(FrameType.name(type) + " metadata length overruns the frame");
+    }
+    ByteBuf metadata = frame.slice(start + 3, metadataLength);
+    frame.readerIndex(start + 3 + metadataLength);
+    return metadata;
   }
 
   private static void requirePayloadFits(ByteBuf frame, int offset, int type) {

@@ -137,19 +137,6 @@ final class Frames {
   }
 
   /**
-   * Data of a frame whose metadata section starts at {@code offset}, without allocating: moves the
-   * frame's reader index to the data (which always runs to the end of the frame) and returns the
-   * frame itself. Only for the reader's hot path; read metadata first.
-   */
-  static ByteBuf dataInPlace(ByteBuf frame, int offset) {
-    int start = frame.readerIndex() + offset;
-    if (FrameHeader.hasMetadata(frame)) {
-      start += 3 + frame.getUnsignedMedium(start);
-    }
-    return frame.readerIndex(start);
-  }
-
-  /**
    * Checks that the metadata length of a frame whose metadata section starts at {@code offset} fits
    * in the frame; returns false for a malformed frame.
    */
