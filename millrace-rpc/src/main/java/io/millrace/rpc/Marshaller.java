@@ -1,0 +1,18 @@
+package io.millrace.rpc;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+
+/** Turns a method's request or response messages into buffers and back. */
+public interface Marshaller<T> {
+  /** A new buffer from {@code alloc} holding {@code value}; the caller owns it. */
+  ByteBuf serialize(T value, ByteBufAllocator alloc);
+
+  /**
+   * Reads a value from {@code data}'s readable bytes, leaving its indexes and reference count as
+   * they were; the value must not keep {@code data} (it is released after this returns).
+   *
+   * @throws StatusException INTERNAL when the bytes are not a valid value
+   */
+  T parse(ByteBuf data);
+}

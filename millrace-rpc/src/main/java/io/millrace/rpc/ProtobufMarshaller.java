@@ -1,0 +1,81 @@
+package io.millrace.rpc;
+
+import com.google.protobuf.CodedInputStream;
+import com.google.protobuf.CodedOutputStream;
+import com.google.protobuf.ExtensionRegistryLite;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.MessageLite;
+import com.google.protobuf.Parser;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufInputStream;
+import java.io.IOException;
+
+/**
+ * Protobuf messages straight into and out of Netty buffers: a message is written once, into a
+ * pooled buffer of exactly its size (through protobuf's direct-buffer encoder when the buffer is
+ * direct), and parsed from the received buffer in place (protobuf copies the fields it keeps, never
+ * the whole payload first). Bytes fields are copied out, so a parsed message never points into a
+ * buffer that is released after the call.
+ */
+public final class ProtobufMarshaller<T extends MessageLite> implements Marshaller<T> {
+  private final Parser<T> parser;
+
+  private ProtobufMarshaller(Parser<T> parser) {
+    this.parser = parser;
+  }
+
+  /**
+   * The marshaller of {@code defaultInstance}'s type (such as {@code
+   * EchoRequest.getDefaultInstance()}).
+   */
+  @SuppressWarnings("unchecked")
+  public static <T extends MessageLite> ProtobufMarshaller<T> of(T defaultInstance) {
+    return new ProtobufMarshaller<>((Parser<T>) defaultInstance.getParserForType());
+  }
+
+  @Override
+  public ByteBuf serialize(T value, ByteBufAllocator alloc) {
+    int size = value.getSerializedSize();
+    ByteBuf out = alloc.buffer(size, size);
+    try {
+      if (size > 0) {
+        CodedOutputStream coded =
+            out.hasArray()
+                ? CodedOutputStream.newInstance(out.array(), out.arrayOffset(), size)
+                : CodedOutputStream.newInstance(out.internalNioBuffer(0, size));
+        value.writeTo(coded);
+        coded.checkNoSpaceLeft();
+        out.writerIndex(size);
+      }
+      return out;
+    } catch (IOException | RuntimeException e) {
+      out.release();
+      throw Status.INTERNAL.withMessage("could not serialize a message").withCause(e).asException();
+    }
+  }
+
+  @Override
+  public T parse(ByteBuf data) {
+    try {
+      if (!data.isReadable()) {
+        return parser.parseFrom(CodedInputStream.newInstance(new byte[0]));
+      }
+      if (data.hasArray()) {
+        return parser.parseFrom(
+            data.array(), data.arrayOffset() + data.readerIndex(), data.readableBytes());
+      }
+      if (data.nioBufferCount() == 1) {
+        return parser.parseFrom(
+            CodedInputStream.newInstance(data.nioBuffer(data.readerIndex(), data.readableBytes())),
+            ExtensionRegistryLite.getEmptyRegistry());
+      }
+      return parser.parseFrom(new ByteBufInputStream(data.duplicate()));
+    } catch (InvalidProtocolBufferException e) {
+      throw Status.INTERNAL
+          .withMessage("invalid protobuf message: " + e.getMessage())
+          .withCause(e)
+          .asException();
+    }
+  }
+}
