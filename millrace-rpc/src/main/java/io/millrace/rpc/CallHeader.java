@@ -7,7 +7,9 @@ import io.netty.buffer.ByteBuf;
  * REQUEST_STREAM or REQUEST_CHANNEL) on connections whose SETUP declares {@link #MIME_TYPE}.
  *
  * <pre>
- * byte 0        version (3 bits, 1) | flags (5 bits): 0x01 NAME, 0x02 DEADLINE, 0x04 HEADERS
+ * byte 0        version (3 bits, 1) | flags (5 bits): 0x01 NAME, 0x02 DEADLINE, 0x04 HEADERS,
+ *               0x08 NO_MESSAGE (a channel's first frame whose data is not a message: the
+ *               caller's stream of messages starts with the next frame, or is empty)
  * method        NAME clear: the method's 8-byte id, big-endian ({@link MethodIds})
  *               NAME set:   varint length + UTF-8 "package.Service/Method"
  * [DEADLINE]    varint: microseconds the caller still gives the call when it sends it
@@ -27,6 +29,8 @@ final class CallHeader {
   static final int FLAG_NAME = 0x01;
   static final int FLAG_DEADLINE = 0x02;
   static final int FLAG_HEADERS = 0x04;
+  static final int FLAG_NO_MESSAGE = 0x08;
+  private static final int KNOWN_FLAGS = FLAG_NAME | FLAG_DEADLINE | FLAG_HEADERS | FLAG_NO_MESSAGE;
 
   /** No deadline. */
   static final long NO_TIMEOUT = -1;
@@ -35,12 +39,20 @@ final class CallHeader {
   private final String methodName;
   private final long timeoutMicros;
   private final Headers headers;
+  private final boolean noMessage;
 
-  private CallHeader(long methodId, String methodName, long timeoutMicros, Headers headers) {
+  private CallHeader(
+      long methodId, String methodName, long timeoutMicros, Headers headers, boolean noMessage) {
     this.methodId = methodId;
     this.methodName = methodName;
     this.timeoutMicros = timeoutMicros;
     this.headers = headers;
+    this.noMessage = noMessage;
+  }
+
+  /** Whether the frame's data is not a message (NO_MESSAGE). */
+  boolean noMessage() {
+    return noMessage;
   }
 
   /** The method's id: sent, or computed from the name when the call named it. */
@@ -69,8 +81,20 @@ final class CallHeader {
    */
   static void encode(
       ByteBuf out, long methodId, String methodName, long timeoutMicros, Headers headers) {
+    encode(out, methodId, methodName, timeoutMicros, headers, false);
+  }
+
+  /** As {@link #encode(ByteBuf, long, String, long, Headers)}, with NO_MESSAGE when asked. */
+  static void encode(
+      ByteBuf out,
+      long methodId,
+      String methodName,
+      long timeoutMicros,
+      Headers headers,
+      boolean noMessage) {
     int flags =
-        (methodName != null ? FLAG_NAME : 0)
+        (noMessage ? FLAG_NO_MESSAGE : 0)
+            | (methodName != null ? FLAG_NAME : 0)
             | (timeoutMicros != NO_TIMEOUT ? FLAG_DEADLINE : 0)
             | (headers != null && !headers.isEmpty() ? FLAG_HEADERS : 0);
     out.writeByte(Wire.firstByte(VERSION, flags));
@@ -109,7 +133,7 @@ final class CallHeader {
           .asException();
     }
     int flags = first & Wire.FLAGS_MASK;
-    if ((flags & ~(FLAG_NAME | FLAG_DEADLINE | FLAG_HEADERS)) != 0) {
+    if ((flags & ~KNOWN_FLAGS) != 0) {
       throw Status.INTERNAL.withMessage("call header with unknown flags " + flags).asException();
     }
     try {
@@ -134,7 +158,7 @@ final class CallHeader {
         throw new Wire.MalformedMetadataException(
             in.readableBytes() + " bytes after the call header");
       }
-      return new CallHeader(id, name, timeout, headers);
+      return new CallHeader(id, name, timeout, headers, (flags & FLAG_NO_MESSAGE) != 0);
     } catch (Wire.MalformedMetadataException e) {
       throw Status.INTERNAL.withMessage("malformed call header: " + e.getMessage()).asException();
     } catch (Wire.HeadersTooLargeException e) {

@@ -11,7 +11,8 @@ import io.netty.buffer.ByteBuf;
  * with a bare PAYLOAD: no metadata at all.
  *
  * <pre>
- * byte 0       version (3 bits, 1) | flags (5 bits): 0x01 HEADERS, 0x02 TRAILER
+ * byte 0       version (3 bits, 1) | flags (5 bits): 0x01 HEADERS, 0x02 TRAILER,
+ *              0x04 NO_MESSAGE (the frame's data is not a message: a trailer alone)
  * [HEADERS]    header list (as in {@link CallHeader})
  * [TRAILER]    varint status code, varint length + UTF-8 message (0: none),
  *              varint length + details, header list of trailers
@@ -26,15 +27,23 @@ final class ResponseMetadata {
   static final int VERSION = 1;
   static final int FLAG_HEADERS = 0x01;
   static final int FLAG_TRAILER = 0x02;
+  static final int FLAG_NO_MESSAGE = 0x04;
 
   private final Headers headers;
   private final Status status;
   private final Headers trailers;
+  private final boolean noMessage;
 
-  private ResponseMetadata(Headers headers, Status status, Headers trailers) {
+  private ResponseMetadata(Headers headers, Status status, Headers trailers, boolean noMessage) {
     this.headers = headers;
     this.status = status;
     this.trailers = trailers;
+    this.noMessage = noMessage;
+  }
+
+  /** Whether the frame's data is not a message (NO_MESSAGE). */
+  boolean noMessage() {
+    return noMessage;
   }
 
   /** Response headers ({@link Headers#EMPTY} when none). */
@@ -56,11 +65,20 @@ final class ResponseMetadata {
    * Writes response metadata; {@code status} null writes no trailer (then trailers must be empty).
    */
   static void encode(ByteBuf out, Headers headers, Status status, Headers trailers) {
+    encode(out, headers, status, trailers, false);
+  }
+
+  /** As {@link #encode(ByteBuf, Headers, Status, Headers)}, with NO_MESSAGE when asked. */
+  static void encode(
+      ByteBuf out, Headers headers, Status status, Headers trailers, boolean noMessage) {
     boolean hasHeaders = headers != null && !headers.isEmpty();
     if (status == null && trailers != null && !trailers.isEmpty()) {
       throw new IllegalArgumentException("trailers go with a status");
     }
-    int flags = (hasHeaders ? FLAG_HEADERS : 0) | (status != null ? FLAG_TRAILER : 0);
+    int flags =
+        (hasHeaders ? FLAG_HEADERS : 0)
+            | (status != null ? FLAG_TRAILER : 0)
+            | (noMessage ? FLAG_NO_MESSAGE : 0);
     out.writeByte(Wire.firstByte(VERSION, flags));
     if (hasHeaders) {
       Wire.writeHeaders(out, headers);
@@ -88,7 +106,7 @@ final class ResponseMetadata {
     int first = in.readUnsignedByte();
     int version = first >>> Wire.VERSION_SHIFT;
     int flags = first & Wire.FLAGS_MASK;
-    if (version != VERSION || (flags & ~(FLAG_HEADERS | FLAG_TRAILER)) != 0) {
+    if (version != VERSION || (flags & ~(FLAG_HEADERS | FLAG_TRAILER | FLAG_NO_MESSAGE)) != 0) {
       throw Status.INTERNAL
           .withMessage("response metadata of version " + version + ", flags " + flags)
           .asException();
@@ -118,7 +136,7 @@ final class ResponseMetadata {
         throw new Wire.MalformedMetadataException(
             in.readableBytes() + " bytes after the response metadata");
       }
-      return new ResponseMetadata(headers, status, trailers);
+      return new ResponseMetadata(headers, status, trailers, (flags & FLAG_NO_MESSAGE) != 0);
     } catch (Wire.MalformedMetadataException e) {
       throw Status.INTERNAL
           .withMessage("malformed response metadata: " + e.getMessage())

@@ -96,7 +96,7 @@ class CallHeaderTest {
   @Test
   void anotherVersion_isUnimplemented_andUnknownFlagsInternal() {
     ByteBuf v2 = Unpooled.wrappedBuffer(new byte[] {0x40, 0, 0, 0, 0, 0, 0, 0, 1});
-    ByteBuf flags = Unpooled.wrappedBuffer(new byte[] {0x28, 0, 0, 0, 0, 0, 0, 0, 1});
+    ByteBuf flags = Unpooled.wrappedBuffer(new byte[] {0x30, 0, 0, 0, 0, 0, 0, 0, 1});
     assertThatThrownBy(() -> CallHeader.decode(v2, LIMIT))
         .isInstanceOfSatisfying(
             StatusException.class,

@@ -1,0 +1,192 @@
+package io.millrace.rpc;
+
+import io.millrace.streams.Payload;
+import io.millrace.streams.ReactiveRequester;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import java.util.Objects;
+import java.util.function.Function;
+import org.reactivestreams.Publisher;
+
+/**
+ * Calls RPC methods over one connection, as Reactive Streams Publishers that the flavours' stubs
+ * adapt: each subscription is one call, a response is one item, the call's end is the completion or
+ * a {@link StatusException}. Cancelling the subscription cancels the call on the server.
+ *
+ * <p>The connection's SETUP must declare the encoding: {@link RpcServer#METADATA_MIME_TYPE} for
+ * {@link #of} (the call header: headers, deadlines, statuses with details and trailers), or
+ * composite metadata for {@link #routing} (a routing entry, as rsocket-java and Spring send it; no
+ * headers or deadline on the wire, failures as "CODE: message").
+ */
+public final class RpcClient {
+  private final ReactiveRequester requester;
+  private final boolean routing;
+  private final int maxHeaderBytes;
+  private final ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
+
+  private RpcClient(ReactiveRequester requester, boolean routing, int maxHeaderBytes) {
+    this.requester = Objects.requireNonNull(requester, "requester");
+    this.routing = routing;
+    this.maxHeaderBytes = maxHeaderBytes;
+  }
+
+  /** Native calls (the connection's metadata MIME type is {@link RpcServer#METADATA_MIME_TYPE}). */
+  public static RpcClient of(ReactiveRequester requester) {
+    return new RpcClient(requester, false, RpcServer.DEFAULT_MAX_HEADER_BYTES);
+  }
+
+  /** Calls routed with composite metadata, as rsocket-java and Spring clients make them. */
+  public static RpcClient routing(ReactiveRequester requester) {
+    return new RpcClient(requester, true, RpcServer.DEFAULT_MAX_HEADER_BYTES);
+  }
+
+  /** One request, one response. */
+  public <Req, Resp> Publisher<Resp> unary(
+      MethodDescriptor<Req, Resp> method, Req request, CallOptions options) {
+    expect(method, MethodDescriptor.Type.UNARY);
+    if (method.fireAndForget()) {
+      throw new IllegalArgumentException(method + " is fire-and-forget: use fireAndForget");
+    }
+    return reader(
+        method,
+        options,
+        true,
+        timeout -> requester.requestResponse(() -> payload(method, request, options, timeout)));
+  }
+
+  /** One request, a stream of responses. */
+  public <Req, Resp> Publisher<Resp> serverStreaming(
+      MethodDescriptor<Req, Resp> method, Req request, CallOptions options) {
+    expect(method, MethodDescriptor.Type.SERVER_STREAMING);
+    return reader(
+        method,
+        options,
+        false,
+        timeout -> requester.requestStream(() -> payload(method, request, options, timeout)));
+  }
+
+  /** A stream of requests (subscribed when the call starts), one response. */
+  public <Req, Resp> Publisher<Resp> clientStreaming(
+      MethodDescriptor<Req, Resp> method, Publisher<Req> requests, CallOptions options) {
+    expect(method, MethodDescriptor.Type.CLIENT_STREAMING);
+    return channel(method, requests, options, true);
+  }
+
+  /** Streams both ways. */
+  public <Req, Resp> Publisher<Resp> bidiStreaming(
+      MethodDescriptor<Req, Resp> method, Publisher<Req> requests, CallOptions options) {
+    expect(method, MethodDescriptor.Type.BIDI_STREAMING);
+    return channel(method, requests, options, false);
+  }
+
+  /**
+   * Sends a fire-and-forget method's request: completes once handed to the connection; the server's
+   * outcome is not reported.
+   */
+  public <Req> Publisher<Void> fireAndForget(
+      MethodDescriptor<Req, ?> method, Req request, CallOptions options) {
+    if (!method.fireAndForget()) {
+      throw new IllegalArgumentException(method + " is not marked fire-and-forget");
+    }
+    return requester.fireAndForget(() -> payload(method, request, options, timeoutMicros(options)));
+  }
+
+  private <Req, Resp> Publisher<Resp> channel(
+      MethodDescriptor<Req, Resp> method,
+      Publisher<Req> requests,
+      CallOptions options,
+      boolean oneResponse) {
+    Objects.requireNonNull(requests, "requests");
+    Marshaller<Req> marshaller = method.requestMarshaller();
+    return reader(
+        method,
+        options,
+        oneResponse,
+        timeout ->
+            requester.requestChannel(
+                new PrefixedPublisher<Req, Payload>(
+                    routing
+                        ? null
+                        : Payload.of(header(method, options, timeout, true), Unpooled.EMPTY_BUFFER),
+                    requests,
+                    routing
+                        ? routedMessages(method)
+                        : r -> Payload.of(marshaller.serialize(r, alloc)),
+                    Payload::release)));
+  }
+
+  /**
+   * A routing caller's channel carries the route on its first message (as rsocket-java's and
+   * Spring's do), so such a channel needs at least one request to open.
+   */
+  private <Req> Function<Req, Payload> routedMessages(MethodDescriptor<Req, ?> method) {
+    Marshaller<Req> marshaller = method.requestMarshaller();
+    return new Function<>() {
+      private boolean first = true; // onNext is serial: no race
+
+      @Override
+      public Payload apply(Req r) {
+        ByteBuf data = marshaller.serialize(r, alloc);
+        ByteBuf metadata = first ? routeMetadata(method) : null;
+        first = false;
+        return Payload.of(metadata, data);
+      }
+    };
+  }
+
+  private <Resp> Publisher<Resp> reader(
+      MethodDescriptor<?, Resp> method,
+      CallOptions options,
+      boolean oneResponse,
+      java.util.function.LongFunction<Publisher<Payload>> call) {
+    Objects.requireNonNull(options, "options");
+    long timeout = timeoutMicros(options);
+    return new ResponseReader<>(
+        () -> call.apply(timeout),
+        method.responseMarshaller(),
+        options,
+        oneResponse,
+        routing,
+        maxHeaderBytes,
+        requester.connection().executor());
+  }
+
+  private <Req> Payload payload(
+      MethodDescriptor<Req, ?> method, Req request, CallOptions options, long timeoutMicros) {
+    ByteBuf data = method.requestMarshaller().serialize(request, alloc);
+    try {
+      ByteBuf metadata =
+          routing ? routeMetadata(method) : header(method, options, timeoutMicros, false);
+      return Payload.of(metadata, data);
+    } catch (RuntimeException e) {
+      data.release();
+      throw e;
+    }
+  }
+
+  private ByteBuf header(
+      MethodDescriptor<?, ?> method, CallOptions options, long timeoutMicros, boolean noMessage) {
+    ByteBuf metadata = alloc.buffer(16);
+    CallHeader.encode(metadata, method.id(), null, timeoutMicros, options.headers(), noMessage);
+    return metadata;
+  }
+
+  private ByteBuf routeMetadata(MethodDescriptor<?, ?> method) {
+    ByteBuf metadata = alloc.buffer();
+    Routing.encodeComposite(metadata, method.route());
+    return metadata;
+  }
+
+  private static long timeoutMicros(CallOptions options) {
+    return options.timeout() == null
+        ? CallHeader.NO_TIMEOUT
+        : Math.max(0, options.timeout().toNanos() / 1_000);
+  }
+
+  private static void expect(MethodDescriptor<?, ?> method, MethodDescriptor.Type type) {
+    if (method.type() != type) {
+      throw new IllegalArgumentException(method + " is not " + type);
+    }
+  }
+}

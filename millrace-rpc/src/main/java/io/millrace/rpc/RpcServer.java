@@ -1,0 +1,138 @@
+package io.millrace.rpc;
+
+import io.millrace.core.Connection;
+import io.millrace.core.ConnectionSetup;
+import io.millrace.core.Responder;
+import io.millrace.streams.ReactiveResponder;
+import io.millrace.streams.StreamsOptions;
+import io.netty.util.collection.LongObjectHashMap;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Serves services' methods to the connections whose SETUP says they speak RPC: native callers
+ * (metadata MIME type {@value #METADATA_MIME_TYPE}, the call header) and routing callers such as
+ * rsocket-java and Spring ({@code message/x.rsocket.composite-metadata.v0} with a routing entry, or
+ * {@code message/x.rsocket.routing.v0}).
+ *
+ * <p>Dispatch: a native call's 8-byte method id finds its method in a primitive map, with no string
+ * built or hashed per call; a routing call's first tag ({@code package.Service.Method}) in a hash
+ * map. Two registered methods whose ids collide are refused when the server is built.
+ *
+ * <pre>{@code
+ * RpcServer rpc = RpcServer.builder().service(echoService).build();
+ * TcpServer.builder().acceptor(rpc::responder)...
+ * }</pre>
+ */
+public final class RpcServer {
+  /** The SETUP metadata MIME type of native RPC connections. */
+  public static final String METADATA_MIME_TYPE = CallHeader.MIME_TYPE;
+
+  /** Request headers larger than this (keys and values) fail with RESOURCE_EXHAUSTED. */
+  public static final int DEFAULT_MAX_HEADER_BYTES = 8 * 1024;
+
+  private final LongObjectHashMap<ServerMethod<?, ?>> byId;
+  private final Map<String, ServerMethod<?, ?>> byRoute;
+  private final int maxHeaderBytes;
+  private final StreamsOptions options;
+
+  private RpcServer(Builder b) {
+    this.byId = b.byId;
+    this.byRoute = b.byRoute;
+    this.maxHeaderBytes = b.maxHeaderBytes;
+    this.options = b.options;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Whether connections declaring {@code metadataMimeType} are served by RPC. */
+  public static boolean speaksRpc(String metadataMimeType) {
+    return mode(metadataMimeType) != null;
+  }
+
+  /**
+   * The responder for a connection, or null when its SETUP does not declare an RPC metadata type
+   * (so that a server can serve other requests next to RPC); an {@link io.millrace.core.Acceptor}
+   * that only serves RPC rejects such connections by returning null.
+   */
+  public Responder responder(ConnectionSetup setup, Connection connection) {
+    ServerHandler.Mode mode = mode(setup.metadataMimeType());
+    return mode == null
+        ? null
+        : ReactiveResponder.of(new ServerHandler(this, mode, connection), options);
+  }
+
+  private static ServerHandler.Mode mode(String metadataMimeType) {
+    if (METADATA_MIME_TYPE.equals(metadataMimeType)) {
+      return ServerHandler.Mode.NATIVE;
+    }
+    if (Routing.COMPOSITE_MIME_TYPE.equals(metadataMimeType)) {
+      return ServerHandler.Mode.COMPOSITE;
+    }
+    if (Routing.ROUTING_MIME_TYPE.equals(metadataMimeType)) {
+      return ServerHandler.Mode.ROUTING;
+    }
+    return null;
+  }
+
+  ServerMethod<?, ?> method(long id) {
+    return byId.get(id);
+  }
+
+  ServerMethod<?, ?> method(String route) {
+    return byRoute.get(route);
+  }
+
+  int maxHeaderBytes() {
+    return maxHeaderBytes;
+  }
+
+  /** Builds an {@link RpcServer}. */
+  public static final class Builder {
+    private final LongObjectHashMap<ServerMethod<?, ?>> byId = new LongObjectHashMap<>();
+    private final Map<String, ServerMethod<?, ?>> byRoute = new HashMap<>();
+    private int maxHeaderBytes = DEFAULT_MAX_HEADER_BYTES;
+    private StreamsOptions options = StreamsOptions.DEFAULT;
+
+    /** Adds a service's methods; a method already served, or whose id collides, is refused. */
+    public Builder service(ServiceDefinition service) {
+      for (ServerMethod<?, ?> m : service.methods()) {
+        MethodDescriptor<?, ?> d = m.descriptor();
+        ServerMethod<?, ?> same = byId.get(d.id());
+        if (same != null) {
+          throw new IllegalArgumentException(
+              same.descriptor().fullName().equals(d.fullName())
+                  ? d.fullName() + " is registered twice"
+                  : d.fullName() + " and " + same.descriptor().fullName() + " have the same id");
+        }
+        byId.put(d.id(), m);
+        byRoute.put(d.route(), m);
+      }
+      return this;
+    }
+
+    /** The request header limit (keys and values), 8 KiB by default as in gRPC. */
+    public Builder maxHeaderBytes(int bytes) {
+      if (bytes < 0) {
+        throw new IllegalArgumentException("negative limit");
+      }
+      this.maxHeaderBytes = bytes;
+      return this;
+    }
+
+    /**
+     * How handlers run (an executor for blocking handlers, virtual threads included) and prefetch.
+     */
+    public Builder streamsOptions(StreamsOptions options) {
+      this.options = Objects.requireNonNull(options, "options");
+      return this;
+    }
+
+    public RpcServer build() {
+      return new RpcServer(this);
+    }
+  }
+}

@@ -1,0 +1,138 @@
+package io.millrace.rpc;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What a handler knows about its call and can add to the answer: the method, the request headers,
+ * the deadline, whether the call was cancelled (by the caller, by its deadline or by the connection
+ * closing), and the response headers and trailers to send.
+ *
+ * <p>Response headers go out with the first response, trailers with the end of the call: set them
+ * before (for a unary method, trailers set after its response is emitted are not sent).
+ */
+public final class ServerContext {
+  private final MethodDescriptor<?, ?> method;
+  private final Headers requestHeaders;
+  private final long deadlineNanos;
+  private final boolean hasDeadline;
+  private Headers responseHeaders;
+  private Headers trailers;
+  private volatile Status cancelledWith;
+  private List<Runnable> onCancel;
+
+  ServerContext(MethodDescriptor<?, ?> method, Headers requestHeaders, long timeoutMicros) {
+    this.method = method;
+    this.requestHeaders = requestHeaders;
+    this.hasDeadline = timeoutMicros != CallHeader.NO_TIMEOUT;
+    this.deadlineNanos =
+        hasDeadline
+            ? System.nanoTime() + Math.min(timeoutMicros, Long.MAX_VALUE / 4_000) * 1_000
+            : 0;
+  }
+
+  public MethodDescriptor<?, ?> method() {
+    return method;
+  }
+
+  /** The headers the caller sent ({@link Headers#EMPTY} when none). */
+  public Headers requestHeaders() {
+    return requestHeaders;
+  }
+
+  /** Whether the caller set a deadline. */
+  public boolean hasDeadline() {
+    return hasDeadline;
+  }
+
+  /** Time left before the deadline (negative once passed), or null without a deadline. */
+  public Duration timeRemaining() {
+    return hasDeadline ? Duration.ofNanos(deadlineNanos - System.nanoTime()) : null;
+  }
+
+  /**
+   * Whether the call was cancelled: by the caller, by its deadline, or by the connection closing.
+   */
+  public boolean isCancelled() {
+    return cancelledWith != null;
+  }
+
+  /** CANCELLED or DEADLINE_EXCEEDED once cancelled, else null. */
+  public Status cancellation() {
+    return cancelledWith;
+  }
+
+  /**
+   * Runs {@code hook} once if the call is cancelled (at once when it already is), on the thread
+   * that cancels it: keep it short and non-blocking.
+   */
+  public void onCancel(Runnable hook) {
+    synchronized (this) {
+      if (cancelledWith == null) {
+        if (onCancel == null) {
+          onCancel = new ArrayList<>(2);
+        }
+        onCancel.add(hook);
+        return;
+      }
+    }
+    hook.run();
+  }
+
+  /** Headers to send with the first response (made on first use). */
+  public Headers responseHeaders() {
+    if (responseHeaders == null) {
+      responseHeaders = new Headers();
+    }
+    return responseHeaders;
+  }
+
+  /** Trailers to send when the call ends (made on first use). */
+  public Headers trailers() {
+    if (trailers == null) {
+      trailers = new Headers();
+    }
+    return trailers;
+  }
+
+  /** The response headers, taken once (null when none were set). */
+  Headers takeResponseHeaders() {
+    Headers h = responseHeaders;
+    responseHeaders = null;
+    return h == null || h.isEmpty() ? null : h;
+  }
+
+  /** The trailers set so far (null when none). */
+  Headers trailersOrNull() {
+    return trailers == null || trailers.isEmpty() ? null : trailers;
+  }
+
+  long deadlineNanos() {
+    return deadlineNanos;
+  }
+
+  /** Marks the call cancelled and runs the hooks; false when it already was. */
+  boolean cancel(Status why) {
+    List<Runnable> hooks;
+    synchronized (this) {
+      if (cancelledWith != null) {
+        return false;
+      }
+      cancelledWith = why;
+      hooks = onCancel;
+      onCancel = null;
+    }
+    if (hooks != null) {
+      for (Runnable hook : hooks) {
+        try {
+          hook.run();
+        } catch (RuntimeException e) {
+          System.getLogger(ServerContext.class.getName())
+              .log(System.Logger.Level.WARNING, "an onCancel hook of " + method + " failed", e);
+        }
+      }
+    }
+    return true;
+  }
+}

@@ -1,0 +1,263 @@
+package io.millrace.rpc;
+
+import io.millrace.core.Connection;
+import io.millrace.streams.Payload;
+import io.millrace.streams.ReactiveHandler;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import org.reactivestreams.Publisher;
+
+/** One connection's RPC calls: finds each call's method and runs its handler. */
+final class ServerHandler implements ReactiveHandler {
+  private static final System.Logger LOG = System.getLogger(ServerHandler.class.getName());
+
+  /** How the connection's callers name methods. */
+  enum Mode {
+    /** The call header ({@link CallHeader}). */
+    NATIVE,
+    /** Composite metadata with a routing entry. */
+    COMPOSITE,
+    /** Routing metadata alone. */
+    ROUTING
+  }
+
+  /** The interaction a call came as. */
+  private enum Interaction {
+    REQUEST_RESPONSE,
+    REQUEST_STREAM,
+    REQUEST_CHANNEL,
+    FIRE_AND_FORGET
+  }
+
+  private final RpcServer server;
+  private final Mode mode;
+  private final Connection connection;
+  private final ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
+
+  ServerHandler(RpcServer server, Mode mode, Connection connection) {
+    this.server = server;
+    this.mode = mode;
+    this.connection = connection;
+  }
+
+  /** The call's method and what the caller said about the call. */
+  private record Call(ServerMethod<?, ?> method, ServerContext context, boolean noMessage) {}
+
+  @Override
+  public Publisher<Payload> requestResponse(Payload payload) {
+    return single(payload, Interaction.REQUEST_RESPONSE);
+  }
+
+  @Override
+  public Publisher<Payload> requestStream(Payload payload) {
+    return single(payload, Interaction.REQUEST_STREAM);
+  }
+
+  @Override
+  public Publisher<Void> fireAndForget(Payload payload) {
+    Publisher<Payload> answer = single(payload, Interaction.FIRE_AND_FORGET);
+    answer.subscribe(new Discarding());
+    return null;
+  }
+
+  @Override
+  public Publisher<Payload> requestChannel(Payload first, Publisher<Payload> inbound) {
+    Call call;
+    try {
+      call = resolve(first.metadata(), Interaction.REQUEST_CHANNEL);
+    } catch (StatusException e) {
+      first.release();
+      cancelInbound(inbound);
+      return failed(null, e.status());
+    }
+    return channel(call, call.method(), first, inbound);
+  }
+
+  private <Req, Resp> Publisher<Payload> channel(
+      Call call, ServerMethod<Req, Resp> method, Payload first, Publisher<Payload> inbound) {
+    Marshaller<Req> marshaller = method.descriptor().requestMarshaller();
+    Req firstMessage = null;
+    try {
+      if (!call.noMessage()) {
+        firstMessage = marshaller.parse(first.data());
+      }
+    } catch (StatusException e) {
+      cancelInbound(inbound);
+      return failed(call.context(), e.status());
+    } finally {
+      first.release();
+    }
+    Publisher<Req> requests =
+        new PrefixedPublisher<Payload, Req>(
+            firstMessage,
+            inbound,
+            p -> {
+              try {
+                return marshaller.parse(p.data());
+              } finally {
+                p.release();
+              }
+            },
+            unused -> {});
+    return respond(
+        call.context(),
+        method,
+        () -> method.streaming().handle(requests, call.context()),
+        method.descriptor().type() == MethodDescriptor.Type.CLIENT_STREAMING);
+  }
+
+  private Publisher<Payload> single(Payload payload, Interaction interaction) {
+    Call call;
+    try {
+      call = resolve(payload.metadata(), interaction);
+    } catch (StatusException e) {
+      payload.release();
+      return failed(null, e.status());
+    }
+    return single(call, call.method(), payload, interaction == Interaction.FIRE_AND_FORGET);
+  }
+
+  private <Req, Resp> Publisher<Payload> single(
+      Call call, ServerMethod<Req, Resp> method, Payload payload, boolean fireAndForget) {
+    Req request;
+    try {
+      request = method.descriptor().requestMarshaller().parse(payload.data());
+    } catch (StatusException e) {
+      return failed(call.context(), e.status());
+    } finally {
+      payload.release();
+    }
+    boolean oneResponse =
+        !fireAndForget && method.descriptor().type() == MethodDescriptor.Type.UNARY;
+    return respond(
+        call.context(), method, () -> method.single().handle(request, call.context()), oneResponse);
+  }
+
+  private <Resp> Publisher<Payload> respond(
+      ServerContext context,
+      ServerMethod<?, Resp> method,
+      java.util.function.Supplier<Publisher<Resp>> handler,
+      boolean oneResponse) {
+    Publisher<Resp> responses;
+    try {
+      responses = handler.get();
+      if (responses == null) {
+        return failed(context, Status.INTERNAL.withMessage("the handler returned null"));
+      }
+    } catch (RuntimeException e) {
+      return failed(context, Status.fromThrowable(e));
+    }
+    ResponsePublisher<Resp> answer =
+        new ResponsePublisher<>(
+            context,
+            method.descriptor().responseMarshaller(),
+            oneResponse,
+            mode != Mode.NATIVE,
+            alloc,
+            responses);
+    if (context.hasDeadline()) {
+      answer.startDeadline(connection.executor());
+    }
+    return answer;
+  }
+
+  private Publisher<Payload> failed(ServerContext context, Status status) {
+    ServerContext c =
+        context != null ? context : new ServerContext(null, Headers.EMPTY, CallHeader.NO_TIMEOUT);
+    return ResponsePublisher.failed(c, mode != Mode.NATIVE, alloc, status);
+  }
+
+  /** Finds the method and checks that it was called the way it is served. */
+  private Call resolve(ByteBuf metadata, Interaction interaction) {
+    ServerMethod<?, ?> method;
+    Headers headers = Headers.EMPTY;
+    long timeout = CallHeader.NO_TIMEOUT;
+    boolean noMessage = false;
+    String name;
+    if (mode == Mode.NATIVE) {
+      CallHeader header = CallHeader.decode(metadata, server.maxHeaderBytes());
+      method = server.method(header.methodId());
+      name =
+          header.methodName() != null
+              ? header.methodName()
+              : "method id " + Long.toHexString(header.methodId());
+      if (method != null
+          && header.methodName() != null
+          && !method.descriptor().fullName().equals(header.methodName())) {
+        method = null; // a name whose id another method has
+      }
+      headers = header.headers();
+      timeout = header.timeoutMicros();
+      noMessage = header.noMessage();
+    } else {
+      String route =
+          mode == Mode.COMPOSITE
+              ? Routing.firstRouteInComposite(metadata)
+              : Routing.firstRoute(metadata);
+      if (route == null) {
+        throw Status.UNIMPLEMENTED.withMessage("the call has no route").asException();
+      }
+      method = server.method(route);
+      name = route;
+    }
+    if (method == null) {
+      throw Status.UNIMPLEMENTED.withMessage("unknown method " + name).asException();
+    }
+    MethodDescriptor<?, ?> d = method.descriptor();
+    boolean fits =
+        switch (interaction) {
+          case REQUEST_RESPONSE -> d.type() == MethodDescriptor.Type.UNARY && !d.fireAndForget();
+          case FIRE_AND_FORGET -> d.type() == MethodDescriptor.Type.UNARY;
+          case REQUEST_STREAM -> d.type() == MethodDescriptor.Type.SERVER_STREAMING;
+          case REQUEST_CHANNEL -> d.type().clientSendsStream();
+        };
+    if (!fits) {
+      throw Status.UNIMPLEMENTED
+          .withMessage(d.fullName() + " is " + d.type() + ", called as " + interaction)
+          .asException();
+    }
+    return new Call(method, new ServerContext(d, headers, timeout), noMessage);
+  }
+
+  private static void cancelInbound(Publisher<Payload> inbound) {
+    inbound.subscribe(
+        new org.reactivestreams.Subscriber<Payload>() {
+          @Override
+          public void onSubscribe(org.reactivestreams.Subscription s) {
+            s.cancel();
+          }
+
+          @Override
+          public void onNext(Payload p) {
+            p.release();
+          }
+
+          @Override
+          public void onError(Throwable t) {}
+
+          @Override
+          public void onComplete() {}
+        });
+  }
+
+  /** A fire-and-forget call's answer: run for its effect, the outcome only logged. */
+  private static final class Discarding implements org.reactivestreams.Subscriber<Payload> {
+    @Override
+    public void onSubscribe(org.reactivestreams.Subscription s) {
+      s.request(Long.MAX_VALUE);
+    }
+
+    @Override
+    public void onNext(Payload p) {
+      p.release();
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      LOG.log(System.Logger.Level.DEBUG, "a fire-and-forget call failed", t);
+    }
+
+    @Override
+    public void onComplete() {}
+  }
+}

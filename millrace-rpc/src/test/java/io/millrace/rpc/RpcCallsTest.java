@@ -1,0 +1,301 @@
+package io.millrace.rpc;
+
+import static io.millrace.rpc.TestService.number;
+import static io.millrace.rpc.TestService.text;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.google.protobuf.Int32Value;
+import com.google.protobuf.StringValue;
+import io.millrace.core.Connection;
+import io.millrace.core.ConnectionConfig;
+import io.millrace.streams.ReactiveRequester;
+import io.millrace.transport.netty.TcpClient;
+import io.millrace.transport.netty.TcpServer;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/** Every interaction, status, header and deadline rule, over TCP on 127.0.0.1 with native calls. */
+class RpcCallsTest {
+  private static final Duration WAIT = Duration.ofSeconds(10);
+
+  private final TestService service = new TestService();
+  private TcpServer server;
+  private TcpClient client;
+  private RpcClient rpc;
+
+  @BeforeEach
+  void start() throws Exception {
+    RpcServer rpcServer = RpcServer.builder().service(service.definition()).build();
+    server =
+        TcpServer.builder()
+            .bindAddress("127.0.0.1", 0)
+            .acceptor(rpcServer::responder)
+            .eventLoopThreads(1)
+            .bind();
+    rpc = RpcClient.of(ReactiveRequester.of(connect(RpcServer.METADATA_MIME_TYPE)));
+  }
+
+  Connection connect(String metadataMimeType) throws Exception {
+    if (client == null) {
+      client =
+          TcpClient.builder()
+              .config(
+                  ConnectionConfig.builder()
+                      .mimeTypes(metadataMimeType, "application/x-protobuf")
+                      .build())
+              .build();
+    }
+    return client.connect("127.0.0.1", server.port()).get(10, TimeUnit.SECONDS);
+  }
+
+  @AfterEach
+  void stop() throws InterruptedException {
+    client.shutdownNow();
+    server.shutdownNow();
+    client.awaitTermination(10, TimeUnit.SECONDS);
+    server.awaitTermination(10, TimeUnit.SECONDS);
+  }
+
+  private static Status statusOf(Throwable t) {
+    assertThat(t).isInstanceOf(StatusException.class);
+    return ((StatusException) t).status();
+  }
+
+  @Test
+  void unary_answers_andEachSubscriptionIsACall() {
+    Mono<StringValue> call =
+        Mono.from(rpc.unary(TestService.ECHO, text("hi"), CallOptions.DEFAULT));
+    assertThat(call.block(WAIT)).isEqualTo(text("hi"));
+    assertThat(call.block(WAIT)).isEqualTo(text("hi"));
+  }
+
+  @Test
+  void aFailedCall_carriesCodeMessageDetailsAndTrailers() {
+    AtomicReference<Headers> trailers = new AtomicReference<>();
+    Mono<StringValue> call =
+        Mono.from(
+            rpc.unary(
+                TestService.ECHO,
+                text("fail:no such thing"),
+                CallOptions.DEFAULT.onTrailers(trailers::set)));
+    assertThatThrownBy(() -> call.block(WAIT))
+        .isInstanceOfSatisfying(
+            StatusException.class,
+            e -> {
+              assertThat(e.status().code()).isEqualTo(Status.Code.NOT_FOUND);
+              assertThat(e.status().message()).isEqualTo("no such thing");
+              assertThat(e.status().details().toStringUtf8()).isEqualTo("details");
+              assertThat(e.trailers().get("x-why")).isEqualTo("asked");
+            });
+    assertThat(trailers.get().get("x-why")).isEqualTo("asked");
+  }
+
+  @Test
+  void aHandlerThatThrows_isUnknown_withoutItsMessage() {
+    Throwable t =
+        Mono.from(rpc.unary(TestService.ECHO, text("throw"), CallOptions.DEFAULT))
+            .onErrorResume(e -> Mono.error(e))
+            .materialize()
+            .block(WAIT)
+            .getThrowable();
+    assertThat(statusOf(t).code()).isEqualTo(Status.Code.UNKNOWN);
+    assertThat(t.getMessage()).doesNotContain("secret");
+  }
+
+  @Test
+  void anUnknownMethod_isUnimplemented() {
+    Throwable t =
+        Mono.from(rpc.unary(TestService.MISSING, text("x"), CallOptions.DEFAULT))
+            .materialize()
+            .block(WAIT)
+            .getThrowable();
+    assertThat(statusOf(t).code()).isEqualTo(Status.Code.UNIMPLEMENTED);
+    assertThat(statusOf(t).message()).contains("unknown method");
+  }
+
+  @Test
+  void headersGoBothWays_andTrailersCome() {
+    AtomicReference<Headers> responseHeaders = new AtomicReference<>();
+    AtomicReference<Headers> trailers = new AtomicReference<>();
+    CallOptions options =
+        CallOptions.DEFAULT
+            .withHeaders(new Headers().put("x-req", "q"))
+            .onHeaders(responseHeaders::set)
+            .onTrailers(trailers::set);
+    assertThat(Mono.from(rpc.unary(TestService.ECHO, text("headers"), options)).block(WAIT))
+        .isEqualTo(text("headers"));
+    assertThat(service.seenHeader.get()).isEqualTo("q");
+    assertThat(responseHeaders.get().get("x-resp")).isEqualTo("h");
+    assertThat(trailers.get().get("x-trail")).isEqualTo("t");
+  }
+
+  @Test
+  void aDeadline_failsTheCaller_andCancelsTheHandler() throws Exception {
+    CallOptions options = CallOptions.DEFAULT.withTimeout(Duration.ofMillis(200));
+    long start = System.nanoTime();
+    Throwable t =
+        Mono.from(rpc.unary(TestService.ECHO, text("slow"), options))
+            .materialize()
+            .block(WAIT)
+            .getThrowable();
+    assertThat(statusOf(t).code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+    assertThat(System.nanoTime() - start)
+        .isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(190));
+    assertThat(service.cancelled.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(service.cancelledWith.get().code())
+        .isIn(Status.Code.DEADLINE_EXCEEDED, Status.Code.CANCELLED);
+  }
+
+  @Test
+  void aZeroDeadline_failsWithoutACall() {
+    Throwable t =
+        Mono.from(
+                rpc.unary(
+                    TestService.ECHO, text("hi"), CallOptions.DEFAULT.withTimeout(Duration.ZERO)))
+            .materialize()
+            .block(WAIT)
+            .getThrowable();
+    assertThat(statusOf(t).code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+  }
+
+  @Test
+  void cancellingTheCall_reachesTheHandler() throws Exception {
+    Disposable call =
+        Mono.from(rpc.unary(TestService.ECHO, text("slow"), CallOptions.DEFAULT)).subscribe();
+    Thread.sleep(100);
+    call.dispose();
+    assertThat(service.cancelled.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(service.cancelledWith.get().code()).isEqualTo(Status.Code.CANCELLED);
+  }
+
+  @Test
+  void serverStreaming_sendsEveryResponse_thenTheStatus() {
+    assertThat(
+            Flux.from(rpc.serverStreaming(TestService.COUNT, number(1000), CallOptions.DEFAULT))
+                .map(Int32Value::getValue)
+                .collectList()
+                .block(WAIT))
+        .hasSize(1000)
+        .startsWith(0, 1, 2)
+        .endsWith(999);
+    List<Object> signals =
+        Flux.from(rpc.serverStreaming(TestService.COUNT, number(-3), CallOptions.DEFAULT))
+            .map(v -> (Object) v.getValue())
+            .onErrorResume(e -> Mono.just(statusOf(e)))
+            .collectList()
+            .block(WAIT);
+    assertThat(signals).hasSize(4).startsWith(0, 1, 2);
+    assertThat(((Status) signals.get(3)).code()).isEqualTo(Status.Code.OUT_OF_RANGE);
+  }
+
+  @Test
+  void serverStreaming_followsTheCallersDemand() {
+    assertThat(
+            Flux.from(rpc.serverStreaming(TestService.COUNT, number(100_000), CallOptions.DEFAULT))
+                .limitRate(7)
+                .take(50)
+                .count()
+                .block(WAIT))
+        .isEqualTo(50);
+  }
+
+  @Test
+  void clientStreaming_andAnEmptyRequestStream() {
+    assertThat(
+            Mono.from(
+                    rpc.clientStreaming(
+                        TestService.SUM,
+                        Flux.range(1, 100).map(TestService::number),
+                        CallOptions.DEFAULT))
+                .block(WAIT))
+        .isEqualTo(number(5050));
+    assertThat(
+            Mono.from(rpc.clientStreaming(TestService.SUM, Flux.empty(), CallOptions.DEFAULT))
+                .block(WAIT))
+        .isEqualTo(number(0));
+  }
+
+  @Test
+  void bidiStreaming_answersEachMessage() {
+    assertThat(
+            Flux.from(
+                    rpc.bidiStreaming(
+                        TestService.CHAT,
+                        Flux.just("a", "b", "c").map(TestService::text),
+                        CallOptions.DEFAULT))
+                .map(StringValue::getValue)
+                .collectList()
+                .block(WAIT))
+        .containsExactly("re: a", "re: b", "re: c");
+  }
+
+  @Test
+  void fireAndForget_reachesTheHandler() throws Exception {
+    Mono.from(rpc.fireAndForget(TestService.LOG, text("noted"), CallOptions.DEFAULT)).block(WAIT);
+    assertThat(service.logged.poll(10, TimeUnit.SECONDS)).isEqualTo("noted");
+  }
+
+  @Test
+  void routingCallers_reachTheSameMethods_andSeeStatusesAsErrorText() throws Exception {
+    RpcClient routed = RpcClient.routing(ReactiveRequester.of(connectRouting()));
+    assertThat(
+            Mono.from(routed.unary(TestService.ECHO, text("hi"), CallOptions.DEFAULT)).block(WAIT))
+        .isEqualTo(text("hi"));
+    Throwable t =
+        Mono.from(routed.unary(TestService.ECHO, text("fail:gone"), CallOptions.DEFAULT))
+            .materialize()
+            .block(WAIT)
+            .getThrowable();
+    assertThat(statusOf(t).code()).isEqualTo(Status.Code.NOT_FOUND);
+    assertThat(statusOf(t).message()).isEqualTo("gone");
+    assertThat(
+            Flux.from(routed.serverStreaming(TestService.COUNT, number(5), CallOptions.DEFAULT))
+                .count()
+                .block(WAIT))
+        .isEqualTo(5);
+    assertThat(
+            Flux.from(
+                    routed.bidiStreaming(
+                        TestService.CHAT,
+                        Flux.just("x", "y").map(TestService::text),
+                        CallOptions.DEFAULT))
+                .map(StringValue::getValue)
+                .collectList()
+                .block(WAIT))
+        .containsExactly("re: x", "re: y");
+  }
+
+  private Connection connectRouting() throws Exception {
+    TcpClient routingClient =
+        TcpClient.builder()
+            .config(
+                ConnectionConfig.builder()
+                    .mimeTypes(Routing.COMPOSITE_MIME_TYPE, "application/x-protobuf")
+                    .build())
+            .build();
+    try {
+      return routingClient.connect("127.0.0.1", server.port()).get(10, TimeUnit.SECONDS);
+    } finally {
+      extraClients.add(routingClient);
+    }
+  }
+
+  private final List<TcpClient> extraClients = new java.util.ArrayList<>();
+
+  @AfterEach
+  void stopExtraClients() throws InterruptedException {
+    for (TcpClient c : extraClients) {
+      c.shutdownNow();
+      c.awaitTermination(10, TimeUnit.SECONDS);
+    }
+  }
+}
