@@ -4,9 +4,24 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
+import org.reactivestreams.Publisher;
 
 /** A service's methods with their handlers, as generated server bindings build it. */
 public final class ServiceDefinition {
+  /** Completes at once: a fire-and-forget handler that returned null. */
+  private static final Publisher<Void> NOTHING =
+      subscriber -> {
+        subscriber.onSubscribe(
+            new org.reactivestreams.Subscription() {
+              @Override
+              public void request(long n) {}
+
+              @Override
+              public void cancel() {}
+            });
+        subscriber.onComplete();
+      };
+
   private final String name;
   private final List<ServerMethod<?, ?>> methods;
 
@@ -44,6 +59,26 @@ public final class ServiceDefinition {
         throw new IllegalArgumentException(method + " takes a stream: use streamingMethod");
       }
       return add(new ServerMethod<>(method, Objects.requireNonNull(handler, "handler"), null));
+    }
+
+    /**
+     * A fire-and-forget method: the handler's Publisher is run for its effect (its completion or
+     * failure is only logged; the caller is not told).
+     */
+    @SuppressWarnings("unchecked")
+    public <Req, Resp> Builder fireAndForgetMethod(
+        MethodDescriptor<Req, Resp> method, FireAndForgetHandler<Req> handler) {
+      if (!method.fireAndForget()) {
+        throw new IllegalArgumentException(method + " is not marked fire-and-forget");
+      }
+      Objects.requireNonNull(handler, "handler");
+      // A Publisher<Void> emits no item, so it stands for a Publisher of any type.
+      return method(
+          method,
+          (request, context) -> {
+            Publisher<Void> done = handler.handle(request, context);
+            return (Publisher<Resp>) (Publisher<?>) (done != null ? done : NOTHING);
+          });
     }
 
     /** A client-streaming or bidirectional method. */
