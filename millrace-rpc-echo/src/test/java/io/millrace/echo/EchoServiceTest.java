@@ -8,7 +8,9 @@ import io.millrace.core.ConnectionConfig;
 import io.millrace.echo.v1.CountRequest;
 import io.millrace.echo.v1.EchoReply;
 import io.millrace.echo.v1.EchoRequest;
+import io.millrace.echo.v1.EchoServiceMutiny;
 import io.millrace.echo.v1.EchoServiceReactor;
+import io.millrace.echo.v1.EchoServiceRxJava;
 import io.millrace.rpc.RpcClient;
 import io.millrace.rpc.RpcServer;
 import io.millrace.rpc.Status;
@@ -31,6 +33,7 @@ class EchoServiceTest {
   private TcpServer server;
   private TcpClient client;
   private EchoServiceReactor.Client echo;
+  private io.millrace.core.Connection connection;
 
   @BeforeEach
   void start() throws Exception {
@@ -48,11 +51,8 @@ class EchoServiceTest {
                     .mimeTypes(RpcServer.METADATA_MIME_TYPE, "application/x-protobuf")
                     .build())
             .build();
-    echo =
-        new EchoServiceReactor.Client(
-            RpcClient.of(
-                ReactiveRequester.of(
-                    client.connect("127.0.0.1", server.port()).get(10, TimeUnit.SECONDS))));
+    connection = client.connect("127.0.0.1", server.port()).get(10, TimeUnit.SECONDS);
+    echo = new EchoServiceReactor.Client(RpcClient.of(ReactiveRequester.of(connection)));
   }
 
   @AfterEach
@@ -134,5 +134,110 @@ class EchoServiceTest {
       Thread.sleep(10);
     }
     assertThat(impl.notified()).isEqualTo(10);
+  }
+
+  @Test
+  void theRxJavaAndMutinyClients_callTheSameService() {
+    RpcClient rpc = RpcClient.of(ReactiveRequester.of(connection));
+    EchoServiceRxJava.Client rx = new EchoServiceRxJava.Client(rpc);
+    EchoServiceMutiny.Client mutiny = new EchoServiceMutiny.Client(rpc);
+    assertThat(rx.echo(request("rx")).blockingGet().getPayload().toStringUtf8()).isEqualTo("rx");
+    assertThat(rx.count(CountRequest.newBuilder().setN(3).build()).toList().blockingGet())
+        .hasSize(3);
+    assertThat(
+            rx.collect(io.reactivex.rxjava3.core.Flowable.just(request("x"), request("y")))
+                .blockingGet()
+                .getPayload()
+                .toStringUtf8())
+        .isEqualTo("xy");
+    rx.notify(request("n")).blockingAwait();
+    assertThat(mutiny.echo(request("uni")).await().atMost(WAIT).getPayload().toStringUtf8())
+        .isEqualTo("uni");
+    assertThat(
+            mutiny
+                .chat(Flux.just(request("a"), request("b")))
+                .collect()
+                .asList()
+                .await()
+                .atMost(WAIT))
+        .hasSize(2);
+    assertThatThrownBy(
+            () ->
+                mutiny
+                    .echo(EchoRequest.newBuilder().setFailWithStatus(5).build())
+                    .await()
+                    .atMost(WAIT))
+        .isInstanceOfSatisfying(
+            StatusException.class,
+            e -> assertThat(e.status().code()).isEqualTo(Status.Code.NOT_FOUND));
+  }
+
+  @Test
+  void aServiceWrittenInRxJava_isServedToo() throws Exception {
+    RpcServer rpc =
+        RpcServer.builder()
+            .service(
+                EchoServiceRxJava.bind(
+                    new EchoServiceRxJava.Service() {
+                      @Override
+                      public io.reactivex.rxjava3.core.Single<EchoReply> echo(
+                          EchoRequest request, io.millrace.rpc.ServerContext context) {
+                        return io.reactivex.rxjava3.core.Single.just(
+                            EchoReply.newBuilder().setPayload(request.getPayload()).build());
+                      }
+
+                      @Override
+                      public io.reactivex.rxjava3.core.Flowable<EchoReply> count(
+                          CountRequest request, io.millrace.rpc.ServerContext context) {
+                        return io.reactivex.rxjava3.core.Flowable.range(0, request.getN())
+                            .map(i -> EchoReply.newBuilder().setSequence(i).build());
+                      }
+
+                      @Override
+                      public io.reactivex.rxjava3.core.Single<EchoReply> collect(
+                          io.reactivex.rxjava3.core.Flowable<EchoRequest> requests,
+                          io.millrace.rpc.ServerContext context) {
+                        return requests
+                            .count()
+                            .map(n -> EchoReply.newBuilder().setSequence(n).build());
+                      }
+
+                      @Override
+                      public io.reactivex.rxjava3.core.Flowable<EchoReply> chat(
+                          io.reactivex.rxjava3.core.Flowable<EchoRequest> requests,
+                          io.millrace.rpc.ServerContext context) {
+                        return requests.map(
+                            r -> EchoReply.newBuilder().setPayload(r.getPayload()).build());
+                      }
+
+                      @Override
+                      public io.reactivex.rxjava3.core.Completable notify(
+                          EchoRequest request, io.millrace.rpc.ServerContext context) {
+                        return io.reactivex.rxjava3.core.Completable.complete();
+                      }
+                    }))
+            .build();
+    TcpServer rxServer =
+        TcpServer.builder()
+            .bindAddress("127.0.0.1", 0)
+            .acceptor(rpc::responder)
+            .eventLoopThreads(1)
+            .bind();
+    try {
+      EchoServiceReactor.Client c =
+          new EchoServiceReactor.Client(
+              RpcClient.of(
+                  ReactiveRequester.of(
+                      client.connect("127.0.0.1", rxServer.port()).get(10, TimeUnit.SECONDS))));
+      assertThat(c.echo(request("via rx")).block(WAIT).getPayload().toStringUtf8())
+          .isEqualTo("via rx");
+      assertThat(c.collect(Flux.range(0, 7).map(i -> request("r"))).block(WAIT).getSequence())
+          .isEqualTo(7);
+      assertThat(c.count(CountRequest.newBuilder().setN(4).build()).count().block(WAIT))
+          .isEqualTo(4);
+    } finally {
+      rxServer.shutdownNow();
+      rxServer.awaitTermination(10, TimeUnit.SECONDS);
+    }
   }
 }

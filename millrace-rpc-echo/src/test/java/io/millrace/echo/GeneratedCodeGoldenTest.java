@@ -20,7 +20,13 @@ class GeneratedCodeGoldenTest {
   private static final Path GOLDEN = Path.of("src/test/resources/golden");
 
   @ParameterizedTest
-  @ValueSource(strings = {"EchoServiceRpc.java", "EchoServiceReactor.java"})
+  @ValueSource(
+      strings = {
+        "EchoServiceRpc.java",
+        "EchoServiceReactor.java",
+        "EchoServiceRxJava.java",
+        "EchoServiceMutiny.java"
+      })
   void generatedCode_isTheGoldenCopy(String file) throws IOException {
     String generated = Files.readString(GENERATED.resolve(file), StandardCharsets.UTF_8);
     Path golden = GOLDEN.resolve(file + ".txt");

@@ -17,10 +17,6 @@ final class Generators {
   private static final String RPC = "io.millrace.rpc.";
   private static final String PUBLISHER = "org.reactivestreams.Publisher";
 
-  /** The flavours by option name, each writing its class. */
-  static final Map<String, Function<ServiceModel, GeneratedFile>> FLAVOURS =
-      Map.of("reactor", Generators::reactor);
-
   record GeneratedFile(String path, String content) {}
 
   static String path(ServiceModel s, String className) {
@@ -166,29 +162,141 @@ final class Generators {
     };
   }
 
-  // ------------------------------------------------------------------ <Service>Reactor
+  // ------------------------------------------------------------------ reactive flavours
 
-  static GeneratedFile reactor(ServiceModel s) {
-    String cls = s.name() + "Reactor";
+  /**
+   * A reactive library's types and conversions. {@code %s} in the conversion templates is the
+   * expression converted; {@code single}, {@code stream} and {@code none} are the types of one
+   * response, of a stream of responses, and of a fire-and-forget's completion.
+   */
+  record Reactive(
+      String suffix,
+      String what,
+      String single,
+      String stream,
+      String none,
+      String singleToPublisher,
+      String streamToPublisher,
+      String noneToPublisher,
+      String singleFromPublisher,
+      String streamFromPublisher,
+      String noneFromPublisher) {
+
+    String type(Method m, boolean response) {
+      if (response && m.fireAndForget()) {
+        return none;
+      }
+      boolean many = response ? m.serverStreams() : m.clientStreams();
+      return (many ? stream : single)
+          + "<"
+          + (response ? m.responseClass() : m.requestClass())
+          + ">";
+    }
+
+    String toPublisher(Method m, String expr) {
+      String t =
+          m.fireAndForget()
+              ? noneToPublisher
+              : m.serverStreams() ? streamToPublisher : singleToPublisher;
+      return t.replace("%s", expr);
+    }
+
+    String fromPublisher(Method m, String expr) {
+      String t =
+          m.fireAndForget()
+              ? noneFromPublisher
+              : m.serverStreams() ? streamFromPublisher : singleFromPublisher;
+      return t.replace("%s", expr);
+    }
+
+    String requests(String expr) {
+      return streamFromPublisher.replace("%s", expr);
+    }
+  }
+
+  static final Reactive REACTOR =
+      new Reactive(
+          "Reactor",
+          "The Reactor flavour (Mono and Flux)",
+          "reactor.core.publisher.Mono",
+          "reactor.core.publisher.Flux",
+          "reactor.core.publisher.Mono<Void>",
+          "%s",
+          "%s",
+          "%s",
+          "reactor.core.publisher.Mono.from(%s)",
+          "reactor.core.publisher.Flux.from(%s)",
+          "reactor.core.publisher.Mono.from(%s)");
+
+  static final Reactive RXJAVA =
+      new Reactive(
+          "RxJava",
+          "The RxJava 3 flavour (Single, Flowable and Completable)",
+          "io.reactivex.rxjava3.core.Single",
+          "io.reactivex.rxjava3.core.Flowable",
+          "io.reactivex.rxjava3.core.Completable",
+          "%s.toFlowable()",
+          "%s",
+          "%s.<Void>toFlowable()",
+          "io.reactivex.rxjava3.core.Single.fromPublisher(%s)",
+          "io.reactivex.rxjava3.core.Flowable.fromPublisher(%s)",
+          "io.reactivex.rxjava3.core.Completable.fromPublisher(%s)");
+
+  private static final String TO_RS =
+      "mutiny.zero.flow.adapters.AdaptersToReactiveStreams.publisher";
+  private static final String TO_FLOW = "mutiny.zero.flow.adapters.AdaptersToFlow.publisher";
+
+  static final Reactive MUTINY =
+      new Reactive(
+          "Mutiny",
+          "The Mutiny flavour (Uni and Multi)",
+          "io.smallrye.mutiny.Uni",
+          "io.smallrye.mutiny.Multi",
+          "io.smallrye.mutiny.Uni<Void>",
+          TO_RS + "(%s.toMulti())",
+          TO_RS + "(%s)",
+          TO_RS + "(%s.toMulti())",
+          "io.smallrye.mutiny.Uni.createFrom().publisher(" + TO_FLOW + "(%s))",
+          "io.smallrye.mutiny.Multi.createFrom().publisher(" + TO_FLOW + "(%s))",
+          "io.smallrye.mutiny.Uni.createFrom().publisher(" + TO_FLOW + "(%s))");
+
+  /** The flavours by option name, each writing its class. */
+  static final Map<String, Function<ServiceModel, GeneratedFile>> FLAVOURS =
+      Map.of(
+          "reactor", s -> reactive(s, REACTOR),
+          "rxjava", s -> reactive(s, RXJAVA),
+          "mutiny", s -> reactive(s, MUTINY));
+
+  static GeneratedFile reactive(ServiceModel s, Reactive f) {
+    String cls = s.name() + f.suffix();
     String rpc = s.name() + "Rpc";
-    String mono = "reactor.core.publisher.Mono";
-    String flux = "reactor.core.publisher.Flux";
     CodeWriter w = new CodeWriter();
-    header(w, s, "The Reactor flavour (Mono and Flux)");
+    header(w, s, f.what());
     w.open("public final class " + cls + " {");
     w.line("private " + cls + "() {}");
 
     w.blank();
-    w.line("/** The service in Reactor's types. */");
+    w.line("/** The service in this flavour's types. */");
     w.open("public interface Service {");
     for (Method m : s.methods()) {
-      w.line(reactorSignature(m, mono, flux) + ";");
+      String in = f.type(m, false) + (m.clientStreams() ? " requests" : " request");
+      String in2 = m.clientStreams() ? in : m.requestClass() + " request";
+      w.line(
+          f.type(m, true)
+              + " "
+              + m.javaName()
+              + "("
+              + in2
+              + ", "
+              + RPC
+              + "ServerContext context);");
     }
     w.close("}");
 
     w.blank();
     w.line("/** Serves {@code service}: add the result to an {@code RpcServer}. */");
     w.open("public static " + RPC + "ServiceDefinition bind(Service service) {");
+    w.line("java.util.Objects.requireNonNull(service, \"service\");");
     w.open("return " + rpc + ".bind(");
     w.open("new " + rpc + ".Service() {");
     boolean firstMethod = true;
@@ -199,8 +307,9 @@ final class Generators {
       firstMethod = false;
       w.line("@Override");
       w.open("public " + rsSignature(m) + " {");
-      String arg = m.clientStreams() ? flux + ".from(requests)" : "request";
-      w.line("return service." + m.javaName() + "(" + arg + ", context);");
+      String arg = m.clientStreams() ? f.requests("requests") : "request";
+      w.line(
+          "return " + f.toPublisher(m, "service." + m.javaName() + "(" + arg + ", context)") + ";");
       w.close("}");
     }
     w.close("});");
@@ -222,8 +331,7 @@ final class Generators {
               ? PUBLISHER + "<" + m.requestClass() + "> requests"
               : m.requestClass() + " request";
       String arg = m.clientStreams() ? "requests" : "request";
-      String type = reactorResult(m, mono, flux);
-      String wrap = type.startsWith(mono) ? mono : flux;
+      String type = f.type(m, true);
       w.blank();
       w.open("public " + type + " " + m.javaName() + "(" + in + ") {");
       w.line("return " + m.javaName() + "(" + arg + ", " + RPC + "CallOptions.DEFAULT);");
@@ -231,34 +339,13 @@ final class Generators {
       w.blank();
       w.open(
           "public " + type + " " + m.javaName() + "(" + in + ", " + RPC + "CallOptions options) {");
-      w.line("return " + wrap + ".from(calls." + m.javaName() + "(" + arg + ", options));");
+      w.line(
+          "return " + f.fromPublisher(m, "calls." + m.javaName() + "(" + arg + ", options)") + ";");
       w.close("}");
     }
     w.close("}");
     w.close("}");
     return new GeneratedFile(path(s, cls), w.toString());
-  }
-
-  private static String reactorResult(Method m, String mono, String flux) {
-    if (m.fireAndForget()) {
-      return mono + "<Void>";
-    }
-    return (m.serverStreams() ? flux : mono) + "<" + m.responseClass() + ">";
-  }
-
-  private static String reactorSignature(Method m, String mono, String flux) {
-    String in =
-        m.clientStreams()
-            ? flux + "<" + m.requestClass() + "> requests"
-            : m.requestClass() + " request";
-    return reactorResult(m, mono, flux)
-        + " "
-        + m.javaName()
-        + "("
-        + in
-        + ", "
-        + RPC
-        + "ServerContext context)";
   }
 
   static List<String> flavourNames() {
