@@ -16,6 +16,12 @@ import java.util.Set;
  * <p>Not thread-safe: one thread builds headers, then hands them over. {@link #EMPTY} is read-only.
  */
 public final class Headers {
+  /**
+   * What each entry counts towards the size limit beyond its key and value, as HTTP/2 counts a
+   * header list (RFC 9113, 6.5.2): many tiny entries cost memory too.
+   */
+  public static final int ENTRY_OVERHEAD = 32;
+
   /** No headers; read-only. */
   public static final Headers EMPTY = new Headers(true);
 
@@ -132,7 +138,7 @@ public final class Headers {
     return size == 0;
   }
 
-  /** Bytes of keys and values, the measure the header size limit applies to. */
+  /** Bytes of keys and values plus {@link #ENTRY_OVERHEAD} per entry: what the limit measures. */
   public int byteSize() {
     return bytes;
   }
@@ -195,7 +201,7 @@ public final class Headers {
   }
 
   private static int entryBytes(String key, byte[] value) {
-    return key.length() + value.length;
+    return key.length() + value.length + ENTRY_OVERHEAD;
   }
 
   private void checkWritable() {

@@ -2,6 +2,7 @@ package io.millrace.rpc;
 
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
@@ -11,32 +12,44 @@ import org.reactivestreams.Subscription;
  * messages behind a channel's call header (client), or a routing caller's first message before the
  * rest of its channel (server).
  *
- * <p>The first item goes out on the first request, before {@code source} is subscribed, so it never
- * races the source's items. A mapper that throws cancels the source and fails the subscriber with
- * the status the exception stands for. {@code discard} releases a first item that is never sent.
+ * <p>The first item is made and sent on the first request, before {@code source} is subscribed, so
+ * it never races the source's items and is never made for a call cancelled before it asked. A
+ * mapper that throws cancels the source and fails the subscriber with the status the exception
+ * stands for. {@code dropped} releases a source item that arrives after the end.
  */
 final class PrefixedPublisher<T, R> implements Publisher<R>, Subscriber<T>, Subscription {
-  private final R first;
+  private final Supplier<R> first;
   private final Publisher<T> source;
   private final Function<T, R> mapper;
-  private final Consumer<R> discard;
+  private final Consumer<T> dropped;
 
   private final DeferredSubscription upstream = new DeferredSubscription();
   private Subscriber<? super R> downstream;
   private boolean started; // touched by request and cancel, which the subscriber calls serially
   private volatile boolean done;
 
-  PrefixedPublisher(R first, Publisher<T> source, Function<T, R> mapper, Consumer<R> discard) {
+  /** {@code first} null: no first item. */
+  PrefixedPublisher(
+      Supplier<R> first, Publisher<T> source, Function<T, R> mapper, Consumer<T> dropped) {
     this.first = first;
     this.source = source;
     this.mapper = mapper;
-    this.discard = discard;
+    this.dropped = dropped;
   }
 
   @Override
   public void subscribe(Subscriber<? super R> subscriber) {
     if (downstream != null) {
-      throw new IllegalStateException("one subscriber");
+      subscriber.onSubscribe(
+          new Subscription() {
+            @Override
+            public void request(long n) {}
+
+            @Override
+            public void cancel() {}
+          });
+      subscriber.onError(new IllegalStateException("a call's stream has one subscriber"));
+      return;
     }
     downstream = subscriber;
     subscriber.onSubscribe(this);
@@ -46,7 +59,10 @@ final class PrefixedPublisher<T, R> implements Publisher<R>, Subscriber<T>, Subs
   public void request(long n) {
     if (n <= 0) {
       cancel();
-      downstream.onError(new IllegalArgumentException("request-n must be positive: " + n));
+      if (!done) {
+        done = true;
+        downstream.onError(new IllegalArgumentException("request-n must be positive: " + n));
+      }
       return;
     }
     if (started) {
@@ -56,8 +72,13 @@ final class PrefixedPublisher<T, R> implements Publisher<R>, Subscriber<T>, Subs
     started = true;
     long rest = n;
     if (first != null) {
-      rest--; // the first item takes one unit of this demand
-      downstream.onNext(first);
+      R item = first.get();
+      if (item != null) {
+        if (n != Long.MAX_VALUE) {
+          rest--; // the first item takes one unit of this demand
+        }
+        downstream.onNext(item);
+      }
     }
     if (rest > 0) {
       upstream.request(rest);
@@ -67,10 +88,13 @@ final class PrefixedPublisher<T, R> implements Publisher<R>, Subscriber<T>, Subs
 
   @Override
   public void cancel() {
-    if (!started && first != null) {
-      discard.accept(first);
-    }
     started = true;
+    upstream.cancel();
+  }
+
+  /** Ends the stream from this side (the call is over): the source is cancelled. Any thread. */
+  void close() {
+    done = true;
     upstream.cancel();
   }
 
@@ -82,6 +106,7 @@ final class PrefixedPublisher<T, R> implements Publisher<R>, Subscriber<T>, Subs
   @Override
   public void onNext(T item) {
     if (done) {
+      dropped.accept(item);
       return;
     }
     R mapped;

@@ -66,9 +66,11 @@ public final class ProtobufMarshaller<T extends MessageLite> implements Marshall
             data.array(), data.arrayOffset() + data.readerIndex(), data.readableBytes());
       }
       if (data.nioBufferCount() == 1) {
-        return parser.parseFrom(
-            CodedInputStream.newInstance(data.nioBuffer(data.readerIndex(), data.readableBytes())),
-            ExtensionRegistryLite.getEmptyRegistry());
+        CodedInputStream in =
+            CodedInputStream.newInstance(data.nioBuffer(data.readerIndex(), data.readableBytes()));
+        T value = parser.parseFrom(in, ExtensionRegistryLite.getEmptyRegistry());
+        in.checkLastTagWas(0); // as the array and stream paths check: no stray end-group tag
+        return value;
       }
       return parser.parseFrom(new ByteBufInputStream(data.duplicate()));
     } catch (InvalidProtocolBufferException e) {

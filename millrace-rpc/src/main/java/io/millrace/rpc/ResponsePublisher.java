@@ -19,10 +19,15 @@ import org.reactivestreams.Subscription;
  * trailer (status, trailers) when there is something to say: a failure, or trailers; routing
  * callers get plain payloads and ERROR[APPLICATION_ERROR] "CODE: message" on failure.
  *
- * <p>Demand passes through to the handler's Publisher. A trailer is one more payload, so it waits
- * for demand; the handler has ended by then, so it cannot race a response. The deadline timer is
- * the one signal source besides the handler: when a call has a deadline, emissions are serialized
- * with a lock (calls without one pay nothing for it).
+ * <p>Ending: the first of the handler's end, a failure, the deadline or a cancel claims the end
+ * (RUNNING to DECIDING, one CAS), so no other can change it afterwards and no response goes out
+ * after it. A trailer is one more payload, so it waits for demand; the handler has ended by then,
+ * or the deadline cancelled it and the claim stopped its responses.
+ *
+ * <p>The deadline timer is the one signal source besides the handler. When a call has a deadline, a
+ * response's emission and the claim of the end hold a lock, so that no response is signalled while
+ * the timer ends the call; the lock is never held while serializing or running user code. Calls
+ * without a deadline pay nothing for it.
  */
 final class ResponsePublisher<Resp> implements Publisher<Payload>, Subscriber<Resp>, Subscription {
   private static final int RUNNING = 0;
@@ -45,6 +50,7 @@ final class ResponsePublisher<Resp> implements Publisher<Payload>, Subscriber<Re
   private final ByteBufAllocator alloc;
   private final Publisher<Resp> source;
   private final boolean serialized;
+  private final Runnable whenDone;
 
   private final DeferredSubscription upstream = new DeferredSubscription();
   private Subscriber<? super Payload> downstream;
@@ -53,15 +59,20 @@ final class ResponsePublisher<Resp> implements Publisher<Payload>, Subscriber<Re
   private volatile int state;
   private volatile Payload endPayload; // the trailer, when the end needs one
   private volatile Throwable endError; // routing callers: the ERROR to send
-  private ScheduledFuture<?> deadlineTimer;
+  private volatile ScheduledFuture<?> deadlineTimer;
 
+  /**
+   * {@code whenDone} runs once the call has ended either way (a channel's server cancels the
+   * caller's request stream then, as gRPC closes the call).
+   */
   ResponsePublisher(
       ServerContext context,
       Marshaller<Resp> marshaller,
       boolean unary,
       boolean routing,
       ByteBufAllocator alloc,
-      Publisher<Resp> source) {
+      Publisher<Resp> source,
+      Runnable whenDone) {
     this.context = context;
     this.marshaller = marshaller;
     this.unary = unary;
@@ -69,13 +80,21 @@ final class ResponsePublisher<Resp> implements Publisher<Payload>, Subscriber<Re
     this.alloc = alloc;
     this.source = source;
     this.serialized = context.hasDeadline();
+    this.whenDone = whenDone;
   }
 
   /** A call that failed before its handler ran. */
   static <Resp> ResponsePublisher<Resp> failed(
-      ServerContext context, boolean routing, ByteBufAllocator alloc, Status status) {
-    ResponsePublisher<Resp> p = new ResponsePublisher<>(context, null, true, routing, alloc, null);
-    p.decideEnd(status);
+      ServerContext context,
+      boolean routing,
+      ByteBufAllocator alloc,
+      Status status,
+      Runnable whenDone) {
+    ResponsePublisher<Resp> p =
+        new ResponsePublisher<>(context, null, true, routing, alloc, null, whenDone);
+    if (p.claimEnd()) {
+      p.finishEnd(status, true);
+    }
     return p;
   }
 
@@ -96,7 +115,11 @@ final class ResponsePublisher<Resp> implements Publisher<Payload>, Subscriber<Re
     downstream = subscriber;
     subscriber.onSubscribe(this);
     if (source != null && state == RUNNING) {
-      source.subscribe(this);
+      try {
+        source.subscribe(this);
+      } catch (RuntimeException e) { // a Publisher that breaks rule 1.9
+        onError(e);
+      }
     }
     tryEnd(); // an end decided before the subscriber came
   }
@@ -112,14 +135,17 @@ final class ResponsePublisher<Resp> implements Publisher<Payload>, Subscriber<Re
   }
 
   private void expire() {
-    if (state != RUNNING) {
+    boolean claimed;
+    synchronized (this) { // no response is being signalled while the end is claimed
+      claimed = claimEnd();
+    }
+    if (!claimed) {
       return;
     }
     context.cancel(Status.DEADLINE_EXCEEDED);
-    cancelUpstream();
-    synchronized (this) {
-      decideEnd(Status.DEADLINE_EXCEEDED.withMessage("the deadline passed on the server"));
-    }
+    upstream.cancel();
+    // The handler may still be writing its headers and trailers on its own thread: not read here.
+    finishEnd(Status.DEADLINE_EXCEEDED.withMessage("the deadline passed on the server"), false);
     tryEnd();
   }
 
@@ -132,101 +158,143 @@ final class ResponsePublisher<Resp> implements Publisher<Payload>, Subscriber<Re
 
   @Override
   public void onNext(Resp value) {
-    if (serialized) {
-      synchronized (this) {
-        emit(value);
-      }
-    } else {
-      emit(value);
-    }
-  }
-
-  private void emit(Resp value) {
     if (state != RUNNING) {
-      return; // after a deadline, or a second unary response: dropped
+      return; // after the end was claimed (deadline, failure, second unary response): dropped
     }
     if (value == null) {
+      upstream.cancel();
       onError(new NullPointerException("a handler emitted null"));
       return;
     }
-    ByteBuf data;
+    Payload payload;
     try {
-      data = marshaller.serialize(value, alloc);
+      payload = toPayload(value);
     } catch (RuntimeException e) {
-      cancelUpstream();
-      decideEnd(Status.fromThrowable(e));
-      tryEnd();
+      upstream.cancel();
+      onError(e);
       return;
     }
+    if (serialized) {
+      synchronized (this) {
+        emit(payload);
+      }
+    } else {
+      emit(payload);
+    }
+  }
+
+  private Payload toPayload(Resp value) {
+    ByteBuf data = marshaller.serialize(value, alloc);
+    if (routing) {
+      return Payload.of(data);
+    }
     ByteBuf metadata = null;
-    if (!routing) {
+    try {
       Headers headers = emitted == 0 ? context.takeResponseHeaders() : null;
       Headers trailers = unary ? context.trailersOrNull() : null;
       if (headers != null || trailers != null) {
         metadata = alloc.buffer();
         ResponseMetadata.encode(metadata, headers, trailers != null ? Status.OK : null, trailers);
       }
+      return Payload.of(metadata, data);
+    } catch (RuntimeException e) {
+      data.release();
+      if (metadata != null) {
+        metadata.release();
+      }
+      throw e;
     }
-    emitted++;
+  }
+
+  private void emit(Payload payload) {
     if (unary) {
       if (!STATE.compareAndSet(this, RUNNING, DONE)) { // the response ends a unary call
-        data.release();
-        if (metadata != null) {
-          metadata.release();
-        }
+        payload.release();
         return;
       }
+      emitted++;
       cancelTimer();
-      downstream.onNext(Payload.of(metadata, data));
+      downstream.onNext(payload);
       downstream.onComplete();
+      whenDone.run();
       return;
     }
-    downstream.onNext(Payload.of(metadata, data));
+    if (state != RUNNING) {
+      payload.release();
+      return;
+    }
+    emitted++;
+    downstream.onNext(payload);
   }
 
   @Override
   public void onError(Throwable t) {
-    synchronized (this) {
-      decideEnd(Status.fromThrowable(t));
+    if (claimEndSerialized()) {
+      finishEnd(Status.fromThrowable(t), true);
+      tryEnd();
     }
-    tryEnd();
   }
 
   @Override
   public void onComplete() {
-    synchronized (this) {
-      if (unary && emitted == 0) {
-        decideEnd(Status.INTERNAL.withMessage("the handler completed without a response"));
-      } else {
-        decideEnd(Status.OK);
+    if (claimEndSerialized()) {
+      finishEnd(
+          unary && emitted == 0
+              ? Status.INTERNAL.withMessage("the handler completed without a response")
+              : Status.OK,
+          true);
+      tryEnd();
+    }
+  }
+
+  private boolean claimEndSerialized() {
+    if (serialized) {
+      synchronized (this) {
+        return claimEnd();
       }
     }
-    tryEnd();
+    return claimEnd();
+  }
+
+  /** Claims the end of the call; false when another end (or a cancel) came first. */
+  private boolean claimEnd() {
+    return STATE.compareAndSet(this, RUNNING, DECIDING);
   }
 
   /**
-   * Decides how the call ends: the first decision wins, and a cancel that comes while it is being
-   * written wins over it (the decider then releases what it made).
+   * Writes how the claimed call ends: a trailer, an ERROR for routing callers, or a plain
+   * completion; with {@code fromHandler} false the handler's headers and trailers are not read
+   * (another thread may be writing them). A cancel that came meanwhile wins: the trailer made is
+   * released.
    */
-  private void decideEnd(Status status) {
-    if (!STATE.compareAndSet(this, RUNNING, DECIDING)) {
-      return;
-    }
-    Headers trailers = context.trailersOrNull();
+  private void finishEnd(Status status, boolean fromHandler) {
     Payload trailer = null;
     if (routing) {
       endError = status.isOk() ? null : StreamErrorException.application(status.toString());
-    } else if (!status.isOk() || trailers != null) {
-      ByteBuf metadata = alloc.buffer();
-      Headers headers = emitted == 0 ? context.takeResponseHeaders() : null;
-      ResponseMetadata.encode(metadata, headers, status, trailers, true);
-      trailer = Payload.of(metadata, Unpooled.EMPTY_BUFFER);
+    } else {
+      Headers trailers = fromHandler ? context.trailersOrNull() : null;
+      if (!status.isOk() || trailers != null) {
+        trailer = trailerPayload(status, trailers, fromHandler && emitted == 0);
+      }
     }
     endPayload = trailer;
     if (!STATE.compareAndSet(this, DECIDING, ENDING) && trailer != null) {
       endPayload = null; // cancelled meanwhile
       trailer.release();
     }
+  }
+
+  private Payload trailerPayload(Status status, Headers trailers, boolean withHeaders) {
+    ByteBuf metadata = alloc.buffer();
+    try {
+      Headers headers = withHeaders ? context.takeResponseHeaders() : null;
+      ResponseMetadata.encode(metadata, headers, status, trailers, true);
+    } catch (RuntimeException e) {
+      // Headers or trailers that cannot be written (changed while read): the status alone.
+      metadata.clear();
+      ResponseMetadata.encode(metadata, null, status, null, true);
+    }
+    return Payload.of(metadata, Unpooled.EMPTY_BUFFER);
   }
 
   /** Sends the decided end when it can go: now, or when demand comes for a trailer. */
@@ -251,6 +319,7 @@ final class ResponsePublisher<Resp> implements Publisher<Payload>, Subscriber<Re
     } else {
       downstream.onComplete();
     }
+    whenDone.run();
   }
 
   // ------------------------------------------------------------------ from the caller's side
@@ -258,8 +327,19 @@ final class ResponsePublisher<Resp> implements Publisher<Payload>, Subscriber<Re
   @Override
   public void request(long n) {
     if (n <= 0) {
-      cancel();
-      downstream.onError(new IllegalArgumentException("request-n must be positive: " + n));
+      upstream.cancel();
+      if (claimEndSerialized()) {
+        finishEnd(Status.INTERNAL.withMessage("request-n must be positive: " + n), false);
+        STATE.set(this, DONE);
+        cancelTimer();
+        Payload p = endPayload;
+        if (p != null) {
+          endPayload = null;
+          p.release();
+        }
+        downstream.onError(new IllegalArgumentException("request-n must be positive: " + n));
+        whenDone.run();
+      }
       return;
     }
     synchronized (this) {
@@ -283,11 +363,8 @@ final class ResponsePublisher<Resp> implements Publisher<Payload>, Subscriber<Re
     }
     if (was != DONE) {
       context.cancel(Status.CANCELLED);
+      whenDone.run();
     }
-    cancelUpstream();
-  }
-
-  private void cancelUpstream() {
     upstream.cancel();
   }
 

@@ -4,6 +4,7 @@ import io.millrace.core.NoRoomException;
 import io.millrace.core.StreamErrorException;
 import io.millrace.frame.ErrorCode;
 import io.millrace.streams.Payload;
+import java.util.ArrayDeque;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -16,7 +17,17 @@ import org.reactivestreams.Subscription;
  * The caller's side of one call: subscribes to the call's payloads (a new call per subscription)
  * and emits the parsed responses, reading response headers and the trailer on the way; a failure
  * becomes a {@link StatusException}. With a timeout, a timer on the connection's loop cancels the
- * call and fails it with DEADLINE_EXCEEDED; emissions are then serialized with a lock.
+ * call and fails it with DEADLINE_EXCEEDED.
+ *
+ * <p>Demand: the trailer that ends a call is one more payload from the connection, but the caller
+ * never asked for it, so this reader asks the call for one unit more than its subscriber (once, at
+ * the first request). A message that arrives on that unit waits in a one-place buffer until the
+ * subscriber asks; the call's end then waits behind it, unless it is a failure and the subscriber
+ * asks for nothing more (the failure goes out at once: a call never hangs on demand).
+ *
+ * <p>Signals to the subscriber go out from one thread at a time (an emitter loop: the thread that
+ * finds it busy leaves its work to the one inside); the lock guards the state only and is never
+ * held while the subscriber runs.
  */
 final class ResponseReader<Resp> implements Publisher<Resp>, Subscriber<Payload>, Subscription {
   private final Supplier<Publisher<Payload>> call;
@@ -26,13 +37,25 @@ final class ResponseReader<Resp> implements Publisher<Resp>, Subscriber<Payload>
   private final boolean routing;
   private final int maxHeaderBytes;
   private final ScheduledExecutorService timers;
+  private final Runnable whenDone;
 
   private Subscriber<? super Resp> downstream;
   private volatile Subscription upstream;
-  private volatile boolean done;
+  private ScheduledFuture<?> deadlineTimer;
+
+  // Guarded by this.
+  private final ArrayDeque<Resp> ready = new ArrayDeque<>(2);
+  private long requested;
+  private boolean askedOnce;
+  private Throwable failure; // the end, when it is a failure
+  private boolean completed; // the end, when it is a completion
+  private boolean terminated; // the end was signalled, or the subscriber cancelled
+  private boolean emitting;
+  private boolean missed;
+
+  // Touched by the thread delivering payloads only.
   private boolean sawHeaders;
   private int responses;
-  private ScheduledFuture<?> deadlineTimer;
 
   ResponseReader(
       Supplier<Publisher<Payload>> call,
@@ -41,7 +64,8 @@ final class ResponseReader<Resp> implements Publisher<Resp>, Subscriber<Payload>
       boolean oneResponse,
       boolean routing,
       int maxHeaderBytes,
-      ScheduledExecutorService timers) {
+      ScheduledExecutorService timers,
+      Runnable whenDone) {
     this.call = call;
     this.marshaller = marshaller;
     this.options = options;
@@ -49,21 +73,22 @@ final class ResponseReader<Resp> implements Publisher<Resp>, Subscriber<Payload>
     this.routing = routing;
     this.maxHeaderBytes = maxHeaderBytes;
     this.timers = timers;
+    this.whenDone = whenDone;
   }
 
   @Override
   public void subscribe(Subscriber<? super Resp> subscriber) {
     if (downstream != null) {
       // Each subscription is its own call: a fresh reader carries it.
-      new ResponseReader<>(call, marshaller, options, oneResponse, routing, maxHeaderBytes, timers)
+      new ResponseReader<>(
+              call, marshaller, options, oneResponse, routing, maxHeaderBytes, timers, whenDone)
           .subscribe(subscriber);
       return;
     }
     downstream = subscriber;
     if (options.timeout() != null && options.timeout().isZero()) {
-      done = true;
-      subscriber.onSubscribe(this);
-      subscriber.onError(
+      failEarly(
+          subscriber,
           Status.DEADLINE_EXCEEDED
               .withMessage("the deadline passed before the call")
               .asException());
@@ -73,155 +98,231 @@ final class ResponseReader<Resp> implements Publisher<Resp>, Subscriber<Payload>
     try {
       payloads = call.get();
     } catch (RuntimeException e) {
-      done = true;
-      subscriber.onSubscribe(this);
-      subscriber.onError(Status.fromThrowable(e).asException());
+      failEarly(subscriber, statusOf(e).asException());
       return;
     }
     payloads.subscribe(this);
   }
 
-  long timeoutMicros() {
-    return options.timeout() == null
-        ? CallHeader.NO_TIMEOUT
-        : Math.max(0, options.timeout().toNanos() / 1_000);
+  private void failEarly(Subscriber<? super Resp> subscriber, StatusException e) {
+    synchronized (this) {
+      terminated = true;
+    }
+    subscriber.onSubscribe(this);
+    subscriber.onError(e);
   }
 
   @Override
   public void onSubscribe(Subscription s) {
     upstream = s;
-    if (options.timeout() != null) {
-      deadlineTimer =
-          timers.schedule(this::expire, options.timeout().toNanos(), TimeUnit.NANOSECONDS);
-    }
     downstream.onSubscribe(this);
+    if (options.timeout() != null) { // after onSubscribe returned: no signal overlaps it
+      ScheduledFuture<?> t =
+          timers.schedule(this::expire, options.timeout().toNanos(), TimeUnit.NANOSECONDS);
+      synchronized (this) {
+        if (terminated) {
+          t.cancel(false);
+        } else {
+          deadlineTimer = t;
+        }
+      }
+    }
   }
 
   private void expire() {
-    synchronized (this) {
-      if (done) {
-        return;
-      }
-      done = true;
-    }
-    upstream.cancel();
-    downstream.onError(
+    end(
         Status.DEADLINE_EXCEEDED
             .withMessage("the deadline of " + options.timeout() + " passed")
-            .asException());
+            .asException(),
+        true);
   }
 
   @Override
   public void onNext(Payload payload) {
-    if (deadlineTimer != null) {
-      synchronized (this) {
-        read(payload);
-      }
-    } else {
-      read(payload);
-    }
-  }
-
-  private void read(Payload payload) {
-    if (done) {
-      payload.release();
-      return;
-    }
     Resp value;
     try {
-      if (!routing && payload.hasMetadata()) {
-        ResponseMetadata m = ResponseMetadata.decode(payload.metadata(), maxHeaderBytes);
-        if (!m.headers().isEmpty() && !sawHeaders) {
-          sawHeaders = true;
-          if (options.headersCallback() != null) {
-            options.headersCallback().accept(m.headers());
-          }
-        }
-        Status status = m.status();
-        if (status != null) {
-          if (options.trailersCallback() != null) {
-            options.trailersCallback().accept(m.trailers());
-          }
-          if (!status.isOk()) {
-            fail(status.asException(m.trailers()), true);
-            return;
-          }
-        }
-        if (m.noMessage()) {
-          return; // a trailer alone: the completion follows
-        }
-      }
-      value = marshaller.parse(payload.data());
-    } catch (StatusException e) {
-      fail(e, true);
+      value = read(payload);
+    } catch (RuntimeException e) { // a marshaller, a callback or the metadata failed
+      end(e instanceof StatusException se ? se : Status.fromThrowable(e).asException(), true);
       return;
     } finally {
       payload.release();
     }
-    responses++;
-    downstream.onNext(value);
+    if (value != null) {
+      synchronized (this) {
+        if (terminated || failure != null) {
+          return;
+        }
+        ready.add(value);
+      }
+      drain();
+    }
   }
 
-  private void fail(StatusException e, boolean cancelCall) {
-    done = true;
-    cancelTimer();
-    if (cancelCall) {
-      upstream.cancel();
+  /** The message a payload carries, or null when it carries none (a trailer alone). */
+  private Resp read(Payload payload) {
+    if (!routing && payload.hasMetadata()) {
+      ResponseMetadata m = ResponseMetadata.decode(payload.metadata(), maxHeaderBytes);
+      if (!m.headers().isEmpty() && !sawHeaders) {
+        sawHeaders = true;
+        if (options.headersCallback() != null) {
+          options.headersCallback().accept(m.headers());
+        }
+      }
+      Status status = m.status();
+      if (status != null) {
+        if (options.trailersCallback() != null) {
+          options.trailersCallback().accept(m.trailers());
+        }
+        if (!status.isOk()) {
+          throw status.asException(m.trailers());
+        }
+      }
+      if (m.noMessage()) {
+        return null; // a trailer alone: the completion follows
+      }
     }
-    downstream.onError(e);
+    responses++;
+    return marshaller.parse(payload.data());
   }
 
   @Override
   public void onError(Throwable t) {
-    synchronized (this) {
-      if (done) {
-        return;
-      }
-      done = true;
-    }
-    cancelTimer();
-    downstream.onError(statusOf(t).asException());
+    end(statusOf(t).asException(), false);
   }
 
   @Override
   public void onComplete() {
+    if (oneResponse && responses == 0) {
+      end(Status.INTERNAL.withMessage("the call ended without a response").asException(), false);
+      return;
+    }
     synchronized (this) {
-      if (done) {
+      if (terminated || failure != null) {
         return;
       }
-      done = true;
+      completed = true;
     }
-    cancelTimer();
-    if (oneResponse && responses == 0) {
-      downstream.onError(
-          Status.INTERNAL.withMessage("the call ended without a response").asException());
-    } else {
-      downstream.onComplete();
+    drain();
+  }
+
+  /** Ends the call with a failure; {@code cancelCall} cancels it at the server too. */
+  private void end(Throwable error, boolean cancelCall) {
+    synchronized (this) {
+      if (terminated || failure != null || completed) {
+        return;
+      }
+      failure = error;
     }
+    if (cancelCall) {
+      Subscription s = upstream;
+      if (s != null) {
+        s.cancel();
+      }
+    }
+    drain();
+  }
+
+  /** Signals what can go out: ready responses while asked for, then the end. */
+  private void drain() {
+    synchronized (this) {
+      if (emitting) {
+        missed = true;
+        return;
+      }
+      emitting = true;
+    }
+    while (true) {
+      Resp next = null;
+      Throwable error = null;
+      boolean complete = false;
+      synchronized (this) {
+        if (terminated) {
+          emitting = false;
+          return;
+        }
+        if (!ready.isEmpty() && requested > 0) {
+          next = ready.poll();
+          if (requested != Long.MAX_VALUE) {
+            requested--;
+          }
+        } else if (failure != null && (ready.isEmpty() || requested == 0)) {
+          error = failure;
+          ready.clear();
+          terminated = true;
+        } else if (completed && ready.isEmpty()) {
+          complete = true;
+          terminated = true;
+        } else if (missed) {
+          missed = false;
+          continue;
+        } else {
+          emitting = false;
+          return;
+        }
+      }
+      if (next != null) {
+        downstream.onNext(next);
+      } else {
+        finished();
+        if (error != null) {
+          downstream.onError(error);
+        } else if (complete) {
+          downstream.onComplete();
+        }
+      }
+    }
+  }
+
+  private void finished() {
+    ScheduledFuture<?> t;
+    synchronized (this) {
+      t = deadlineTimer;
+    }
+    if (t != null) {
+      t.cancel(false);
+    }
+    whenDone.run();
   }
 
   @Override
   public void request(long n) {
     Subscription s = upstream;
-    if (s != null) {
-      s.request(n);
+    if (n <= 0) {
+      end(new IllegalArgumentException("request-n must be positive: " + n), true);
+      return;
     }
+    long forward = n;
+    synchronized (this) {
+      long r = requested + n;
+      requested = r < 0 ? Long.MAX_VALUE : r;
+      if (!askedOnce) {
+        askedOnce = true;
+        if (n != Long.MAX_VALUE) {
+          forward = n + 1; // the unit the trailer may take
+        }
+      }
+    }
+    if (s != null) {
+      s.request(forward);
+    }
+    drain();
   }
 
   @Override
   public void cancel() {
-    done = true;
-    cancelTimer();
+    boolean wasLive;
+    synchronized (this) {
+      wasLive = !terminated;
+      terminated = true;
+      ready.clear();
+    }
     Subscription s = upstream;
     if (s != null) {
       s.cancel();
     }
-  }
-
-  private void cancelTimer() {
-    ScheduledFuture<?> t = deadlineTimer;
-    if (t != null) {
-      t.cancel(false);
+    if (wasLive) {
+      finished();
     }
   }
 
@@ -251,12 +352,15 @@ final class ResponseReader<Resp> implements Publisher<Resp>, Subscriber<Payload>
   /** {@code CODE: message} or {@code CODE} as {@link Status#toString()} writes it; else UNKNOWN. */
   static Status parseStatusText(String text) {
     if (text != null) {
-      int colon = text.indexOf(':');
-      String code = colon < 0 ? text : text.substring(0, colon);
       for (Status.Code c : Status.Code.values()) {
-        if (c.name().equals(code)) {
-          return Status.of(c)
-              .withMessage(colon < 0 ? null : text.substring(Math.min(text.length(), colon + 2)));
+        if (c == Status.Code.OK) {
+          continue; // a failure is never OK
+        }
+        if (text.equals(c.name())) {
+          return Status.of(c);
+        }
+        if (text.startsWith(c.name()) && text.startsWith(": ", c.name().length())) {
+          return Status.of(c).withMessage(text.substring(c.name().length() + 2));
         }
       }
     }

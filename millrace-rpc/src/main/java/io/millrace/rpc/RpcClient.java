@@ -98,22 +98,30 @@ public final class RpcClient {
       CallOptions options,
       boolean oneResponse) {
     Objects.requireNonNull(requests, "requests");
+    Objects.requireNonNull(options, "options");
     Marshaller<Req> marshaller = method.requestMarshaller();
-    return reader(
-        method,
-        options,
-        oneResponse,
-        timeout ->
-            requester.requestChannel(
-                new PrefixedPublisher<Req, Payload>(
-                    routing
-                        ? null
-                        : Payload.of(header(method, options, timeout, true), Unpooled.EMPTY_BUFFER),
-                    requests,
-                    routing
-                        ? routedMessages(method)
-                        : r -> Payload.of(marshaller.serialize(r, alloc)),
-                    Payload::release)));
+    long timeout = timeoutMicros(options);
+    // One call per subscription: each gets its own outbound stream, closed when the call ends.
+    return subscriber -> {
+      PrefixedPublisher<Req, Payload> outbound =
+          new PrefixedPublisher<>(
+              routing
+                  ? null
+                  : () -> Payload.of(header(method, options, timeout, true), Unpooled.EMPTY_BUFFER),
+              requests,
+              routing ? routedMessages(method) : r -> Payload.of(marshaller.serialize(r, alloc)),
+              unused -> {});
+      new ResponseReader<>(
+              () -> requester.requestChannel(outbound),
+              method.responseMarshaller(),
+              options,
+              oneResponse,
+              routing,
+              maxHeaderBytes,
+              requester.connection().executor(),
+              outbound::close)
+          .subscribe(subscriber);
+    };
   }
 
   /**
@@ -149,7 +157,8 @@ public final class RpcClient {
         oneResponse,
         routing,
         maxHeaderBytes,
-        requester.connection().executor());
+        requester.connection().executor(),
+        () -> {});
   }
 
   private <Req> Payload payload(

@@ -38,8 +38,9 @@ public final class RpcServer {
   private final StreamsOptions options;
 
   private RpcServer(Builder b) {
-    this.byId = b.byId;
-    this.byRoute = b.byRoute;
+    this.byId = new LongObjectHashMap<>(b.byId.size());
+    this.byId.putAll(b.byId);
+    this.byRoute = Map.copyOf(b.byRoute);
     this.maxHeaderBytes = b.maxHeaderBytes;
     this.options = b.options;
   }
@@ -108,8 +109,19 @@ public final class RpcServer {
                   ? d.fullName() + " is registered twice"
                   : d.fullName() + " and " + same.descriptor().fullName() + " have the same id");
         }
+        ServerMethod<?, ?> sameRoute = byRoute.get(d.route());
+        if (sameRoute != null) {
+          throw new IllegalArgumentException(
+              d.fullName()
+                  + " and "
+                  + sameRoute.descriptor().fullName()
+                  + " have the same route "
+                  + d.route());
+        }
         byId.put(d.id(), m);
-        byRoute.put(d.route(), m);
+        if (d.route().getBytes(java.nio.charset.StandardCharsets.UTF_8).length <= 255) {
+          byRoute.put(d.route(), m); // longer routes cannot be a routing tag: native calls only
+        }
       }
       return this;
     }

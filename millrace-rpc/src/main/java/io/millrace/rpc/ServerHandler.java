@@ -68,7 +68,7 @@ final class ServerHandler implements ReactiveHandler {
     } catch (StatusException e) {
       first.release();
       cancelInbound(inbound);
-      return failed(null, e.status());
+      return failed(null, e.status(), NOTHING);
     }
     return channel(call, call.method(), first, inbound);
   }
@@ -83,13 +83,14 @@ final class ServerHandler implements ReactiveHandler {
       }
     } catch (StatusException e) {
       cancelInbound(inbound);
-      return failed(call.context(), e.status());
+      return failed(call.context(), e.status(), NOTHING);
     } finally {
       first.release();
     }
-    Publisher<Req> requests =
-        new PrefixedPublisher<Payload, Req>(
-            firstMessage,
+    Req firstRequest = firstMessage;
+    PrefixedPublisher<Payload, Req> requests =
+        new PrefixedPublisher<>(
+            firstRequest == null ? null : () -> firstRequest,
             inbound,
             p -> {
               try {
@@ -98,12 +99,13 @@ final class ServerHandler implements ReactiveHandler {
                 p.release();
               }
             },
-            unused -> {});
+            Payload::release);
     return respond(
         call.context(),
         method,
         () -> method.streaming().handle(requests, call.context()),
-        method.descriptor().type() == MethodDescriptor.Type.CLIENT_STREAMING);
+        method.descriptor().type() == MethodDescriptor.Type.CLIENT_STREAMING,
+        requests::close); // the answer ended: the caller's stream is not read any more
   }
 
   private Publisher<Payload> single(Payload payload, Interaction interaction) {
@@ -112,7 +114,7 @@ final class ServerHandler implements ReactiveHandler {
       call = resolve(payload.metadata(), interaction);
     } catch (StatusException e) {
       payload.release();
-      return failed(null, e.status());
+      return failed(null, e.status(), NOTHING);
     }
     return single(call, call.method(), payload, interaction == Interaction.FIRE_AND_FORGET);
   }
@@ -123,29 +125,36 @@ final class ServerHandler implements ReactiveHandler {
     try {
       request = method.descriptor().requestMarshaller().parse(payload.data());
     } catch (StatusException e) {
-      return failed(call.context(), e.status());
+      return failed(call.context(), e.status(), NOTHING);
     } finally {
       payload.release();
     }
     boolean oneResponse =
         !fireAndForget && method.descriptor().type() == MethodDescriptor.Type.UNARY;
     return respond(
-        call.context(), method, () -> method.single().handle(request, call.context()), oneResponse);
+        call.context(),
+        method,
+        () -> method.single().handle(request, call.context()),
+        oneResponse,
+        NOTHING);
   }
 
   private <Resp> Publisher<Payload> respond(
       ServerContext context,
       ServerMethod<?, Resp> method,
       java.util.function.Supplier<Publisher<Resp>> handler,
-      boolean oneResponse) {
+      boolean oneResponse,
+      Runnable whenDone) {
     Publisher<Resp> responses;
     try {
       responses = handler.get();
       if (responses == null) {
-        return failed(context, Status.INTERNAL.withMessage("the handler returned null"));
+        whenDone.run();
+        return failed(context, Status.INTERNAL.withMessage("the handler returned null"), NOTHING);
       }
     } catch (RuntimeException e) {
-      return failed(context, Status.fromThrowable(e));
+      whenDone.run();
+      return failed(context, Status.fromThrowable(e), NOTHING);
     }
     ResponsePublisher<Resp> answer =
         new ResponsePublisher<>(
@@ -154,18 +163,21 @@ final class ServerHandler implements ReactiveHandler {
             oneResponse,
             mode != Mode.NATIVE,
             alloc,
-            responses);
+            responses,
+            whenDone);
     if (context.hasDeadline()) {
       answer.startDeadline(connection.executor());
     }
     return answer;
   }
 
-  private Publisher<Payload> failed(ServerContext context, Status status) {
+  private Publisher<Payload> failed(ServerContext context, Status status, Runnable whenDone) {
     ServerContext c =
         context != null ? context : new ServerContext(null, Headers.EMPTY, CallHeader.NO_TIMEOUT);
-    return ResponsePublisher.failed(c, mode != Mode.NATIVE, alloc, status);
+    return ResponsePublisher.failed(c, mode != Mode.NATIVE, alloc, status, whenDone);
   }
+
+  private static final Runnable NOTHING = () -> {};
 
   /** Finds the method and checks that it was called the way it is served. */
   private Call resolve(ByteBuf metadata, Interaction interaction) {

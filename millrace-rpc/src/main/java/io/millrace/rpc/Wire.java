@@ -96,7 +96,7 @@ final class Wire {
       String key = in.toString(in.readerIndex(), keyLength, StandardCharsets.US_ASCII);
       in.skipBytes(keyLength);
       int valueLength = readLength(in, "header value");
-      total += keyLength + valueLength;
+      total += keyLength + valueLength + Headers.ENTRY_OVERHEAD;
       if (total > maxBytes) {
         throw new HeadersTooLargeException(maxBytes);
       }

@@ -76,11 +76,11 @@ class StatusAndHeadersTest {
     assertThat(h.getBinary("trace-bin")).containsExactly(0, 0xFF);
     assertThat(h.get("trace-bin")).isNull();
     assertThat(h.keys()).containsExactly("user-agent", "x-tag", "trace-bin");
-    assertThat(h.byteSize()).isEqualTo(10 + 6 + 5 + 1 + 9 + 2 + 5 + 1);
+    assertThat(h.byteSize()).isEqualTo(10 + 6 + 5 + 1 + 9 + 2 + 5 + 1 + 4 * Headers.ENTRY_OVERHEAD);
     assertThat(h.remove("x-tag")).isTrue();
     assertThat(h.getAll("x-tag")).isEmpty();
     assertThat(h.size()).isEqualTo(2);
-    assertThat(h.byteSize()).isEqualTo(10 + 6 + 9 + 2);
+    assertThat(h.byteSize()).isEqualTo(10 + 6 + 9 + 2 + 2 * Headers.ENTRY_OVERHEAD);
   }
 
   @Test

@@ -51,6 +51,24 @@ final class TestService {
           .fireAndForget(true)
           .build();
 
+  /** n messages, then OK with a trailer. */
+  static final MethodDescriptor<Int32Value, Int32Value> TRAILED =
+      MethodDescriptor.newBuilder(
+              NAME + "/Trailed",
+              MethodDescriptor.Type.SERVER_STREAMING,
+              ProtobufMarshaller.of(Int32Value.getDefaultInstance()),
+              ProtobufMarshaller.of(Int32Value.getDefaultInstance()))
+          .build();
+
+  /** Answers the first message and ends the call, whatever the caller still sends. */
+  static final MethodDescriptor<StringValue, StringValue> FIRST_ONLY =
+      MethodDescriptor.newBuilder(
+              NAME + "/FirstOnly",
+              MethodDescriptor.Type.BIDI_STREAMING,
+              ProtobufMarshaller.of(StringValue.getDefaultInstance()),
+              ProtobufMarshaller.of(StringValue.getDefaultInstance()))
+          .build();
+
   /** Not served: calls to it are UNIMPLEMENTED. */
   static final MethodDescriptor<StringValue, StringValue> MISSING =
       MethodDescriptor.newBuilder(
@@ -94,6 +112,13 @@ final class TestService {
                 Flux.from(requests).reduce(0, (a, b) -> a + b.getValue()).map(TestService::number))
         .streamingMethod(
             CHAT, (requests, ctx) -> Flux.from(requests).map(s -> text("re: " + s.getValue())))
+        .method(
+            TRAILED,
+            (n, ctx) ->
+                Flux.range(0, n.getValue())
+                    .map(TestService::number)
+                    .doOnComplete(() -> ctx.trailers().put("x-count", "" + n.getValue())))
+        .streamingMethod(FIRST_ONLY, (requests, ctx) -> Flux.from(requests).take(1))
         .method(
             LOG,
             (s, ctx) -> {

@@ -283,7 +283,7 @@ final class CallQueue {
               engine.logCallbackFailure("call handed over to the event loop", e);
             }
           } else {
-            call.fail(engine.closeCode(), engine.closeMessage());
+            failQuietly(call, engine.closeCode(), engine.closeMessage());
           }
         }
         if (taken != 0) {
@@ -302,7 +302,7 @@ final class CallQueue {
           break;
         }
       }
-    } catch (RuntimeException | Error e) { // from a call's fail(): user code may run there
+    } catch (RuntimeException | Error e) { // a bug here: never leave the flag set
       QUEUED_BYTES.getAndAdd(this, -taken);
       DRAIN_STATE.setVolatile(this, 0); // do not leave the queue stuck behind a dead flag
       throw e;
@@ -322,7 +322,7 @@ final class CallQueue {
       Call call;
       while ((call = q.poll()) != null) {
         QUEUED_BYTES.getAndAdd(this, (long) -call.weight);
-        call.fail(ErrorCode.CANCELED, "the connection's event loop has shut down");
+        failQuietly(call, ErrorCode.CANCELED, "the connection's event loop has shut down");
       }
       DRAIN_STATE.setVolatile(this, 0);
       if (q.isEmpty() || !DRAIN_STATE.compareAndSet(this, 0, 1)) {
@@ -330,6 +330,15 @@ final class CallQueue {
       }
     }
     releaseWaiters();
+  }
+
+  /** Fails a call; its listener's exception is logged, so the calls behind it still end. */
+  private void failQuietly(Call call, int errorCode, String message) {
+    try {
+      call.fail(errorCode, message);
+    } catch (RuntimeException e) {
+      engine.logCallbackFailure("a failed call's listener", e);
+    }
   }
 
   /** Loop: the connection closed; fail what is queued now (later calls fail as they drain). */
