@@ -3,8 +3,11 @@ package io.millrace.rpc;
 import io.millrace.core.Connection;
 import io.millrace.core.ConnectionSetup;
 import io.millrace.core.Responder;
+import io.millrace.core.Stream;
+import io.millrace.core.StreamListener;
 import io.millrace.streams.ReactiveResponder;
 import io.millrace.streams.StreamsOptions;
+import io.netty.buffer.ByteBuf;
 import io.netty.util.collection.LongObjectHashMap;
 import java.util.HashMap;
 import java.util.Map;
@@ -64,6 +67,72 @@ public final class RpcServer {
     return mode == null
         ? null
         : ReactiveResponder.of(new ServerHandler(this, mode, connection), options);
+  }
+
+  /**
+   * The responder for a connection that serves RPC next to {@code fallback}: a native RPC
+   * connection is all RPC; on a routing connection, a call whose route names a served method is RPC
+   * and any other call goes to {@code fallback}, as does every call of a connection of another
+   * metadata type.
+   */
+  public Responder responder(ConnectionSetup setup, Connection connection, Responder fallback) {
+    ServerHandler.Mode mode = mode(setup.metadataMimeType());
+    if (mode == null) {
+      return fallback;
+    }
+    Responder rpc = ReactiveResponder.of(new ServerHandler(this, mode, connection), options);
+    return mode == ServerHandler.Mode.NATIVE
+        ? rpc
+        : new RoutedOrFallback(rpc, fallback, mode == ServerHandler.Mode.COMPOSITE);
+  }
+
+  /** Sends a routing connection's calls to RPC when their route names a served method. */
+  private final class RoutedOrFallback implements Responder {
+    private final Responder rpc;
+    private final Responder fallback;
+    private final boolean composite;
+
+    RoutedOrFallback(Responder rpc, Responder fallback, boolean composite) {
+      this.rpc = rpc;
+      this.fallback = fallback;
+      this.composite = composite;
+    }
+
+    private Responder pick(ByteBuf metadata) {
+      String route;
+      try {
+        route = composite ? Routing.firstRouteInComposite(metadata) : Routing.firstRoute(metadata);
+      } catch (StatusException malformed) {
+        return fallback; // not routing metadata RPC can read: the other responder's call
+      }
+      return route != null && byRoute.containsKey(route) ? rpc : fallback;
+    }
+
+    @Override
+    public void fireAndForget(Connection connection, ByteBuf metadata, ByteBuf data) {
+      pick(metadata).fireAndForget(connection, metadata, data);
+    }
+
+    @Override
+    public void metadataPush(Connection connection, ByteBuf metadata) {
+      fallback.metadataPush(connection, metadata);
+    }
+
+    @Override
+    public StreamListener requestResponse(Stream stream, ByteBuf metadata, ByteBuf data) {
+      return pick(metadata).requestResponse(stream, metadata, data);
+    }
+
+    @Override
+    public StreamListener requestStream(Stream stream, ByteBuf metadata, ByteBuf data) {
+      return pick(metadata).requestStream(stream, metadata, data);
+    }
+
+    @Override
+    public StreamListener requestChannel(
+        Stream stream, ByteBuf metadata, ByteBuf data, boolean inboundComplete) {
+      return pick(metadata).requestChannel(stream, metadata, data, inboundComplete);
+    }
   }
 
   private static ServerHandler.Mode mode(String metadataMimeType) {
