@@ -6,12 +6,16 @@ import io.millrace.core.ConnectionListener;
 import io.millrace.core.Reconnect;
 import io.millrace.core.Stream;
 import io.millrace.core.StreamListener;
+import io.millrace.rpc.CallOptions;
+import io.millrace.rpc.MethodDescriptor;
+import io.millrace.rpc.RpcServer;
 import io.millrace.transport.netty.TcpClient;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
@@ -73,9 +77,10 @@ final class CallCommand implements Callable<Integer> {
 
   @Option(
       names = "--interaction",
-      required = true,
       converter = InteractionConverter.class,
-      description = "request-response, fire-and-forget, request-stream or request-channel.")
+      description =
+          "request-response, fire-and-forget, request-stream or request-channel (required unless"
+              + " --rpc is given).")
   Interaction interaction;
 
   @Option(names = "--data", defaultValue = "", description = "Request data (UTF-8).")
@@ -131,6 +136,19 @@ final class CallCommand implements Callable<Integer> {
       description = "With --repeat: milliseconds between one request's end and the next.")
   long intervalMillis;
 
+  @Option(
+      names = "--rpc",
+      paramLabel = "package.Service/Method",
+      description =
+          "Call an RPC method instead (requests from --json, or JSON lines on stdin for a method"
+              + " that takes a stream); each reply is printed as one JSON line.")
+  String rpcMethod;
+
+  @Option(
+      names = "--json",
+      description = "An RPC request in protobuf's JSON mapping; repeat it for a stream.")
+  List<String> json = new ArrayList<>();
+
   @Option(names = "--metadata-mime", defaultValue = "application/binary")
   String metadataMime;
 
@@ -154,10 +172,27 @@ final class CallCommand implements Callable<Integer> {
       err.flush();
       return picocli.CommandLine.ExitCode.USAGE;
     }
+    if ((interaction == null) == (rpcMethod == null)) {
+      err.println("give exactly one of --interaction and --rpc");
+      err.flush();
+      return picocli.CommandLine.ExitCode.USAGE;
+    }
+    MethodDescriptor<?, ?> rpc = null;
+    if (rpcMethod != null) {
+      rpc = RpcCall.method(rpcMethod);
+      if (rpc == null) {
+        err.println("unknown RPC method " + rpcMethod + "; this build knows " + RpcCall.known());
+        err.flush();
+        return picocli.CommandLine.ExitCode.USAGE;
+      }
+      if (json.isEmpty()) {
+        json = readStdinLines(rpc);
+      }
+    }
     ConnectionConfig.Builder config =
         transport
             .config()
-            .mimeTypes(metadataMime, dataMime)
+            .mimeTypes(rpc != null ? RpcServer.METADATA_MIME_TYPE : metadataMime, dataMime)
             .drainTimeout(Duration.ofSeconds(timeoutSeconds));
     if (reconnect) {
       config.reconnect(
@@ -188,7 +223,7 @@ final class CallCommand implements Callable<Integer> {
         if (i > 0 && intervalMillis > 0) {
           Thread.sleep(intervalMillis);
         }
-        int one = callOnce(connection, out, err);
+        int one = rpc != null ? rpcOnce(connection, rpc, out, err) : callOnce(connection, out, err);
         code = Math.max(code, one);
         if (one == EXIT_TIMEOUT) {
           break;
@@ -207,6 +242,54 @@ final class CallCommand implements Callable<Integer> {
       out.flush();
       err.flush();
     }
+  }
+
+  /** Makes the RPC call once and waits for its end; returns its exit code. */
+  private int rpcOnce(
+      Connection connection, MethodDescriptor<?, ?> method, PrintWriter out, PrintWriter err)
+      throws InterruptedException {
+    try {
+      return RpcCall.start(
+              connection,
+              method,
+              json,
+              CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(timeoutSeconds)),
+              out,
+              err)
+          .get(timeoutSeconds + 1, TimeUnit.SECONDS);
+    } catch (com.google.protobuf.InvalidProtocolBufferException | IllegalArgumentException e) {
+      err.println("bad request: " + e.getMessage());
+      return EXIT_ERROR_FRAME;
+    } catch (TimeoutException e) {
+      err.println("no completion within " + timeoutSeconds + " s");
+      return EXIT_TIMEOUT;
+    } catch (ExecutionException e) {
+      err.println("failed: " + e.getCause());
+      return EXIT_ERROR_FRAME;
+    } finally {
+      err.flush();
+    }
+  }
+
+  /** JSON requests from stdin, one per non-blank line (a single request reads just the first). */
+  private static List<String> readStdinLines(MethodDescriptor<?, ?> method) {
+    List<String> lines = new ArrayList<>();
+    try (java.io.BufferedReader in =
+        new java.io.BufferedReader(
+            new java.io.InputStreamReader(System.in, java.nio.charset.StandardCharsets.UTF_8))) {
+      String line;
+      while ((line = in.readLine()) != null) {
+        if (!line.isBlank()) {
+          lines.add(line);
+          if (!method.type().clientSendsStream()) {
+            break;
+          }
+        }
+      }
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    return lines;
   }
 
   /** Sends the request once and waits for its end; returns its exit code. */

@@ -1,7 +1,11 @@
 package io.millrace.cli;
 
+import io.millrace.core.Acceptor;
 import io.millrace.core.ConnectionConfig;
 import io.millrace.core.LeaseIssuer;
+import io.millrace.echo.EchoServiceImpl;
+import io.millrace.echo.v1.EchoServiceReactor;
+import io.millrace.rpc.RpcServer;
 import io.millrace.transport.netty.EventLoops;
 import io.millrace.transport.netty.TcpServer;
 import java.io.PrintWriter;
@@ -27,6 +31,9 @@ import picocli.CommandLine.Option;
       "  request-stream sends N payloads \"0\"..\"N-1\" (N = the data) with the request's metadata;",
       "  request-channel echoes every payload and completes when the requester does;",
       "  fire-and-forget and metadata push are ignored.",
+      "On the same port, RPC: millrace.echo.v1.EchoService for connections whose metadata MIME",
+      "  type is application/x.millrace.rpc.v1, and for routing callers (composite metadata with",
+      "  a route such as millrace.echo.v1.EchoService.Echo); try: millrace call --rpc ...",
       "SIGTERM or SIGINT drains every connection (at most --drain-timeout s) and exits 0."
     })
 final class EchoServerCommand implements Callable<Integer> {
@@ -61,13 +68,12 @@ final class EchoServerCommand implements Callable<Integer> {
     if (leaseRequests > 0) {
       config.leaseIssuer(LeaseIssuer.fixed(leaseTtl, leaseRequests));
     }
-    EchoResponder responder = new EchoResponder();
     TcpServer server =
         TcpServer.builder()
             .bindAddress(transport.host, transport.port)
             .config(config.build())
             .eventLoopThreads(eventLoops)
-            .acceptor((setup, connection) -> responder)
+            .acceptor(acceptor())
             .bind();
     PrintWriter out = spec.commandLine().getOut();
     Runtime.getRuntime()
@@ -84,6 +90,14 @@ final class EchoServerCommand implements Callable<Integer> {
     out.flush();
     server.awaitTermination();
     return 0;
+  }
+
+  /** The raw echo responder, with EchoService over RPC on the same connections. */
+  static Acceptor acceptor() {
+    EchoResponder responder = new EchoResponder();
+    RpcServer rpc =
+        RpcServer.builder().service(EchoServiceReactor.bind(new EchoServiceImpl())).build();
+    return (setup, connection) -> rpc.responder(setup, connection, responder);
   }
 
   /**

@@ -19,19 +19,26 @@ import java.io.IOException;
  * buffer that is released after the call.
  */
 public final class ProtobufMarshaller<T extends MessageLite> implements Marshaller<T> {
+  private final T defaultInstance;
   private final Parser<T> parser;
 
-  private ProtobufMarshaller(Parser<T> parser) {
-    this.parser = parser;
+  @SuppressWarnings("unchecked")
+  private ProtobufMarshaller(T defaultInstance) {
+    this.defaultInstance = defaultInstance;
+    this.parser = (Parser<T>) defaultInstance.getParserForType();
+  }
+
+  /** The message type's default instance (for tools that build messages by type, as JSON). */
+  public T defaultInstance() {
+    return defaultInstance;
   }
 
   /**
    * The marshaller of {@code defaultInstance}'s type (such as {@code
    * EchoRequest.getDefaultInstance()}).
    */
-  @SuppressWarnings("unchecked")
   public static <T extends MessageLite> ProtobufMarshaller<T> of(T defaultInstance) {
-    return new ProtobufMarshaller<>((Parser<T>) defaultInstance.getParserForType());
+    return new ProtobufMarshaller<>(defaultInstance);
   }
 
   @Override

@@ -75,6 +75,16 @@ final class Generators {
     w.line("private " + cls + "() {}");
 
     w.blank();
+    w.line("/** Every method of the service, in the order of the .proto file. */");
+    w.open("public static java.util.List<" + RPC + "MethodDescriptor<?, ?>> methods() {");
+    StringBuilder all = new StringBuilder();
+    for (Method m : s.methods()) {
+      all.append(all.length() == 0 ? "" : ", ").append(m.constant());
+    }
+    w.line("return java.util.List.of(" + all + ");");
+    w.close("}");
+
+    w.blank();
     w.line("/** The service as Reactive Streams: each method's Publisher is its responses. */");
     w.open("public interface Service {");
     for (Method m : s.methods()) {

@@ -1,0 +1,112 @@
+package io.millrace.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.millrace.transport.netty.TcpServer;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+/** {@code millrace call --rpc} against the echo server's acceptor, in-process over TCP. */
+class RpcCallCommandTest {
+  private static TcpServer server;
+
+  @BeforeAll
+  static void start() throws InterruptedException {
+    server =
+        TcpServer.builder()
+            .bindAddress("127.0.0.1", 0)
+            .acceptor(EchoServerCommand.acceptor())
+            .bind();
+  }
+
+  @AfterAll
+  static void stop() {
+    server.close();
+  }
+
+  private record Result(int code, String out, String err) {}
+
+  private static Result call(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    String[] full = new String[args.length + 5];
+    full[0] = "call";
+    full[1] = "--port";
+    full[2] = Integer.toString(server.port());
+    full[3] = "--timeout";
+    full[4] = "10";
+    System.arraycopy(args, 0, full, 5, args.length);
+    int code =
+        new CommandLine(new Main())
+            .setOut(new PrintWriter(out))
+            .setErr(new PrintWriter(err))
+            .execute(full);
+    return new Result(code, out.toString(), err.toString());
+  }
+
+  @Test
+  void echo_printsTheReplyAsOneJsonLine() {
+    Result r =
+        call("--rpc", "millrace.echo.v1.EchoService/Echo", "--json", "{\"payload\":\"aGk=\"}");
+    assertThat(r.err()).isEmpty();
+    assertThat(r.code()).isZero();
+    assertThat(r.out()).isEqualTo("{\"payload\":\"aGk=\"}\n");
+  }
+
+  @Test
+  void aFailedCall_printsItsStatus_andExitsOne() {
+    Result r =
+        call(
+            "--rpc",
+            "millrace.echo.v1.EchoService/Echo",
+            "--json",
+            "{\"failWithStatus\":5,\"failMessage\":\"no such thing\"}");
+    assertThat(r.code()).isEqualTo(1);
+    assertThat(r.out()).isEmpty();
+    assertThat(r.err()).isEqualTo("NOT_FOUND: no such thing\n");
+  }
+
+  @Test
+  void count_printsALinePerReply() {
+    Result r = call("--rpc", "millrace.echo.v1.EchoService/Count", "--json", "{\"n\":3}");
+    assertThat(r.code()).isZero();
+    assertThat(r.out()).isEqualTo("{}\n{\"sequence\":\"1\"}\n{\"sequence\":\"2\"}\n");
+  }
+
+  @Test
+  void collect_andChat_takeRepeatedJson() {
+    Result collect =
+        call(
+            "--rpc",
+            "millrace.echo.v1.EchoService/Collect",
+            "--json",
+            "{\"payload\":\"YQ==\"}",
+            "--json",
+            "{\"payload\":\"Yg==\"}");
+    assertThat(collect.code()).isZero();
+    assertThat(collect.out()).isEqualTo("{\"payload\":\"YWI=\",\"sequence\":\"2\"}\n");
+    Result chat =
+        call(
+            "--rpc",
+            "millrace.echo.v1.EchoService/Chat",
+            "--json",
+            "{\"payload\":\"YQ==\"}",
+            "--json",
+            "{\"payload\":\"Yg==\"}");
+    assertThat(chat.out())
+        .isEqualTo("{\"payload\":\"YQ==\"}\n{\"payload\":\"Yg==\",\"sequence\":\"1\"}\n");
+  }
+
+  @Test
+  void anUnknownMethod_isAUsageError_andTheRawEchoStillAnswers() {
+    Result r = call("--rpc", "millrace.echo.v1.EchoService/Nope", "--json", "{}");
+    assertThat(r.code()).isEqualTo(CommandLine.ExitCode.USAGE);
+    assertThat(r.err()).contains("unknown RPC method").contains("EchoService/Echo");
+    Result raw = call("--interaction", "request-response", "--data", "plain");
+    assertThat(raw.out()).isEqualTo("plain\n");
+  }
+}
