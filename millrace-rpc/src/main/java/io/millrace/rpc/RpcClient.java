@@ -5,6 +5,8 @@ import io.millrace.streams.ReactiveRequester;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
 import org.reactivestreams.Publisher;
@@ -25,20 +27,71 @@ public final class RpcClient {
   private final int maxHeaderBytes;
   private final ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
 
-  private RpcClient(ReactiveRequester requester, boolean routing, int maxHeaderBytes) {
+  private final List<ClientInterceptor> interceptors;
+
+  private RpcClient(
+      ReactiveRequester requester,
+      boolean routing,
+      int maxHeaderBytes,
+      List<ClientInterceptor> interceptors) {
     this.requester = Objects.requireNonNull(requester, "requester");
     this.routing = routing;
     this.maxHeaderBytes = maxHeaderBytes;
+    this.interceptors = interceptors;
+  }
+
+  /** This client with {@code more} interceptors after its own (the first given runs outermost). */
+  public RpcClient withInterceptors(ClientInterceptor... more) {
+    List<ClientInterceptor> all = new ArrayList<>(interceptors);
+    for (ClientInterceptor i : more) {
+      all.add(Objects.requireNonNull(i, "interceptor"));
+    }
+    return new RpcClient(requester, routing, maxHeaderBytes, List.copyOf(all));
+  }
+
+  /** Runs the interceptors around a call made by {@code call} with the options they return. */
+  private <T> Publisher<T> intercepted(
+      MethodDescriptor<?, ?> method,
+      CallOptions options,
+      Function<CallOptions, Publisher<T>> call) {
+    Objects.requireNonNull(options, "options");
+    if (interceptors.isEmpty()) {
+      return call.apply(options);
+    }
+    CallOptions o = options;
+    try {
+      for (ClientInterceptor i : interceptors) {
+        o = Objects.requireNonNull(i.onCall(method, o), "an interceptor returned null options");
+      }
+    } catch (RuntimeException e) {
+      StatusException refused = Status.fromThrowable(e).asException();
+      return subscriber -> {
+        subscriber.onSubscribe(
+            new org.reactivestreams.Subscription() {
+              @Override
+              public void request(long n) {}
+
+              @Override
+              public void cancel() {}
+            });
+        subscriber.onError(refused);
+      };
+    }
+    Publisher<T> responses = call.apply(o);
+    for (int i = interceptors.size() - 1; i >= 0; i--) {
+      responses = interceptors.get(i).onResponses(method, o, responses);
+    }
+    return responses;
   }
 
   /** Native calls (the connection's metadata MIME type is {@link RpcServer#METADATA_MIME_TYPE}). */
   public static RpcClient of(ReactiveRequester requester) {
-    return new RpcClient(requester, false, RpcServer.DEFAULT_MAX_HEADER_BYTES);
+    return new RpcClient(requester, false, RpcServer.DEFAULT_MAX_HEADER_BYTES, List.of());
   }
 
   /** Calls routed with composite metadata, as rsocket-java and Spring clients make them. */
   public static RpcClient routing(ReactiveRequester requester) {
-    return new RpcClient(requester, true, RpcServer.DEFAULT_MAX_HEADER_BYTES);
+    return new RpcClient(requester, true, RpcServer.DEFAULT_MAX_HEADER_BYTES, List.of());
   }
 
   /** One request, one response. */
@@ -48,36 +101,44 @@ public final class RpcClient {
     if (method.fireAndForget()) {
       throw new IllegalArgumentException(method + " is fire-and-forget: use fireAndForget");
     }
-    return reader(
+    return intercepted(
         method,
         options,
-        true,
-        timeout -> requester.requestResponse(() -> payload(method, request, options, timeout)));
+        o ->
+            reader(
+                method,
+                o,
+                true,
+                timeout -> requester.requestResponse(() -> payload(method, request, o, timeout))));
   }
 
   /** One request, a stream of responses. */
   public <Req, Resp> Publisher<Resp> serverStreaming(
       MethodDescriptor<Req, Resp> method, Req request, CallOptions options) {
     expect(method, MethodDescriptor.Type.SERVER_STREAMING);
-    return reader(
+    return intercepted(
         method,
         options,
-        false,
-        timeout -> requester.requestStream(() -> payload(method, request, options, timeout)));
+        o ->
+            reader(
+                method,
+                o,
+                false,
+                timeout -> requester.requestStream(() -> payload(method, request, o, timeout))));
   }
 
   /** A stream of requests (subscribed when the call starts), one response. */
   public <Req, Resp> Publisher<Resp> clientStreaming(
       MethodDescriptor<Req, Resp> method, Publisher<Req> requests, CallOptions options) {
     expect(method, MethodDescriptor.Type.CLIENT_STREAMING);
-    return channel(method, requests, options, true);
+    return intercepted(method, options, o -> channel(method, requests, o, true));
   }
 
   /** Streams both ways. */
   public <Req, Resp> Publisher<Resp> bidiStreaming(
       MethodDescriptor<Req, Resp> method, Publisher<Req> requests, CallOptions options) {
     expect(method, MethodDescriptor.Type.BIDI_STREAMING);
-    return channel(method, requests, options, false);
+    return intercepted(method, options, o -> channel(method, requests, o, false));
   }
 
   /**
@@ -89,7 +150,10 @@ public final class RpcClient {
     if (!method.fireAndForget()) {
       throw new IllegalArgumentException(method + " is not marked fire-and-forget");
     }
-    return requester.fireAndForget(() -> payload(method, request, options, timeoutMicros(options)));
+    return intercepted(
+        method,
+        options,
+        o -> requester.fireAndForget(() -> payload(method, request, o, timeoutMicros(o))));
   }
 
   private <Req, Resp> Publisher<Resp> channel(

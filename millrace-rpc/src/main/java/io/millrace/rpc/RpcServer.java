@@ -9,7 +9,9 @@ import io.millrace.streams.ReactiveResponder;
 import io.millrace.streams.StreamsOptions;
 import io.netty.buffer.ByteBuf;
 import io.netty.util.collection.LongObjectHashMap;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
@@ -39,8 +41,10 @@ public final class RpcServer {
   private final Map<String, ServerMethod<?, ?>> byRoute;
   private final int maxHeaderBytes;
   private final StreamsOptions options;
+  private final List<ServerInterceptor> interceptors;
 
   private RpcServer(Builder b) {
+    this.interceptors = List.copyOf(b.interceptors);
     this.byId = new LongObjectHashMap<>(b.byId.size());
     this.byId.putAll(b.byId);
     this.byRoute = Map.copyOf(b.byRoute);
@@ -160,12 +164,23 @@ public final class RpcServer {
     return maxHeaderBytes;
   }
 
+  List<ServerInterceptor> interceptors() {
+    return interceptors;
+  }
+
   /** Builds an {@link RpcServer}. */
   public static final class Builder {
     private final LongObjectHashMap<ServerMethod<?, ?>> byId = new LongObjectHashMap<>();
     private final Map<String, ServerMethod<?, ?>> byRoute = new HashMap<>();
     private int maxHeaderBytes = DEFAULT_MAX_HEADER_BYTES;
     private StreamsOptions options = StreamsOptions.DEFAULT;
+    private final List<ServerInterceptor> interceptors = new ArrayList<>();
+
+    /** Adds an interceptor around every call; the first added runs outermost. */
+    public Builder interceptor(ServerInterceptor interceptor) {
+      interceptors.add(Objects.requireNonNull(interceptor, "interceptor"));
+      return this;
+    }
 
     /** Adds a service's methods; a method already served, or whose id collides, is refused. */
     public Builder service(ServiceDefinition service) {

@@ -5,6 +5,7 @@ import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveHandler;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import java.util.List;
 import org.reactivestreams.Publisher;
 
 /** One connection's RPC calls: finds each call's method and runs its handler. */
@@ -146,8 +147,15 @@ final class ServerHandler implements ReactiveHandler {
       boolean oneResponse,
       Runnable whenDone) {
     Publisher<Resp> responses;
+    List<ServerInterceptor> interceptors = server.interceptors();
     try {
+      for (ServerInterceptor i : interceptors) {
+        i.onCall(context);
+      }
       responses = handler.get();
+      for (int i = interceptors.size() - 1; i >= 0 && responses != null; i--) {
+        responses = interceptors.get(i).onResponses(context, responses);
+      }
       if (responses == null) {
         whenDone.run();
         return failed(context, Status.INTERNAL.withMessage("the handler returned null"), NOTHING);

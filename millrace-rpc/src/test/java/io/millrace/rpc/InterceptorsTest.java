@@ -1,0 +1,167 @@
+package io.millrace.rpc;
+
+import static io.millrace.rpc.TestService.text;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.StringValue;
+import io.millrace.core.ConnectionConfig;
+import io.millrace.streams.ReactiveRequester;
+import io.millrace.transport.netty.TcpClient;
+import io.millrace.transport.netty.TcpServer;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/** Authentication, logging and credentials written as interceptors, over TCP. */
+class InterceptorsTest {
+  private static final Duration WAIT = Duration.ofSeconds(10);
+
+  private final List<String> serverLog = new CopyOnWriteArrayList<>();
+  private final List<String> clientLog = new CopyOnWriteArrayList<>();
+  private TcpServer server;
+  private TcpClient client;
+  private RpcClient rpc;
+
+  /** Refuses calls without the token; runs first. */
+  private final ServerInterceptor auth =
+      new ServerInterceptor() {
+        @Override
+        public void onCall(ServerContext call) {
+          if (!"Bearer good".equals(call.requestHeaders().get("authorization"))) {
+            throw Status.of(Status.Code.UNAUTHENTICATED).withMessage("who are you").asException();
+          }
+        }
+      };
+
+  /** Logs each call's method and how it ended. */
+  private final ServerInterceptor logging =
+      new ServerInterceptor() {
+        @Override
+        public void onCall(ServerContext call) {
+          call.responseHeaders().put("x-logged", "yes");
+        }
+
+        @Override
+        public <Resp> Publisher<Resp> onResponses(ServerContext call, Publisher<Resp> responses) {
+          String name = call.method().fullName();
+          return Flux.from(responses)
+              .doOnComplete(() -> serverLog.add(name + " OK"))
+              .doOnError(e -> serverLog.add(name + " " + Status.fromThrowable(e).code()));
+        }
+      };
+
+  @BeforeEach
+  void start() throws Exception {
+    RpcServer rpcServer =
+        RpcServer.builder()
+            .service(new TestService().definition())
+            .interceptor(auth)
+            .interceptor(logging)
+            .build();
+    server =
+        TcpServer.builder()
+            .bindAddress("127.0.0.1", 0)
+            .acceptor(rpcServer::responder)
+            .eventLoopThreads(1)
+            .bind();
+    client =
+        TcpClient.builder()
+            .config(
+                ConnectionConfig.builder()
+                    .mimeTypes(RpcServer.METADATA_MIME_TYPE, "application/x-protobuf")
+                    .build())
+            .build();
+    rpc =
+        RpcClient.of(
+            ReactiveRequester.of(
+                client.connect("127.0.0.1", server.port()).get(10, TimeUnit.SECONDS)));
+  }
+
+  @AfterEach
+  void stop() throws InterruptedException {
+    client.shutdownNow();
+    server.shutdownNow();
+    client.awaitTermination(10, TimeUnit.SECONDS);
+    server.awaitTermination(10, TimeUnit.SECONDS);
+  }
+
+  /** Adds the token to every call and records what came back. */
+  private final ClientInterceptor credentials =
+      new ClientInterceptor() {
+        @Override
+        public CallOptions onCall(MethodDescriptor<?, ?> method, CallOptions options) {
+          return options.withHeaders(new Headers().put("authorization", "Bearer good"));
+        }
+
+        @Override
+        public <T> Publisher<T> onResponses(
+            MethodDescriptor<?, ?> method, CallOptions options, Publisher<T> responses) {
+          return Flux.from(responses).doOnNext(r -> clientLog.add(method.fullName() + " " + r));
+        }
+      };
+
+  @Test
+  void aCallWithoutCredentials_isRefused_andTheHandlerDoesNotRun() {
+    Throwable t =
+        Mono.from(rpc.unary(TestService.ECHO, text("slow"), CallOptions.DEFAULT))
+            .materialize()
+            .block(WAIT)
+            .getThrowable();
+    assertThat(((StatusException) t).status().code()).isEqualTo(Status.Code.UNAUTHENTICATED);
+    assertThat(((StatusException) t).status().message()).isEqualTo("who are you");
+    assertThat(serverLog).as("the logging interceptor runs inside auth").isEmpty();
+  }
+
+  @Test
+  void aClientInterceptor_addsCredentials_andSeesTheResponses() {
+    RpcClient withCredentials = rpc.withInterceptors(credentials);
+    java.util.concurrent.atomic.AtomicReference<Headers> headers =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    StringValue reply =
+        Mono.from(
+                withCredentials.unary(
+                    TestService.ECHO, text("hi"), CallOptions.DEFAULT.onHeaders(headers::set)))
+            .block(WAIT);
+    assertThat(reply).isEqualTo(text("hi"));
+    assertThat(headers.get().get("x-logged")).isEqualTo("yes");
+    assertThat(serverLog).containsExactly(TestService.NAME + "/Echo OK");
+    assertThat(clientLog).hasSize(1).first().asString().startsWith(TestService.NAME + "/Echo");
+    Throwable failed =
+        Mono.from(withCredentials.unary(TestService.ECHO, text("fail:x"), CallOptions.DEFAULT))
+            .materialize()
+            .block(WAIT)
+            .getThrowable();
+    assertThat(((StatusException) failed).status().code()).isEqualTo(Status.Code.NOT_FOUND);
+    assertThat(serverLog).endsWith(TestService.NAME + "/Echo NOT_FOUND");
+  }
+
+  @Test
+  void aClientInterceptorThatRefuses_failsTheCallWithoutSendingIt() {
+    RpcClient refusing =
+        rpc.withInterceptors(
+            new ClientInterceptor() {
+              @Override
+              public CallOptions onCall(MethodDescriptor<?, ?> method, CallOptions options) {
+                throw Status.of(Status.Code.FAILED_PRECONDITION)
+                    .withMessage("offline")
+                    .asException();
+              }
+            });
+    Throwable t =
+        Flux.from(
+                refusing.serverStreaming(
+                    TestService.COUNT, TestService.number(3), CallOptions.DEFAULT))
+            .materialize()
+            .blockLast(WAIT)
+            .getThrowable();
+    assertThat(((StatusException) t).status().code()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+    assertThat(serverLog).isEmpty();
+  }
+}
