@@ -25,7 +25,8 @@ class GeneratedCodeGoldenTest {
         "EchoServiceRpc.java",
         "EchoServiceReactor.java",
         "EchoServiceRxJava.java",
-        "EchoServiceMutiny.java"
+        "EchoServiceMutiny.java",
+        "EchoServiceFutures.java"
       })
   void generatedCode_isTheGoldenCopy(String file) throws IOException {
     String generated = Files.readString(GENERATED.resolve(file), StandardCharsets.UTF_8);

@@ -275,7 +275,8 @@ final class Generators {
       Map.of(
           "reactor", s -> reactive(s, REACTOR),
           "rxjava", s -> reactive(s, RXJAVA),
-          "mutiny", s -> reactive(s, MUTINY));
+          "mutiny", s -> reactive(s, MUTINY),
+          "futures", Generators::futures);
 
   static GeneratedFile reactive(ServiceModel s, Reactive f) {
     String cls = s.name() + f.suffix();
@@ -356,6 +357,164 @@ final class Generators {
     w.close("}");
     w.close("}");
     return new GeneratedFile(path(s, cls), w.toString());
+  }
+
+  // ------------------------------------------------------------------ <Service>Futures
+
+  static GeneratedFile futures(ServiceModel s) {
+    String cls = s.name() + "Futures";
+    String rpc = s.name() + "Rpc";
+    String blocking = RPC + "Blocking";
+    CodeWriter w = new CodeWriter();
+    header(w, s, "The CompletableFuture and blocking flavour");
+    w.open("public final class " + cls + " {");
+    w.line("private " + cls + "() {}");
+
+    w.blank();
+    w.line("/**");
+    w.line(
+        " * The service as blocking methods, run on the executor given to {@link #bind} (virtual");
+    w.line(
+        " * threads suit them): return the response or throw a {@code StatusException}; streams of");
+    w.line(" * responses go to a sink whose {@code send} waits for the caller's demand.");
+    w.line(" */");
+    w.open("public interface Service {");
+    for (Method m : s.methods()) {
+      w.line(futuresSignature(m) + ";");
+    }
+    w.close("}");
+
+    w.blank();
+    w.line("/** Serves {@code service}, each call's handler on {@code executor}. */");
+    w.open(
+        "public static "
+            + RPC
+            + "ServiceDefinition bind(Service service, java.util.concurrent.Executor executor) {");
+    w.line("java.util.Objects.requireNonNull(service, \"service\");");
+    w.line("java.util.Objects.requireNonNull(executor, \"executor\");");
+    w.open("return " + rpc + ".bind(");
+    w.open("new " + rpc + ".Service() {");
+    boolean firstMethod = true;
+    for (Method m : s.methods()) {
+      if (!firstMethod) {
+        w.blank();
+      }
+      firstMethod = false;
+      w.line("@Override");
+      w.open("public " + rsSignature(m) + " {");
+      String call = "service." + m.javaName();
+      if (m.fireAndForget()) {
+        w.line(
+            "return "
+                + blocking
+                + ".runOnExecutor(executor, () -> "
+                + call
+                + "(request, context));");
+      } else if (!m.clientStreams() && !m.serverStreams()) {
+        w.line(
+            "return " + blocking + ".onExecutor(executor, () -> " + call + "(request, context));");
+      } else if (!m.clientStreams()) {
+        w.line(
+            "return "
+                + blocking
+                + ".streamOnExecutor(executor, sink -> "
+                + call
+                + "(request, context, sink));");
+      } else {
+        String it = RPC + "MessageIterator<" + m.requestClass() + ">";
+        String method = m.serverStreams() ? ".streamOnExecutor(" : ".onExecutor(";
+        String arg = m.serverStreams() ? "sink ->" : "() ->";
+        w.open("return " + blocking + method);
+        w.line("executor,");
+        w.open(arg + " {");
+        w.open("try (" + it + " it = " + blocking + ".iterator(requests)) {");
+        w.line(
+            (m.serverStreams() ? "" : "return ")
+                + call
+                + "(it, context"
+                + (m.serverStreams() ? ", sink" : "")
+                + ");");
+        w.close("}");
+        w.close("});");
+        w.depth(-1);
+      }
+      w.close("}");
+    }
+    w.close("});");
+    w.depth(-1);
+    w.close("}");
+
+    w.blank();
+    w.line("/**");
+    w.line(
+        " * Calls the service: blocking methods (refused on an event loop; an interrupt cancels the");
+    w.line(
+        " * call) and {@code ...Async} ones returning a CompletableFuture (cancelling it cancels the");
+    w.line(" * call). Failures are {@code StatusException}s.");
+    w.line(" */");
+    w.open("public static final class Client {");
+    w.line("private final " + rpc + ".Client calls;");
+    w.blank();
+    w.open("public Client(" + RPC + "RpcClient rpc) {");
+    w.line("this.calls = new " + rpc + ".Client(rpc);");
+    w.close("}");
+    for (Method m : s.methods()) {
+      String in =
+          m.clientStreams()
+              ? "java.lang.Iterable<" + m.requestClass() + "> requests"
+              : m.requestClass() + " request";
+      String arg = m.clientStreams() ? blocking + ".fromIterable(requests)" : "request";
+      String plainArg = m.clientStreams() ? "requests" : "request";
+      String call = "calls." + m.javaName() + "(" + arg + ", options)";
+      if (m.serverStreams()) {
+        String type = RPC + "MessageIterator<" + m.responseClass() + ">";
+        method(w, type, m.javaName(), in, plainArg, blocking + ".iterator(" + call + ")");
+      } else {
+        String value = m.fireAndForget() ? "Void" : m.responseClass();
+        String type = m.fireAndForget() ? "void" : value;
+        method(w, type, m.javaName(), in, plainArg, blocking + ".await(" + call + ")");
+        method(
+            w,
+            "java.util.concurrent.CompletableFuture<" + value + ">",
+            m.javaName() + "Async",
+            in,
+            plainArg,
+            blocking + ".future(" + call + ")");
+      }
+    }
+    w.close("}");
+    w.close("}");
+    return new GeneratedFile(path(s, cls), w.toString());
+  }
+
+  /** A client method with and without CallOptions; {@code body} is the returned expression. */
+  private static void method(
+      CodeWriter w, String type, String name, String in, String arg, String body) {
+    boolean returns = !type.equals("void");
+    w.blank();
+    w.open("public " + type + " " + name + "(" + in + ") {");
+    w.line((returns ? "return " : "") + name + "(" + arg + ", " + RPC + "CallOptions.DEFAULT);");
+    w.close("}");
+    w.blank();
+    w.open("public " + type + " " + name + "(" + in + ", " + RPC + "CallOptions options) {");
+    w.line((returns ? "return " : "") + body + ";");
+    w.close("}");
+  }
+
+  private static String futuresSignature(Method m) {
+    String ctx = RPC + "ServerContext context";
+    String sink = RPC + "ResponseSink<" + m.responseClass() + "> responses";
+    String in =
+        m.clientStreams()
+            ? RPC + "MessageIterator<" + m.requestClass() + "> requests"
+            : m.requestClass() + " request";
+    if (m.fireAndForget()) {
+      return "void " + m.javaName() + "(" + in + ", " + ctx + ")";
+    }
+    if (m.serverStreams()) {
+      return "void " + m.javaName() + "(" + in + ", " + ctx + ", " + sink + ")";
+    }
+    return m.responseClass() + " " + m.javaName() + "(" + in + ", " + ctx + ")";
   }
 
   static List<String> flavourNames() {

@@ -1,0 +1,154 @@
+package io.millrace.rpc;
+
+import io.netty.util.internal.ThreadExecutorMap;
+import java.util.Iterator;
+import java.util.NoSuchElementException;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.locks.LockSupport;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+
+/**
+ * A stream of messages read by blocking: the responses of a call in the blocking flavour, or the
+ * requests of a blocking handler. At most {@code prefetch} messages wait (more are asked for as
+ * they are read); {@link #close} cancels the rest. Failures are thrown by {@link #hasNext} as
+ * {@link StatusException}.
+ *
+ * <p>Threading: one thread reads. It waits with {@link LockSupport#park}, so virtual threads
+ * unmount; reading on a Netty event loop is refused, since it would stall the loop. The event loop
+ * only queues and unparks, never waits.
+ */
+public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Subscriber<T> {
+  private static final Object COMPLETE = new Object();
+
+  private final int prefetch;
+  private final int refill;
+  private final Queue<Object> queue = new ConcurrentLinkedQueue<>();
+  private volatile Subscription upstream;
+  private volatile Thread reader;
+  private volatile boolean closed;
+  private Object next; // the item hasNext found, or a terminal signal
+  private int consumed;
+
+  MessageIterator(int prefetch) {
+    if (prefetch < 1) {
+      throw new IllegalArgumentException("prefetch must be at least 1");
+    }
+    this.prefetch = prefetch;
+    this.refill = Math.max(1, prefetch / 2);
+  }
+
+  @Override
+  public void onSubscribe(Subscription s) {
+    upstream = s;
+    if (closed) {
+      s.cancel();
+    } else {
+      s.request(prefetch);
+    }
+  }
+
+  @Override
+  public void onNext(T item) {
+    queue.offer(item);
+    wake();
+  }
+
+  @Override
+  public void onError(Throwable t) {
+    queue.offer(new Failure(t));
+    wake();
+  }
+
+  @Override
+  public void onComplete() {
+    queue.offer(COMPLETE);
+    wake();
+  }
+
+  private void wake() {
+    Thread t = reader;
+    if (t != null) {
+      LockSupport.unpark(t);
+    }
+  }
+
+  /**
+   * Waits for the next message or the end. Throws {@link StatusException} when the stream failed
+   * (and CANCELLED, with the thread's interrupt flag kept, when the reader is interrupted).
+   */
+  @Override
+  public boolean hasNext() {
+    if (next == null) {
+      next = take();
+    }
+    if (next instanceof Failure f) {
+      throw f.error instanceof StatusException se
+          ? se
+          : ResponseReader.statusOf(f.error).asException();
+    }
+    return next != COMPLETE;
+  }
+
+  @Override
+  @SuppressWarnings("unchecked")
+  public T next() {
+    if (!hasNext()) {
+      throw new NoSuchElementException();
+    }
+    T item = (T) next;
+    next = null;
+    if (++consumed >= refill) {
+      consumed = 0;
+      Subscription s = upstream;
+      if (s != null && !closed) {
+        s.request(refill);
+      }
+    }
+    return item;
+  }
+
+  private Object take() {
+    Object o = queue.poll();
+    if (o != null) {
+      return o;
+    }
+    if (closed) {
+      return COMPLETE;
+    }
+    if (ThreadExecutorMap.currentExecutor() != null) {
+      throw new IllegalStateException("a blocking read on an event loop would stall it");
+    }
+    reader = Thread.currentThread();
+    try {
+      while ((o = queue.poll()) == null) {
+        LockSupport.park(this);
+        if (Thread.interrupted()) {
+          close();
+          Thread.currentThread().interrupt();
+          return new Failure(Status.CANCELLED.withMessage("interrupted").asException());
+        }
+      }
+      return o;
+    } finally {
+      reader = null;
+    }
+  }
+
+  /** Cancels the stream: no more messages are read; waiting ones are dropped. */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    Subscription s = upstream;
+    if (s != null) {
+      s.cancel();
+    }
+    queue.clear();
+  }
+
+  private record Failure(Throwable error) {}
+}

@@ -1,0 +1,144 @@
+package io.millrace.rpc;
+
+import io.netty.util.internal.ThreadExecutorMap;
+import java.util.concurrent.atomic.AtomicLongFieldUpdater;
+import java.util.concurrent.locks.LockSupport;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+
+/**
+ * Where a blocking handler sends a stream of responses: {@link #send} waits while the caller has
+ * not asked for more (credit, then the connection's writability, hold it back: memory stays bounded
+ * whatever the handler does) and throws CANCELLED once the call is cancelled.
+ *
+ * <p>Threading: one thread sends (the handler's). It waits with {@link LockSupport#park}, so
+ * virtual threads unmount; sending on a Netty event loop is refused. Demand arrives from the event
+ * loop, which only counts and unparks.
+ */
+public final class ResponseSink<T> {
+  private static final AtomicLongFieldUpdater<ResponseSink<?>> DEMAND = newDemandUpdater();
+
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private static AtomicLongFieldUpdater<ResponseSink<?>> newDemandUpdater() {
+    return (AtomicLongFieldUpdater) AtomicLongFieldUpdater.newUpdater(ResponseSink.class, "demand");
+  }
+
+  private final Subscriber<? super T> downstream;
+  private volatile long demand;
+  private volatile boolean cancelled;
+  private volatile Thread sender;
+  private boolean ended;
+
+  private ResponseSink(Subscriber<? super T> downstream) {
+    this.downstream = downstream;
+  }
+
+  /** Sends one response, waiting for the caller to ask for it. */
+  public void send(T response) {
+    if (ended) {
+      throw new IllegalStateException("the responses have ended");
+    }
+    if (response == null) {
+      throw new NullPointerException("response");
+    }
+    while (true) {
+      if (cancelled) {
+        throw Status.CANCELLED.withMessage("the call was cancelled").asException();
+      }
+      long d = demand;
+      if (d > 0) {
+        if (d == Long.MAX_VALUE || DEMAND.compareAndSet(this, d, d - 1)) {
+          break;
+        }
+        continue;
+      }
+      if (ThreadExecutorMap.currentExecutor() != null) {
+        throw new IllegalStateException("a blocking send on an event loop would stall it");
+      }
+      sender = Thread.currentThread();
+      if (demand == 0 && !cancelled) {
+        LockSupport.park(this);
+      }
+      sender = null;
+      if (Thread.interrupted()) {
+        Thread.currentThread().interrupt();
+        throw Status.CANCELLED.withMessage("interrupted").asException();
+      }
+    }
+    downstream.onNext(response);
+  }
+
+  /** Whether the caller cancelled the call (sending then throws). */
+  public boolean isCancelled() {
+    return cancelled;
+  }
+
+  void complete() {
+    if (!ended) {
+      ended = true;
+      if (!cancelled) {
+        downstream.onComplete();
+      }
+    }
+  }
+
+  void fail(Throwable t) {
+    if (!ended) {
+      ended = true;
+      if (!cancelled) {
+        downstream.onError(t);
+      }
+    }
+  }
+
+  /**
+   * A Publisher that runs {@code body} with a sink, on {@code executor}, when subscribed; the
+   * responses end when the body returns (or with its exception).
+   */
+  static <T> Publisher<T> publisher(
+      java.util.concurrent.Executor executor, java.util.function.Consumer<ResponseSink<T>> body) {
+    return subscriber -> {
+      ResponseSink<T> sink = new ResponseSink<>(subscriber);
+      subscriber.onSubscribe(
+          new Subscription() {
+            @Override
+            public void request(long n) {
+              if (n <= 0) {
+                cancel();
+                return;
+              }
+              long d;
+              long next;
+              do {
+                d = sink.demand;
+                next = d + n < 0 ? Long.MAX_VALUE : d + n;
+              } while (!DEMAND.compareAndSet(sink, d, next));
+              sink.wake();
+            }
+
+            @Override
+            public void cancel() {
+              sink.cancelled = true;
+              sink.wake();
+            }
+          });
+      executor.execute(
+          () -> {
+            try {
+              body.accept(sink);
+              sink.complete();
+            } catch (RuntimeException | Error e) {
+              sink.fail(e);
+            }
+          });
+    };
+  }
+
+  private void wake() {
+    Thread t = sender;
+    if (t != null) {
+      LockSupport.unpark(t);
+    }
+  }
+}
