@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.ByteString;
-import io.millrace.core.ConnectionConfig;
 import io.millrace.echo.v1.CountRequest;
 import io.millrace.echo.v1.EchoReply;
 import io.millrace.echo.v1.EchoRequest;
@@ -12,12 +11,10 @@ import io.millrace.echo.v1.EchoServiceMutiny;
 import io.millrace.echo.v1.EchoServiceReactor;
 import io.millrace.echo.v1.EchoServiceRxJava;
 import io.millrace.rpc.RpcClient;
+import io.millrace.rpc.RpcOverTcp;
 import io.millrace.rpc.RpcServer;
 import io.millrace.rpc.Status;
 import io.millrace.rpc.StatusException;
-import io.millrace.streams.ReactiveRequester;
-import io.millrace.transport.netty.TcpClient;
-import io.millrace.transport.netty.TcpServer;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -30,37 +27,20 @@ class EchoServiceTest {
   private static final Duration WAIT = Duration.ofSeconds(10);
 
   private final EchoServiceImpl impl = new EchoServiceImpl();
-  private TcpServer server;
-  private TcpClient client;
+  private RpcOverTcp tcp;
+  private RpcClient rpc;
   private EchoServiceReactor.Client echo;
-  private io.millrace.core.Connection connection;
 
   @BeforeEach
   void start() throws Exception {
-    RpcServer rpc = RpcServer.builder().service(EchoServiceReactor.bind(impl)).build();
-    server =
-        TcpServer.builder()
-            .bindAddress("127.0.0.1", 0)
-            .acceptor(rpc::responder)
-            .eventLoopThreads(1)
-            .bind();
-    client =
-        TcpClient.builder()
-            .config(
-                ConnectionConfig.builder()
-                    .mimeTypes(RpcServer.METADATA_MIME_TYPE, "application/x-protobuf")
-                    .build())
-            .build();
-    connection = client.connect("127.0.0.1", server.port()).get(10, TimeUnit.SECONDS);
-    echo = new EchoServiceReactor.Client(RpcClient.of(ReactiveRequester.of(connection)));
+    tcp = RpcOverTcp.serve(RpcServer.builder().service(EchoServiceReactor.bind(impl)).build());
+    rpc = tcp.client();
+    echo = new EchoServiceReactor.Client(rpc);
   }
 
   @AfterEach
-  void stop() throws InterruptedException {
-    client.shutdownNow();
-    server.shutdownNow();
-    client.awaitTermination(10, TimeUnit.SECONDS);
-    server.awaitTermination(10, TimeUnit.SECONDS);
+  void stop() {
+    tcp.close();
   }
 
   private static EchoRequest request(String payload) {
@@ -138,7 +118,6 @@ class EchoServiceTest {
 
   @Test
   void theRxJavaAndMutinyClients_callTheSameService() {
-    RpcClient rpc = RpcClient.of(ReactiveRequester.of(connection));
     EchoServiceRxJava.Client rx = new EchoServiceRxJava.Client(rpc);
     EchoServiceMutiny.Client mutiny = new EchoServiceMutiny.Client(rpc);
     assertThat(rx.echo(request("rx")).blockingGet().getPayload().toStringUtf8()).isEqualTo("rx");
@@ -174,7 +153,7 @@ class EchoServiceTest {
 
   @Test
   void aServiceWrittenInRxJava_isServedToo() throws Exception {
-    RpcServer rpc =
+    RpcServer rxRpc =
         RpcServer.builder()
             .service(
                 EchoServiceRxJava.bind(
@@ -217,18 +196,9 @@ class EchoServiceTest {
                       }
                     }))
             .build();
-    TcpServer rxServer =
-        TcpServer.builder()
-            .bindAddress("127.0.0.1", 0)
-            .acceptor(rpc::responder)
-            .eventLoopThreads(1)
-            .bind();
+    RpcOverTcp rxServer = RpcOverTcp.serve(rxRpc);
     try {
-      EchoServiceReactor.Client c =
-          new EchoServiceReactor.Client(
-              RpcClient.of(
-                  ReactiveRequester.of(
-                      client.connect("127.0.0.1", rxServer.port()).get(10, TimeUnit.SECONDS))));
+      EchoServiceReactor.Client c = new EchoServiceReactor.Client(rxServer.client());
       assertThat(c.echo(request("via rx")).block(WAIT).getPayload().toStringUtf8())
           .isEqualTo("via rx");
       assertThat(c.collect(Flux.range(0, 7).map(i -> request("r"))).block(WAIT).getSequence())
@@ -236,8 +206,7 @@ class EchoServiceTest {
       assertThat(c.count(CountRequest.newBuilder().setN(4).build()).count().block(WAIT))
           .isEqualTo(4);
     } finally {
-      rxServer.shutdownNow();
-      rxServer.awaitTermination(10, TimeUnit.SECONDS);
+      rxServer.close();
     }
   }
 }

@@ -4,21 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.ByteString;
-import io.millrace.core.ConnectionConfig;
 import io.millrace.echo.v1.CountRequest;
 import io.millrace.echo.v1.EchoReply;
 import io.millrace.echo.v1.EchoRequest;
 import io.millrace.echo.v1.EchoServiceFutures;
 import io.millrace.rpc.MessageIterator;
 import io.millrace.rpc.ResponseSink;
-import io.millrace.rpc.RpcClient;
+import io.millrace.rpc.RpcOverTcp;
 import io.millrace.rpc.RpcServer;
 import io.millrace.rpc.ServerContext;
 import io.millrace.rpc.Status;
 import io.millrace.rpc.StatusException;
-import io.millrace.streams.ReactiveRequester;
-import io.millrace.transport.netty.TcpClient;
-import io.millrace.transport.netty.TcpServer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -36,8 +32,7 @@ class FuturesFlavourTest {
   private final CountDownLatch countCancelled = new CountDownLatch(1);
   private final AtomicLong sentBeforeCancel = new AtomicLong();
   private final AtomicLong notified = new AtomicLong();
-  private TcpServer server;
-  private TcpClient client;
+  private RpcOverTcp tcp;
   private EchoServiceFutures.Client echo;
 
   /** EchoService written as blocking methods. */
@@ -101,34 +96,15 @@ class FuturesFlavourTest {
 
   @BeforeEach
   void start() throws Exception {
-    RpcServer rpc =
-        RpcServer.builder().service(EchoServiceFutures.bind(blockingEcho, handlers)).build();
-    server =
-        TcpServer.builder()
-            .bindAddress("127.0.0.1", 0)
-            .acceptor(rpc::responder)
-            .eventLoopThreads(1)
-            .bind();
-    client =
-        TcpClient.builder()
-            .config(
-                ConnectionConfig.builder()
-                    .mimeTypes(RpcServer.METADATA_MIME_TYPE, "application/x-protobuf")
-                    .build())
-            .build();
-    echo =
-        new EchoServiceFutures.Client(
-            RpcClient.of(
-                ReactiveRequester.of(
-                    client.connect("127.0.0.1", server.port()).get(10, TimeUnit.SECONDS))));
+    tcp =
+        RpcOverTcp.serve(
+            RpcServer.builder().service(EchoServiceFutures.bind(blockingEcho, handlers)).build());
+    echo = new EchoServiceFutures.Client(tcp.client());
   }
 
   @AfterEach
-  void stop() throws InterruptedException {
-    client.shutdownNow();
-    server.shutdownNow();
-    client.awaitTermination(10, TimeUnit.SECONDS);
-    server.awaitTermination(10, TimeUnit.SECONDS);
+  void stop() {
+    tcp.close();
     handlers.shutdownNow();
   }
 

@@ -4,14 +4,9 @@ import static io.millrace.rpc.TestService.text;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.StringValue;
-import io.millrace.core.ConnectionConfig;
-import io.millrace.streams.ReactiveRequester;
-import io.millrace.transport.netty.TcpClient;
-import io.millrace.transport.netty.TcpServer;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -25,8 +20,7 @@ class InterceptorsTest {
 
   private final List<String> serverLog = new CopyOnWriteArrayList<>();
   private final List<String> clientLog = new CopyOnWriteArrayList<>();
-  private TcpServer server;
-  private TcpClient client;
+  private RpcOverTcp tcp;
   private RpcClient rpc;
 
   /** Refuses calls without the token; runs first. */
@@ -65,31 +59,13 @@ class InterceptorsTest {
             .interceptor(auth)
             .interceptor(logging)
             .build();
-    server =
-        TcpServer.builder()
-            .bindAddress("127.0.0.1", 0)
-            .acceptor(rpcServer::responder)
-            .eventLoopThreads(1)
-            .bind();
-    client =
-        TcpClient.builder()
-            .config(
-                ConnectionConfig.builder()
-                    .mimeTypes(RpcServer.METADATA_MIME_TYPE, "application/x-protobuf")
-                    .build())
-            .build();
-    rpc =
-        RpcClient.of(
-            ReactiveRequester.of(
-                client.connect("127.0.0.1", server.port()).get(10, TimeUnit.SECONDS)));
+    tcp = RpcOverTcp.serve(rpcServer);
+    rpc = tcp.client();
   }
 
   @AfterEach
-  void stop() throws InterruptedException {
-    client.shutdownNow();
-    server.shutdownNow();
-    client.awaitTermination(10, TimeUnit.SECONDS);
-    server.awaitTermination(10, TimeUnit.SECONDS);
+  void stop() {
+    tcp.close();
   }
 
   /** Adds the token to every call and records what came back. */

@@ -7,11 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.Int32Value;
 import com.google.protobuf.StringValue;
-import io.millrace.core.Connection;
-import io.millrace.core.ConnectionConfig;
 import io.millrace.streams.ReactiveRequester;
-import io.millrace.transport.netty.TcpClient;
-import io.millrace.transport.netty.TcpServer;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -28,41 +24,18 @@ class RpcCallsTest {
   private static final Duration WAIT = Duration.ofSeconds(10);
 
   private final TestService service = new TestService();
-  private TcpServer server;
-  private TcpClient client;
+  private RpcOverTcp tcp;
   private RpcClient rpc;
 
   @BeforeEach
   void start() throws Exception {
-    RpcServer rpcServer = RpcServer.builder().service(service.definition()).build();
-    server =
-        TcpServer.builder()
-            .bindAddress("127.0.0.1", 0)
-            .acceptor(rpcServer::responder)
-            .eventLoopThreads(1)
-            .bind();
-    rpc = RpcClient.of(ReactiveRequester.of(connect(RpcServer.METADATA_MIME_TYPE)));
-  }
-
-  Connection connect(String metadataMimeType) throws Exception {
-    if (client == null) {
-      client =
-          TcpClient.builder()
-              .config(
-                  ConnectionConfig.builder()
-                      .mimeTypes(metadataMimeType, "application/x-protobuf")
-                      .build())
-              .build();
-    }
-    return client.connect("127.0.0.1", server.port()).get(10, TimeUnit.SECONDS);
+    tcp = RpcOverTcp.serve(RpcServer.builder().service(service.definition()).build());
+    rpc = tcp.client();
   }
 
   @AfterEach
-  void stop() throws InterruptedException {
-    client.shutdownNow();
-    server.shutdownNow();
-    client.awaitTermination(10, TimeUnit.SECONDS);
-    server.awaitTermination(10, TimeUnit.SECONDS);
+  void stop() {
+    tcp.close();
   }
 
   private static Status statusOf(Throwable t) {
@@ -246,7 +219,7 @@ class RpcCallsTest {
 
   @Test
   void routingCallers_reachTheSameMethods_andSeeStatusesAsErrorText() throws Exception {
-    RpcClient routed = RpcClient.routing(ReactiveRequester.of(connectRouting()));
+    RpcClient routed = RpcClient.routing(connectRouting());
     assertThat(
             Mono.from(routed.unary(TestService.ECHO, text("hi"), CallOptions.DEFAULT)).block(WAIT))
         .isEqualTo(text("hi"));
@@ -345,28 +318,7 @@ class RpcCallsTest {
         .isEqualTo(text("after"));
   }
 
-  private Connection connectRouting() throws Exception {
-    TcpClient routingClient =
-        TcpClient.builder()
-            .config(
-                ConnectionConfig.builder()
-                    .mimeTypes(Routing.COMPOSITE_MIME_TYPE, "application/x-protobuf")
-                    .build())
-            .build();
-    try {
-      return routingClient.connect("127.0.0.1", server.port()).get(10, TimeUnit.SECONDS);
-    } finally {
-      extraClients.add(routingClient);
-    }
-  }
-
-  private final List<TcpClient> extraClients = new java.util.ArrayList<>();
-
-  @AfterEach
-  void stopExtraClients() throws InterruptedException {
-    for (TcpClient c : extraClients) {
-      c.shutdownNow();
-      c.awaitTermination(10, TimeUnit.SECONDS);
-    }
+  private ReactiveRequester connectRouting() throws Exception {
+    return tcp.connect(Routing.COMPOSITE_MIME_TYPE);
   }
 }

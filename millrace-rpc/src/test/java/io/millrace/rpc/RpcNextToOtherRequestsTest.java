@@ -3,19 +3,14 @@ package io.millrace.rpc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.StringValue;
-import io.millrace.core.Connection;
-import io.millrace.core.ConnectionConfig;
 import io.millrace.core.Responder;
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveHandler;
 import io.millrace.streams.ReactiveRequester;
 import io.millrace.streams.ReactiveResponder;
-import io.millrace.transport.netty.TcpClient;
-import io.millrace.transport.netty.TcpServer;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -30,8 +25,7 @@ import reactor.core.publisher.Mono;
 class RpcNextToOtherRequestsTest {
   private static final Duration WAIT = Duration.ofSeconds(10);
 
-  private TcpServer server;
-  private final java.util.List<TcpClient> clients = new java.util.ArrayList<>();
+  private RpcOverTcp tcp;
 
   /** The other responder: answers "other:" and the request's data. */
   private static final Responder OTHER =
@@ -48,35 +42,16 @@ class RpcNextToOtherRequestsTest {
   @BeforeEach
   void start() throws Exception {
     RpcServer rpc = RpcServer.builder().service(new TestService().definition()).build();
-    server =
-        TcpServer.builder()
-            .bindAddress("127.0.0.1", 0)
-            .acceptor((setup, connection) -> rpc.responder(setup, connection, OTHER))
-            .eventLoopThreads(1)
-            .bind();
+    tcp = RpcOverTcp.serve((setup, connection) -> rpc.responder(setup, connection, OTHER));
   }
 
   @AfterEach
-  void stop() throws InterruptedException {
-    for (TcpClient c : clients) {
-      c.shutdownNow();
-      c.awaitTermination(10, TimeUnit.SECONDS);
-    }
-    server.shutdownNow();
-    server.awaitTermination(10, TimeUnit.SECONDS);
+  void stop() {
+    tcp.close();
   }
 
   private ReactiveRequester connect(String metadataMimeType) throws Exception {
-    TcpClient client =
-        TcpClient.builder()
-            .config(
-                ConnectionConfig.builder()
-                    .mimeTypes(metadataMimeType, "application/binary")
-                    .build())
-            .build();
-    clients.add(client);
-    Connection c = client.connect("127.0.0.1", server.port()).get(10, TimeUnit.SECONDS);
-    return ReactiveRequester.of(c);
+    return tcp.connect(metadataMimeType);
   }
 
   @Test

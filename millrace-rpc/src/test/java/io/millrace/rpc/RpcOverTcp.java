@@ -1,0 +1,74 @@
+package io.millrace.rpc;
+
+import io.millrace.core.Acceptor;
+import io.millrace.core.ConnectionConfig;
+import io.millrace.streams.ReactiveRequester;
+import io.millrace.transport.netty.TcpClient;
+import io.millrace.transport.netty.TcpServer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A server on 127.0.0.1 and clients connected to it, for RPC tests of this module and of the
+ * modules that use its test jar; closing stops them all.
+ */
+public final class RpcOverTcp implements AutoCloseable {
+  private final TcpServer server;
+  private final List<TcpClient> clients = new ArrayList<>();
+
+  private RpcOverTcp(TcpServer server) {
+    this.server = server;
+  }
+
+  /** Serves {@code rpc} (native and routing callers). */
+  public static RpcOverTcp serve(RpcServer rpc) throws InterruptedException {
+    return serve(rpc::responder);
+  }
+
+  public static RpcOverTcp serve(Acceptor acceptor) throws InterruptedException {
+    return new RpcOverTcp(
+        TcpServer.builder()
+            .bindAddress("127.0.0.1", 0)
+            .acceptor(acceptor)
+            .eventLoopThreads(1)
+            .bind());
+  }
+
+  public int port() {
+    return server.port();
+  }
+
+  /** A new connection whose SETUP declares {@code metadataMimeType}. */
+  public ReactiveRequester connect(String metadataMimeType) throws Exception {
+    TcpClient client =
+        TcpClient.builder()
+            .config(
+                ConnectionConfig.builder()
+                    .mimeTypes(metadataMimeType, "application/x-protobuf")
+                    .build())
+            .build();
+    clients.add(client);
+    return ReactiveRequester.of(
+        client.connect("127.0.0.1", server.port()).get(10, TimeUnit.SECONDS));
+  }
+
+  /** A native RPC client on a new connection. */
+  public RpcClient client() throws Exception {
+    return RpcClient.of(connect(RpcServer.METADATA_MIME_TYPE));
+  }
+
+  @Override
+  public void close() {
+    try {
+      for (TcpClient c : clients) {
+        c.shutdownNow();
+        c.awaitTermination(10, TimeUnit.SECONDS);
+      }
+      server.shutdownNow();
+      server.awaitTermination(10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
