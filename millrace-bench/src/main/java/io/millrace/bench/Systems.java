@@ -15,6 +15,7 @@ final class Systems {
           "millrace-mutiny",
           "millrace-observer",
           "millrace-futures",
+          "millrace-rpc",
           "grpc-java",
           "rsocket-java");
 
@@ -36,6 +37,8 @@ final class Systems {
         return new io.millrace.bench.millrace.MillraceObserverSystem();
       case "millrace-futures":
         return new io.millrace.bench.millrace.MillraceFuturesSystem();
+      case "millrace-rpc":
+        return new io.millrace.bench.millrace.MillraceRpcSystem();
       case "grpc-java":
         return instantiate("io.millrace.bench.grpc.GrpcSystem");
       case "rsocket-java":

@@ -4,6 +4,7 @@ import io.millrace.bench.BenchClient;
 import io.millrace.bench.BenchServer;
 import io.millrace.bench.BenchSystem;
 import io.millrace.bench.IdleConnections;
+import io.millrace.core.Acceptor;
 import io.millrace.core.Connection;
 import io.millrace.core.ConnectionConfig;
 import io.millrace.core.Responder;
@@ -29,7 +30,20 @@ abstract class FlavourSystem implements BenchSystem {
    * endlessly, echoes channels, and counts each message in {@code handled}. {@code response} is
    * unreleasable, so it may be sent any number of times.
    */
-  abstract Responder responder(ByteBuf response, LongAdder handled);
+  Responder responder(ByteBuf response, LongAdder handled) {
+    throw new UnsupportedOperationException(name() + " serves through acceptor()");
+  }
+
+  /** How the server takes connections: by default every one gets {@link #responder}. */
+  Acceptor acceptor(ByteBuf response, LongAdder handled) {
+    Responder r = responder(response, handled);
+    return (setup, connection) -> r;
+  }
+
+  /** The client connection's settings (its SETUP's MIME types, for one). */
+  ConnectionConfig clientConfig() {
+    return ConnectionConfig.DEFAULT;
+  }
 
   /** The client's calls on {@code connection}, sending {@code payload} (unreleasable). */
   abstract Calls calls(Connection connection, ByteBuf payload);
@@ -37,13 +51,13 @@ abstract class FlavourSystem implements BenchSystem {
   @Override
   public final BenchServer startServer(int port, int payloadSize, LongAdder handled)
       throws Exception {
-    return MillraceSystem.serve(
-        port, payloadSize, ConnectionConfig.DEFAULT, response -> responder(response, handled));
+    return MillraceSystem.serveWith(
+        port, payloadSize, ConnectionConfig.DEFAULT, response -> acceptor(response, handled));
   }
 
   @Override
   public final BenchClient connect(int port, int payloadSize) throws Exception {
-    TcpClient client = TcpClient.builder().eventLoopThreads(1).build();
+    TcpClient client = TcpClient.builder().config(clientConfig()).eventLoopThreads(1).build();
     Connection connection = client.connect("127.0.0.1", port).get(10, TimeUnit.SECONDS);
     ByteBuf payload = MillraceSystem.payload(payloadSize);
     Calls calls = calls(connection, payload);

@@ -75,14 +75,14 @@ public final class MillraceReactorSystem extends FlavourSystem {
 
       @Override
       void startStream(LongAdder received) {
-        Batching consumer = new Batching(received);
+        Batching<Payload> consumer = new Batching<>(received);
         onStop(consumer::dispose);
         requester.requestStream(Payload.of(payload)).subscribe(consumer);
       }
 
       @Override
       void startChannel(LongAdder received) {
-        Batching consumer = new Batching(received);
+        Batching<Payload> consumer = new Batching<>(received);
         onStop(consumer::dispose);
         requester
             .requestChannel(Flux.generate(sink -> sink.next(Payload.of(payload))))
@@ -92,7 +92,7 @@ public final class MillraceReactorSystem extends FlavourSystem {
   }
 
   /** Requests INITIAL up front and BATCH more each time a batch arrived, counting every item. */
-  private static final class Batching extends BaseSubscriber<Payload> {
+  static final class Batching<T> extends BaseSubscriber<T> {
     private final LongAdder received;
     private int sinceRequest;
 
@@ -106,7 +106,7 @@ public final class MillraceReactorSystem extends FlavourSystem {
     }
 
     @Override
-    protected void hookOnNext(Payload value) {
+    protected void hookOnNext(T value) {
       received.increment();
       if (++sinceRequest == MillraceSystem.BATCH) {
         sinceRequest = 0;

@@ -92,14 +92,31 @@ public final class MillraceSystem implements BenchSystem {
       ConnectionConfig config,
       java.util.function.Function<ByteBuf, Responder> responder)
       throws Exception {
+    return serveWith(
+        port,
+        payloadSize,
+        config,
+        response -> {
+          Responder r = responder.apply(response);
+          return (setup, connection) -> r;
+        });
+  }
+
+  /** As {@link #serve}, with an acceptor that chooses each connection's responder. */
+  static BenchServer serveWith(
+      int port,
+      int payloadSize,
+      ConnectionConfig config,
+      java.util.function.Function<ByteBuf, io.millrace.core.Acceptor> acceptor)
+      throws Exception {
     ByteBuf response = payload(payloadSize);
-    Responder r = responder.apply(response);
+    io.millrace.core.Acceptor a = acceptor.apply(response);
     TcpServer server =
         TcpServer.builder()
             .bindAddress("127.0.0.1", port)
             .config(config)
             .eventLoopThreads(1)
-            .acceptor((setup, connection) -> r)
+            .acceptor(a)
             .bind();
     return () -> {
       server.close();
