@@ -1,5 +1,7 @@
 package io.millrace.rpc;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import java.util.Objects;
 
 /**
@@ -36,6 +38,7 @@ public final class MethodDescriptor<Req, Resp> {
   private final boolean idempotent;
   private final Marshaller<Req> requestMarshaller;
   private final Marshaller<Resp> responseMarshaller;
+  private final ByteBuf plainCallHeader;
 
   private MethodDescriptor(Builder<Req, Resp> b) {
     this.fullName = b.fullName;
@@ -46,6 +49,17 @@ public final class MethodDescriptor<Req, Resp> {
     this.idempotent = b.idempotent;
     this.requestMarshaller = b.requestMarshaller;
     this.responseMarshaller = b.responseMarshaller;
+    ByteBuf header = Unpooled.buffer(16);
+    CallHeader.encode(header, id, null, CallHeader.NO_TIMEOUT, null);
+    this.plainCallHeader = Unpooled.unreleasableBuffer(header.asReadOnly());
+  }
+
+  /**
+   * The call header of a call without deadline or headers, the same bytes every time: shared by
+   * every such call (read-only, and releasing it does nothing), so it costs no buffer per call.
+   */
+  ByteBuf plainCallHeader() {
+    return plainCallHeader;
   }
 
   /** A method named {@code fullName} ({@code package.Service/Method}) of {@code type}. */

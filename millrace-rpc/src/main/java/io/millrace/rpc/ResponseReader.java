@@ -44,7 +44,7 @@ final class ResponseReader<Resp> implements Publisher<Resp>, Subscriber<Payload>
   private ScheduledFuture<?> deadlineTimer;
 
   // Guarded by this.
-  private final ArrayDeque<Resp> ready = new ArrayDeque<>(2);
+  private ArrayDeque<Resp> ready; // made when a response has to wait
   private long requested;
   private boolean askedOnce;
   private Throwable failure; // the end, when it is a failure
@@ -153,6 +153,9 @@ final class ResponseReader<Resp> implements Publisher<Resp>, Subscriber<Payload>
         if (terminated || failure != null) {
           return;
         }
+        if (ready == null) {
+          ready = new ArrayDeque<>(2);
+        }
         ready.add(value);
       }
       drain();
@@ -241,16 +244,17 @@ final class ResponseReader<Resp> implements Publisher<Resp>, Subscriber<Payload>
           emitting = false;
           return;
         }
-        if (!ready.isEmpty() && requested > 0) {
+        boolean empty = ready == null || ready.isEmpty();
+        if (!empty && requested > 0) {
           next = ready.poll();
           if (requested != Long.MAX_VALUE) {
             requested--;
           }
-        } else if (failure != null && (ready.isEmpty() || requested == 0)) {
+        } else if (failure != null && (empty || requested == 0)) {
           error = failure;
-          ready.clear();
+          ready = null;
           terminated = true;
-        } else if (completed && ready.isEmpty()) {
+        } else if (completed && empty) {
           complete = true;
           terminated = true;
         } else if (missed) {
@@ -315,7 +319,7 @@ final class ResponseReader<Resp> implements Publisher<Resp>, Subscriber<Payload>
     synchronized (this) {
       wasLive = !terminated;
       terminated = true;
-      ready.clear();
+      ready = null;
     }
     Subscription s = upstream;
     if (s != null) {

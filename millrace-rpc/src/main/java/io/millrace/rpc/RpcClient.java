@@ -240,6 +240,9 @@ public final class RpcClient {
 
   private ByteBuf header(
       MethodDescriptor<?, ?> method, CallOptions options, long timeoutMicros, boolean noMessage) {
+    if (timeoutMicros == CallHeader.NO_TIMEOUT && options.headers().isEmpty() && !noMessage) {
+      return method.plainCallHeader();
+    }
     ByteBuf metadata = alloc.buffer(16);
     CallHeader.encode(metadata, method.id(), null, timeoutMicros, options.headers(), noMessage);
     return metadata;
