@@ -186,7 +186,19 @@ final class CallCommand implements Callable<Integer> {
         return picocli.CommandLine.ExitCode.USAGE;
       }
       if (json.isEmpty()) {
-        json = readStdinLines(rpc);
+        if (System.console() != null) {
+          err.println("give the request with --json, or pipe JSON on stdin");
+          err.flush();
+          return picocli.CommandLine.ExitCode.USAGE;
+        }
+        json = readStdin(rpc);
+      }
+      try {
+        rpcRequests = RpcCall.parse(rpc, json);
+      } catch (IllegalArgumentException e) {
+        err.println(e.getMessage());
+        err.flush();
+        return picocli.CommandLine.ExitCode.USAGE;
       }
     }
     ConnectionConfig.Builder config =
@@ -244,6 +256,8 @@ final class CallCommand implements Callable<Integer> {
     }
   }
 
+  private List<Object> rpcRequests;
+
   /** Makes the RPC call once and waits for its end; returns its exit code. */
   private int rpcOnce(
       Connection connection, MethodDescriptor<?, ?> method, PrintWriter out, PrintWriter err)
@@ -252,14 +266,11 @@ final class CallCommand implements Callable<Integer> {
       return RpcCall.start(
               connection,
               method,
-              json,
+              rpcRequests,
               CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(timeoutSeconds)),
               out,
               err)
           .get(timeoutSeconds + 1, TimeUnit.SECONDS);
-    } catch (com.google.protobuf.InvalidProtocolBufferException | IllegalArgumentException e) {
-      err.println("bad request: " + e.getMessage());
-      return EXIT_ERROR_FRAME;
     } catch (TimeoutException e) {
       err.println("no completion within " + timeoutSeconds + " s");
       return EXIT_TIMEOUT;
@@ -271,25 +282,21 @@ final class CallCommand implements Callable<Integer> {
     }
   }
 
-  /** JSON requests from stdin, one per non-blank line (a single request reads just the first). */
-  private static List<String> readStdinLines(MethodDescriptor<?, ?> method) {
-    List<String> lines = new ArrayList<>();
-    try (java.io.BufferedReader in =
-        new java.io.BufferedReader(
-            new java.io.InputStreamReader(System.in, java.nio.charset.StandardCharsets.UTF_8))) {
-      String line;
-      while ((line = in.readLine()) != null) {
-        if (!line.isBlank()) {
-          lines.add(line);
-          if (!method.type().clientSendsStream()) {
-            break;
-          }
-        }
-      }
+  /**
+   * JSON requests from stdin: the whole input is one request for a method that takes one (so a
+   * pretty-printed document works), one request per non-blank line for a stream.
+   */
+  private static List<String> readStdin(MethodDescriptor<?, ?> method) {
+    String all;
+    try {
+      all = new String(System.in.readAllBytes(), StandardCharsets.UTF_8);
     } catch (java.io.IOException e) {
       throw new java.io.UncheckedIOException(e);
     }
-    return lines;
+    if (!method.type().clientSendsStream()) {
+      return all.isBlank() ? List.of() : List.of(all);
+    }
+    return all.lines().filter(l -> !l.isBlank()).toList();
   }
 
   /** Sends the request once and waits for its end; returns its exit code. */

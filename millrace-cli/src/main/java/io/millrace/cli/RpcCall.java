@@ -49,36 +49,46 @@ final class RpcCall {
   }
 
   /**
-   * Starts the call; the future completes with the exit code. {@code jsonRequests} holds one
-   * request for a method that takes one, any number for one that takes a stream.
+   * Parses the requests before anything connects: one for a method that takes one, any number for
+   * one that takes a stream. Throws IllegalArgumentException (bad JSON included) for a usage error.
    */
-  static CompletableFuture<Integer> start(
-      Connection connection,
-      MethodDescriptor<?, ?> method,
-      List<String> jsonRequests,
-      CallOptions options,
-      PrintWriter out,
-      PrintWriter err)
-      throws InvalidProtocolBufferException {
-    return startTyped(connection, method, jsonRequests, options, out, err);
-  }
-
-  private static <Req, Resp> CompletableFuture<Integer> startTyped(
-      Connection connection,
-      MethodDescriptor<Req, Resp> method,
-      List<String> jsonRequests,
-      CallOptions options,
-      PrintWriter out,
-      PrintWriter err)
-      throws InvalidProtocolBufferException {
-    List<Req> requests = new ArrayList<>();
+  static List<Object> parse(MethodDescriptor<?, ?> method, List<String> jsonRequests) {
+    List<Object> requests = new ArrayList<>();
     for (String json : jsonRequests) {
-      requests.add(parse(method, json));
+      try {
+        requests.add(parse(method, json));
+      } catch (InvalidProtocolBufferException e) {
+        throw new IllegalArgumentException(
+            "not a " + method.fullName() + " request: " + e.getMessage());
+      }
     }
     if (!method.type().clientSendsStream() && requests.size() != 1) {
       throw new IllegalArgumentException(
           method.fullName() + " takes one request: give one --json, not " + requests.size());
     }
+    return requests;
+  }
+
+  /** Starts the call; the future completes with the exit code. */
+  static CompletableFuture<Integer> start(
+      Connection connection,
+      MethodDescriptor<?, ?> method,
+      List<Object> requests,
+      CallOptions options,
+      PrintWriter out,
+      PrintWriter err) {
+    return startTyped(connection, method, requests, options, out, err);
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <Req, Resp> CompletableFuture<Integer> startTyped(
+      Connection connection,
+      MethodDescriptor<Req, Resp> method,
+      List<Object> parsed,
+      CallOptions options,
+      PrintWriter out,
+      PrintWriter err) {
+    List<Req> requests = (List<Req>) (List<?>) parsed;
     RpcClient rpc = RpcClient.of(ReactiveRequester.of(connection));
     Publisher<?> replies =
         method.fireAndForget()
@@ -105,7 +115,7 @@ final class RpcCall {
             try {
               out.println(printer.print((Message) reply));
             } catch (InvalidProtocolBufferException e) {
-              out.println(reply);
+              out.println("{}"); // a message JSON cannot show (never for the known services)
             }
           }
 
@@ -114,7 +124,10 @@ final class RpcCall {
             out.flush();
             err.println(t instanceof StatusException se ? se.status().toString() : t.toString());
             err.flush();
-            exit.complete(CallCommand.EXIT_ERROR_FRAME);
+            boolean deadline =
+                t instanceof StatusException se
+                    && se.status().code() == io.millrace.rpc.Status.Code.DEADLINE_EXCEEDED;
+            exit.complete(deadline ? CallCommand.EXIT_TIMEOUT : CallCommand.EXIT_ERROR_FRAME);
           }
 
           @Override

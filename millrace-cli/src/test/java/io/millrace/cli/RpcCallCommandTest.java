@@ -109,4 +109,14 @@ class RpcCallCommandTest {
     Result raw = call("--interaction", "request-response", "--data", "plain");
     assertThat(raw.out()).isEqualTo("plain\n");
   }
+
+  @Test
+  void badJsonOrTooManyRequests_areUsageErrors_foundBeforeConnecting() {
+    Result bad = call("--rpc", "millrace.echo.v1.EchoService/Echo", "--json", "{\"nope\":1}");
+    assertThat(bad.code()).isEqualTo(CommandLine.ExitCode.USAGE);
+    assertThat(bad.err()).contains("not a millrace.echo.v1.EchoService/Echo request");
+    Result two = call("--rpc", "millrace.echo.v1.EchoService/Echo", "--json", "{}", "--json", "{}");
+    assertThat(two.code()).isEqualTo(CommandLine.ExitCode.USAGE);
+    assertThat(two.err()).contains("takes one request");
+  }
 }

@@ -32,6 +32,8 @@ class FuturesFlavourTest {
   private final CountDownLatch countCancelled = new CountDownLatch(1);
   private final AtomicLong sentBeforeCancel = new AtomicLong();
   private final AtomicLong notified = new AtomicLong();
+  private final java.util.concurrent.LinkedBlockingQueue<Status.Code> collectWokeWith =
+      new java.util.concurrent.LinkedBlockingQueue<>();
   private RpcOverTcp tcp;
   private EchoServiceFutures.Client echo;
 
@@ -66,9 +68,14 @@ class FuturesFlavourTest {
         public EchoReply collect(MessageIterator<EchoRequest> requests, ServerContext context) {
           ByteString all = ByteString.EMPTY;
           long n = 0;
-          while (requests.hasNext()) {
-            all = all.concat(requests.next().getPayload());
-            n++;
+          try {
+            while (requests.hasNext()) {
+              all = all.concat(requests.next().getPayload());
+              n++;
+            }
+          } catch (StatusException e) {
+            collectWokeWith.add(e.status().code());
+            throw e;
           }
           return EchoReply.newBuilder().setPayload(all).setSequence(n).build();
         }
@@ -169,5 +176,77 @@ class FuturesFlavourTest {
       Thread.sleep(10);
     }
     assertThat(notified.get()).isEqualTo(2);
+  }
+
+  /**
+   * One request, then an Iterable that blocks until the test ends: a source that never finishes.
+   */
+  private static Iterable<EchoRequest> oneThenNothing(CountDownLatch end) {
+    return () ->
+        new java.util.Iterator<>() {
+          private boolean first = true;
+
+          @Override
+          public boolean hasNext() {
+            if (first) {
+              return true;
+            }
+            try {
+              end.await();
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+            return false;
+          }
+
+          @Override
+          public EchoRequest next() {
+            first = false;
+            return request("one");
+          }
+        };
+  }
+
+  @Test
+  void aDeadline_wakesAHandlerWaitingForRequests_andTheBlockingSourceIsNotReadOnTheLoop() {
+    CountDownLatch end = new CountDownLatch(1);
+    try {
+      // The Iterable blocks after one request; were it read on the event loop, the loop (and the
+      // deadline timer on it) would stall and this call would never end.
+      assertThatThrownBy(
+              () ->
+                  echo.collect(
+                      oneThenNothing(end),
+                      io.millrace.rpc.CallOptions.DEFAULT.withTimeout(
+                          java.time.Duration.ofMillis(300))))
+          .isInstanceOfSatisfying(
+              StatusException.class,
+              e -> assertThat(e.status().code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED));
+      Status.Code woke = collectWokeWith.poll(10, TimeUnit.SECONDS);
+      assertThat(woke)
+          .as("the handler parked in hasNext() woke with the call's end")
+          .isIn(Status.Code.DEADLINE_EXCEEDED, Status.Code.CANCELLED);
+    } catch (InterruptedException e) {
+      throw new AssertionError(e);
+    } finally {
+      end.countDown();
+    }
+  }
+
+  @Test
+  void closingAnIteratorFromAnotherThread_wakesItsReader() throws Exception {
+    CountDownLatch end = new CountDownLatch(1);
+    try {
+      MessageIterator<EchoReply> replies = echo.chat(oneThenNothing(end));
+      assertThat(replies.next().getPayload().toStringUtf8()).isEqualTo("one");
+      java.util.concurrent.CompletableFuture<Boolean> more =
+          java.util.concurrent.CompletableFuture.supplyAsync(replies::hasNext);
+      Thread.sleep(200);
+      assertThat(more).isNotDone();
+      replies.close();
+      assertThat(more.get(10, TimeUnit.SECONDS)).isFalse();
+    } finally {
+      end.countDown();
+    }
   }
 }

@@ -2,10 +2,13 @@ package io.millrace.rpc;
 
 import io.netty.util.internal.ThreadExecutorMap;
 import java.util.Iterator;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.reactivestreams.Publisher;
@@ -31,12 +34,13 @@ public final class Blocking {
     call.subscribe(
         new Subscriber<T>() {
           private T value;
+          private volatile boolean ended;
 
           @Override
           public void onSubscribe(Subscription s) {
             future.whenComplete(
                 (v, e) -> {
-                  if (e instanceof CancellationException) {
+                  if (!ended) { // cancelled, timed out or completed by its holder: stop the call
                     s.cancel();
                   }
                 });
@@ -50,11 +54,13 @@ public final class Blocking {
 
           @Override
           public void onError(Throwable t) {
+            ended = true;
             future.completeExceptionally(t);
           }
 
           @Override
           public void onComplete() {
+            ended = true;
             future.complete(value);
           }
         });
@@ -78,7 +84,9 @@ public final class Blocking {
       throw Status.CANCELLED.withMessage("interrupted").asException();
     } catch (ExecutionException e) {
       Throwable cause = e.getCause();
-      throw cause instanceof StatusException se ? se : Status.fromThrowable(cause).asException();
+      throw cause instanceof StatusException se
+          ? se // with its trailers
+          : ResponseReader.statusOf(cause).asException();
     }
   }
 
@@ -89,56 +97,139 @@ public final class Blocking {
     return iterator;
   }
 
-  /** A stream of requests taken from {@code requests} as the call asks for them. */
+  /**
+   * A blocking handler's requests: the iterator ends with the call's cancellation (CANCELLED or
+   * DEADLINE_EXCEEDED) when the call is cancelled, so a handler waiting for a request wakes.
+   */
+  public static <T> MessageIterator<T> requests(Publisher<T> requests, ServerContext context) {
+    MessageIterator<T> iterator = iterator(requests);
+    context.onCancel(
+        () -> {
+          Status why = context.cancellation();
+          iterator.abort((why != null ? why : Status.CANCELLED).asException());
+        });
+    return iterator;
+  }
+
+  /**
+   * A stream of requests taken from {@code requests} as the call asks for them. The Iterable is
+   * read on a thread of its own (a virtual thread where the JDK has them), never on an event loop,
+   * so it may block waiting for its next element.
+   */
   public static <T> Publisher<T> fromIterable(Iterable<T> requests) {
     return subscriber -> {
-      Iterator<T> it = requests.iterator();
-      subscriber.onSubscribe(
-          new Subscription() {
-            private long requested;
-            private boolean emitting;
-            private volatile boolean cancelled;
-
-            @Override
-            public void request(long n) {
-              synchronized (this) {
-                requested = requested + n < 0 ? Long.MAX_VALUE : requested + n;
-                if (emitting) {
-                  return;
-                }
-                emitting = true;
-              }
-              while (true) {
-                synchronized (this) {
-                  if (requested == 0 || cancelled) {
-                    emitting = false;
-                    return;
-                  }
-                  requested--;
-                }
-                T next;
-                try {
-                  if (!it.hasNext()) {
-                    cancelled = true;
-                    subscriber.onComplete();
-                    return;
-                  }
-                  next = it.next();
-                } catch (RuntimeException e) {
-                  cancelled = true;
-                  subscriber.onError(e);
-                  return;
-                }
-                subscriber.onNext(next);
-              }
-            }
-
-            @Override
-            public void cancel() {
-              cancelled = true;
-            }
-          });
+      IterablePull<T> pull = new IterablePull<>(requests, subscriber);
+      subscriber.onSubscribe(pull);
     };
+  }
+
+  /** Where {@link #fromIterable} reads: virtual threads on JDK 21+, else daemon threads. */
+  private static final Executor PULLER = puller();
+
+  private static Executor puller() {
+    try {
+      return (Executor) Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
+    } catch (ReflectiveOperationException e) {
+      return Executors.newCachedThreadPool(
+          r -> {
+            Thread t = new Thread(r, "millrace-rpc-requests");
+            t.setDaemon(true);
+            return t;
+          });
+    }
+  }
+
+  /** Reads an Iterable on {@link #PULLER} while there is demand; one reader at a time. */
+  private static final class IterablePull<T> implements Subscription, Runnable {
+    private final Iterable<T> iterable;
+    private final Subscriber<? super T> subscriber;
+    private final AtomicLong requested = new AtomicLong();
+    private final AtomicInteger wip = new AtomicInteger();
+    private volatile boolean cancelled;
+    private volatile long invalid;
+    private Iterator<T> iterator;
+
+    IterablePull(Iterable<T> iterable, Subscriber<? super T> subscriber) {
+      this.iterable = iterable;
+      this.subscriber = subscriber;
+    }
+
+    @Override
+    public void request(long n) {
+      if (n <= 0) {
+        invalid = n == 0 ? -1 : n;
+      } else {
+        requested.getAndUpdate(r -> r + n < 0 ? Long.MAX_VALUE : r + n);
+      }
+      schedule();
+    }
+
+    @Override
+    public void cancel() {
+      cancelled = true;
+    }
+
+    private void schedule() {
+      if (wip.getAndIncrement() == 0) {
+        try {
+          PULLER.execute(this);
+        } catch (RejectedExecutionException e) {
+          cancelled = true;
+          subscriber.onError(e);
+        }
+      }
+    }
+
+    @Override
+    public void run() {
+      int missed = 1;
+      try {
+        while (true) {
+          if (invalid != 0) {
+            cancelled = true;
+            subscriber.onError(
+                new IllegalArgumentException("request-n must be positive: " + invalid));
+            return;
+          }
+          long r = requested.get();
+          long emitted = 0;
+          while (emitted != r) {
+            if (cancelled) {
+              return;
+            }
+            if (iterator == null) {
+              iterator = iterable.iterator();
+            }
+            if (!iterator.hasNext()) {
+              cancelled = true;
+              subscriber.onComplete();
+              return;
+            }
+            T next = iterator.next();
+            if (next == null) {
+              cancelled = true;
+              subscriber.onError(new NullPointerException("a null request"));
+              return;
+            }
+            subscriber.onNext(next);
+            emitted++;
+          }
+          if (emitted != 0 && r != Long.MAX_VALUE) {
+            requested.addAndGet(-emitted);
+          }
+          missed = wip.addAndGet(-missed);
+          if (missed == 0) {
+            return;
+          }
+        }
+      } catch (Throwable t) { // the Iterable failed: the call fails with it
+        cancelled = true;
+        subscriber.onError(t);
+        if (t instanceof Error e) {
+          throw e;
+        }
+      }
+    }
   }
 
   /** A handler's one response computed on {@code executor} when the call asks for it. */

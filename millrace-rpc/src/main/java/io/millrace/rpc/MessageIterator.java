@@ -28,6 +28,7 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
   private volatile Subscription upstream;
   private volatile Thread reader;
   private volatile boolean closed;
+  private volatile StatusException abortedWith;
   private Object next; // the item hasNext found, or a terminal signal
   private int consumed;
 
@@ -115,7 +116,7 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
       return o;
     }
     if (closed) {
-      return COMPLETE;
+      return ended();
     }
     if (ThreadExecutorMap.currentExecutor() != null) {
       throw new IllegalStateException("a blocking read on an event loop would stall it");
@@ -123,6 +124,9 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
     reader = Thread.currentThread();
     try {
       while ((o = queue.poll()) == null) {
+        if (closed) { // closed or aborted from another thread (registered before the check)
+          return ended();
+        }
         LockSupport.park(this);
         if (Thread.interrupted()) {
           close();
@@ -136,7 +140,15 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
     }
   }
 
-  /** Cancels the stream: no more messages are read; waiting ones are dropped. */
+  private Object ended() {
+    StatusException e = abortedWith;
+    return e != null ? new Failure(e) : COMPLETE;
+  }
+
+  /**
+   * Cancels the stream: no more messages are read and waiting ones are dropped; a reader waiting in
+   * {@link #hasNext} on another thread sees the end. Any thread.
+   */
   @Override
   public void close() {
     if (closed) {
@@ -148,6 +160,16 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
       s.cancel();
     }
     queue.clear();
+    wake();
+  }
+
+  /**
+   * Ends the stream with {@code why}: a waiting reader wakes and {@link #hasNext} throws it (a
+   * blocking handler's requests when its call is cancelled or its deadline passes). Any thread.
+   */
+  void abort(StatusException why) {
+    abortedWith = why;
+    close();
   }
 
   private record Failure(Throwable error) {}

@@ -1,6 +1,7 @@
 package io.millrace.rpc;
 
 import io.netty.util.internal.ThreadExecutorMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 import java.util.concurrent.locks.LockSupport;
 import org.reactivestreams.Publisher;
@@ -28,6 +29,7 @@ public final class ResponseSink<T> {
   private volatile long demand;
   private volatile boolean cancelled;
   private volatile Thread sender;
+  private volatile long invalid;
   private boolean ended;
 
   private ResponseSink(Subscriber<? super T> downstream) {
@@ -77,7 +79,9 @@ public final class ResponseSink<T> {
   void complete() {
     if (!ended) {
       ended = true;
-      if (!cancelled) {
+      if (invalid != 0) {
+        downstream.onError(new IllegalArgumentException("request-n must be positive: " + invalid));
+      } else if (!cancelled) {
         downstream.onComplete();
       }
     }
@@ -86,7 +90,9 @@ public final class ResponseSink<T> {
   void fail(Throwable t) {
     if (!ended) {
       ended = true;
-      if (!cancelled) {
+      if (invalid != 0) {
+        downstream.onError(new IllegalArgumentException("request-n must be positive: " + invalid));
+      } else if (!cancelled) {
         downstream.onError(t);
       }
     }
@@ -104,7 +110,8 @@ public final class ResponseSink<T> {
           new Subscription() {
             @Override
             public void request(long n) {
-              if (n <= 0) {
+              if (n <= 0) { // rule 3.9: the handler's end becomes this error
+                sink.invalid = n;
                 cancel();
                 return;
               }
@@ -123,15 +130,26 @@ public final class ResponseSink<T> {
               sink.wake();
             }
           });
-      executor.execute(
-          () -> {
-            try {
-              body.accept(sink);
-              sink.complete();
-            } catch (RuntimeException | Error e) {
-              sink.fail(e);
-            }
-          });
+      try {
+        executor.execute(
+            () -> {
+              try {
+                body.accept(sink);
+                sink.complete();
+              } catch (Throwable t) { // also what a body throws sneakily: the call always ends
+                sink.fail(t);
+                if (t instanceof Error e) {
+                  throw e;
+                }
+              }
+            });
+      } catch (RejectedExecutionException e) { // shut down or saturated: worth a retry elsewhere
+        sink.fail(
+            Status.UNAVAILABLE
+                .withMessage("the server cannot run the handler now")
+                .withCause(e)
+                .asException());
+      }
     };
   }
 

@@ -49,7 +49,10 @@ public final class RpcClient {
     return new RpcClient(requester, routing, maxHeaderBytes, List.copyOf(all));
   }
 
-  /** Runs the interceptors around a call made by {@code call} with the options they return. */
+  /**
+   * Runs the interceptors around a call made by {@code call} with the options they return, once per
+   * subscription (each is a call of its own: a retry asks them again).
+   */
   private <T> Publisher<T> intercepted(
       MethodDescriptor<?, ?> method,
       CallOptions options,
@@ -58,14 +61,20 @@ public final class RpcClient {
     if (interceptors.isEmpty()) {
       return call.apply(options);
     }
-    CallOptions o = options;
-    try {
-      for (ClientInterceptor i : interceptors) {
-        o = Objects.requireNonNull(i.onCall(method, o), "an interceptor returned null options");
-      }
-    } catch (RuntimeException e) {
-      StatusException refused = Status.fromThrowable(e).asException();
-      return subscriber -> {
+    return subscriber -> {
+      CallOptions o = options;
+      Publisher<T> responses;
+      try {
+        for (ClientInterceptor i : interceptors) {
+          o = Objects.requireNonNull(i.onCall(method, o), "an interceptor returned null options");
+        }
+        responses = call.apply(o);
+        for (int i = interceptors.size() - 1; i >= 0; i--) {
+          responses = interceptors.get(i).onResponses(method, o, responses);
+        }
+      } catch (RuntimeException e) {
+        StatusException refused =
+            e instanceof StatusException se ? se : Status.fromThrowable(e).asException();
         subscriber.onSubscribe(
             new org.reactivestreams.Subscription() {
               @Override
@@ -75,13 +84,10 @@ public final class RpcClient {
               public void cancel() {}
             });
         subscriber.onError(refused);
-      };
-    }
-    Publisher<T> responses = call.apply(o);
-    for (int i = interceptors.size() - 1; i >= 0; i--) {
-      responses = interceptors.get(i).onResponses(method, o, responses);
-    }
-    return responses;
+        return;
+      }
+      responses.subscribe(subscriber);
+    };
   }
 
   /** Native calls (the connection's metadata MIME type is {@link RpcServer#METADATA_MIME_TYPE}). */

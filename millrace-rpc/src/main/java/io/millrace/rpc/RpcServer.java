@@ -80,6 +80,7 @@ public final class RpcServer {
    * metadata type.
    */
   public Responder responder(ConnectionSetup setup, Connection connection, Responder fallback) {
+    Objects.requireNonNull(fallback, "fallback");
     ServerHandler.Mode mode = mode(setup.metadataMimeType());
     if (mode == null) {
       return fallback;

@@ -140,4 +140,27 @@ class InterceptorsTest {
     assertThat(((StatusException) t).status().code()).isEqualTo(Status.Code.FAILED_PRECONDITION);
     assertThat(serverLog).isEmpty();
   }
+
+  @Test
+  void clientInterceptors_runForEachSubscription_eachACallOfItsOwn() {
+    java.util.concurrent.atomic.AtomicInteger calls =
+        new java.util.concurrent.atomic.AtomicInteger();
+    RpcClient counting =
+        rpc.withInterceptors(
+            credentials,
+            new ClientInterceptor() {
+              @Override
+              public CallOptions onCall(MethodDescriptor<?, ?> method, CallOptions options) {
+                calls.incrementAndGet();
+                return options;
+              }
+            });
+    Mono<StringValue> call =
+        Mono.from(counting.unary(TestService.ECHO, text("x"), CallOptions.DEFAULT));
+    assertThat(calls.get()).as("nothing runs before a subscription").isZero();
+    call.block(WAIT);
+    call.block(WAIT);
+    assertThat(calls.get()).isEqualTo(2);
+    assertThat(serverLog).hasSize(2);
+  }
 }

@@ -427,7 +427,7 @@ final class Generators {
         w.open("return " + blocking + method);
         w.line("executor,");
         w.open(arg + " {");
-        w.open("try (" + it + " it = " + blocking + ".iterator(requests)) {");
+        w.open("try (" + it + " it = " + blocking + ".requests(requests, context)) {");
         w.line(
             (m.serverStreams() ? "" : "return ")
                 + call
