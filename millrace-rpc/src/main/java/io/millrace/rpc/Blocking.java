@@ -26,8 +26,11 @@ public final class Blocking {
   private Blocking() {}
 
   /**
-   * The call's one response (or its completion, for fire-and-forget) as a future; cancelling it
-   * cancels the call.
+   * The call's one response (or its completion, for fire-and-forget) as a future. Cancelling it,
+   * timing it out or completing it yourself cancels the call. It completes on the connection's
+   * event loop: dependent stages added without {@code ...Async} run there, so they must not block
+   * (never {@code join()} another call in them); use the {@code ...Async} stages with an executor
+   * for work that waits.
    */
   public static <T> CompletableFuture<T> future(Publisher<T> call) {
     CompletableFuture<T> future = new CompletableFuture<>();
