@@ -9,6 +9,7 @@ import com.google.protobuf.Parser;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufInputStream;
+import io.netty.util.concurrent.FastThreadLocal;
 import java.io.IOException;
 
 /**
@@ -62,11 +63,31 @@ public final class ProtobufMarshaller<T extends MessageLite> implements Marshall
     }
   }
 
+  /** Messages up to this size are parsed from a per-thread copy: protobuf's fastest decoder. */
+  private static final int SCRATCH_BYTES = 4096;
+
+  private static final FastThreadLocal<byte[]> SCRATCH =
+      new FastThreadLocal<>() {
+        @Override
+        protected byte[] initialValue() {
+          return new byte[SCRATCH_BYTES];
+        }
+      };
+
   @Override
   public T parse(ByteBuf data) {
     try {
-      if (!data.isReadable()) {
+      int length = data.readableBytes();
+      if (length == 0) {
         return parser.parseFrom(CodedInputStream.newInstance(new byte[0]));
+      }
+      if (!data.hasArray() && length <= SCRATCH_BYTES) {
+        // A received frame's bytes: one copy into the thread's scratch array beats a NIO view and
+        // the direct decoder for small messages; protobuf copies what it keeps, so the array is
+        // free again once this returns.
+        byte[] scratch = SCRATCH.get();
+        data.getBytes(data.readerIndex(), scratch, 0, length);
+        return parser.parseFrom(scratch, 0, length);
       }
       if (data.hasArray()) {
         return parser.parseFrom(

@@ -148,16 +148,39 @@ final class ResponseReader<Resp> implements Publisher<Resp>, Subscriber<Payload>
     } finally {
       payload.release();
     }
-    if (value != null) {
-      synchronized (this) {
-        if (terminated || failure != null) {
-          return;
+    if (value == null) {
+      return;
+    }
+    boolean direct = false;
+    synchronized (this) {
+      if (terminated || failure != null) {
+        return;
+      }
+      if (!emitting && (ready == null || ready.isEmpty()) && requested > 0) {
+        emitting = true; // the common case: asked for and nothing waiting, so straight out
+        direct = true;
+        if (requested != Long.MAX_VALUE) {
+          requested--;
         }
+      } else {
         if (ready == null) {
           ready = new ArrayDeque<>(2);
         }
         ready.add(value);
       }
+    }
+    if (!direct) {
+      drain();
+      return;
+    }
+    downstream.onNext(value);
+    boolean more;
+    synchronized (this) {
+      emitting = false;
+      more = missed || failure != null || completed || (ready != null && !ready.isEmpty());
+      missed = false;
+    }
+    if (more) {
       drain();
     }
   }

@@ -2,6 +2,7 @@ package io.millrace.rpc;
 
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveRequester;
+import io.millrace.streams.StreamsOptions;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
@@ -34,10 +35,21 @@ public final class RpcClient {
       boolean routing,
       int maxHeaderBytes,
       List<ClientInterceptor> interceptors) {
-    this.requester = Objects.requireNonNull(requester, "requester");
+    this.requester = zeroCopy(Objects.requireNonNull(requester, "requester"));
     this.routing = routing;
     this.maxHeaderBytes = maxHeaderBytes;
     this.interceptors = interceptors;
+  }
+
+  /**
+   * The requester with zero-copy receiving: every response is parsed when it arrives and its buffer
+   * released at once, so a heap copy first would only cost (RPC's messages are the copy).
+   */
+  static ReactiveRequester zeroCopy(ReactiveRequester requester) {
+    StreamsOptions o = requester.options();
+    return o.zeroCopy()
+        ? requester
+        : ReactiveRequester.of(requester.connection(), RpcServer.zeroCopy(o));
   }
 
   /** This client with {@code more} interceptors after its own (the first given runs outermost). */

@@ -49,11 +49,27 @@ public final class RpcServer {
     this.byId.putAll(b.byId);
     this.byRoute = Map.copyOf(b.byRoute);
     this.maxHeaderBytes = b.maxHeaderBytes;
-    this.options = b.options;
+    this.options = zeroCopy(b.options);
   }
 
   public static Builder builder() {
     return new Builder();
+  }
+
+  /**
+   * {@code options} with zero-copy receiving: requests are parsed as they arrive and their buffers
+   * released at once (a channel's requests wait, at most the prefetch, as views of what was
+   * received).
+   */
+  static StreamsOptions zeroCopy(StreamsOptions options) {
+    if (options.zeroCopy()) {
+      return options;
+    }
+    StreamsOptions.Builder b = StreamsOptions.builder().prefetch(options.prefetch()).zeroCopy(true);
+    if (options.handlerExecutor() != null) {
+      b.handlerExecutor(options.handlerExecutor());
+    }
+    return b.build();
   }
 
   /** Whether connections declaring {@code metadataMimeType} are served by RPC. */

@@ -234,9 +234,11 @@ final class Generators {
           "%s",
           "%s",
           "%s",
-          "reactor.core.publisher.Mono.from(%s)",
+          // fromDirect: the call's Publisher emits at most one response, and Mono.from would cancel
+          // the call after it (a CANCEL per call, and an onCancel where there was none).
+          "reactor.core.publisher.Mono.fromDirect(%s)",
           "reactor.core.publisher.Flux.from(%s)",
-          "reactor.core.publisher.Mono.from(%s)");
+          "reactor.core.publisher.Mono.fromDirect(%s)");
 
   static final Reactive RXJAVA =
       new Reactive(
