@@ -47,7 +47,15 @@ public final class ProtobufMarshaller<T extends MessageLite> implements Marshall
     int size = value.getSerializedSize();
     ByteBuf out = alloc.buffer(size, size);
     try {
-      if (size > 0) {
+      if (size > 0 && size <= SCRATCH_BYTES && !out.hasArray()) {
+        // Small messages: protobuf's array encoder into the thread's scratch array, then one copy
+        // (a direct buffer would cost two NIO views and the direct encoder per message).
+        byte[] scratch = SCRATCH.get();
+        CodedOutputStream coded = CodedOutputStream.newInstance(scratch, 0, size);
+        value.writeTo(coded);
+        coded.checkNoSpaceLeft();
+        out.writeBytes(scratch, 0, size);
+      } else if (size > 0) {
         CodedOutputStream coded =
             out.hasArray()
                 ? CodedOutputStream.newInstance(out.array(), out.arrayOffset(), size)

@@ -194,13 +194,12 @@ final class ServerHandler implements ReactiveHandler {
     long timeout = CallHeader.NO_TIMEOUT;
     boolean noMessage = false;
     String name;
+    long id = 0;
     if (mode == Mode.NATIVE) {
       CallHeader header = CallHeader.decode(metadata, server.maxHeaderBytes());
-      method = server.method(header.methodId());
-      name =
-          header.methodName() != null
-              ? header.methodName()
-              : "method id " + Long.toHexString(header.methodId());
+      id = header.methodId();
+      method = server.method(id);
+      name = header.methodName(); // null: the id, spelled out below only for an error
       if (method != null
           && header.methodName() != null
           && !method.descriptor().fullName().equals(header.methodName())) {
@@ -221,7 +220,9 @@ final class ServerHandler implements ReactiveHandler {
       name = route;
     }
     if (method == null) {
-      throw Status.UNIMPLEMENTED.withMessage("unknown method " + name).asException();
+      throw Status.UNIMPLEMENTED
+          .withMessage("unknown method " + (name != null ? name : "id " + Long.toHexString(id)))
+          .asException();
     }
     MethodDescriptor<?, ?> d = method.descriptor();
     boolean fits =
