@@ -119,30 +119,65 @@ public final class RpcClient {
     if (method.fireAndForget()) {
       throw new IllegalArgumentException(method + " is fire-and-forget: use fireAndForget");
     }
-    return intercepted(
-        method,
-        options,
-        o ->
-            reader(
-                method,
-                o,
-                true,
-                timeout -> requester.requestResponse(() -> payload(method, request, o, timeout))));
+    if (interceptors.isEmpty()) {
+      return single(method, request, Objects.requireNonNull(options, "options"), true);
+    }
+    return intercepted(method, options, o -> single(method, request, o, true));
   }
 
   /** One request, a stream of responses. */
   public <Req, Resp> Publisher<Resp> serverStreaming(
       MethodDescriptor<Req, Resp> method, Req request, CallOptions options) {
     expect(method, MethodDescriptor.Type.SERVER_STREAMING);
-    return intercepted(
-        method,
+    if (interceptors.isEmpty()) {
+      return single(method, request, Objects.requireNonNull(options, "options"), false);
+    }
+    return intercepted(method, options, o -> single(method, request, o, false));
+  }
+
+  /** A call that sends one request: request-response ({@code unary}) or request-stream. */
+  private <Req, Resp> Publisher<Resp> single(
+      MethodDescriptor<Req, Resp> method, Req request, CallOptions options, boolean unary) {
+    SingleRequest<Req> call = new SingleRequest<>(method, request, options, unary);
+    return new ResponseReader<>(
+        call,
+        method.responseMarshaller(),
         options,
-        o ->
-            reader(
-                method,
-                o,
-                false,
-                timeout -> requester.requestStream(() -> payload(method, request, o, timeout))));
+        unary,
+        routing,
+        maxHeaderBytes,
+        requester.connection().executor(),
+        NOTHING);
+  }
+
+  private static final Runnable NOTHING = () -> {};
+
+  /**
+   * Starts a one-request call and makes its payload when the connection asks for it: one object per
+   * call where lambdas would be three.
+   */
+  private final class SingleRequest<Req>
+      implements java.util.function.Supplier<Publisher<Payload>> {
+    private final MethodDescriptor<Req, ?> method;
+    private final Req request;
+    private final CallOptions options;
+    private final boolean unary;
+    private final java.util.function.Supplier<Payload> payload;
+
+    SingleRequest(
+        MethodDescriptor<Req, ?> method, Req request, CallOptions options, boolean unary) {
+      this.method = method;
+      this.request = request;
+      this.options = options;
+      this.unary = unary;
+      long timeout = timeoutMicros(options);
+      this.payload = () -> payload(this.method, this.request, this.options, timeout);
+    }
+
+    @Override
+    public Publisher<Payload> get() {
+      return unary ? requester.requestResponse(payload) : requester.requestStream(payload);
+    }
   }
 
   /** A stream of requests (subscribed when the call starts), one response. */
@@ -223,24 +258,6 @@ public final class RpcClient {
         return Payload.of(metadata, data);
       }
     };
-  }
-
-  private <Resp> Publisher<Resp> reader(
-      MethodDescriptor<?, Resp> method,
-      CallOptions options,
-      boolean oneResponse,
-      java.util.function.LongFunction<Publisher<Payload>> call) {
-    Objects.requireNonNull(options, "options");
-    long timeout = timeoutMicros(options);
-    return new ResponseReader<>(
-        () -> call.apply(timeout),
-        method.responseMarshaller(),
-        options,
-        oneResponse,
-        routing,
-        maxHeaderBytes,
-        requester.connection().executor(),
-        () -> {});
   }
 
   private <Req> Payload payload(
