@@ -17,6 +17,7 @@ final class Systems {
           "millrace-futures",
           "millrace-rpc",
           "grpc-java",
+          "grpc-java-rpc",
           "rsocket-java");
 
   private Systems() {}
@@ -41,6 +42,8 @@ final class Systems {
         return new io.millrace.bench.millrace.MillraceRpcSystem();
       case "grpc-java":
         return instantiate("io.millrace.bench.grpc.GrpcSystem");
+      case "grpc-java-rpc":
+        return io.millrace.bench.grpc.GrpcSystem.rpcLevel();
       case "rsocket-java":
         return instantiate("io.millrace.bench.rsocket.RSocketJavaSystem");
       default:

@@ -94,29 +94,67 @@ public final class GrpcSystem implements BenchSystem {
 
   static final int MAX_INBOUND_MESSAGE_SIZE = 16 * 1024 * 1024;
 
-  static final MethodDescriptor<byte[], byte[]> REQUEST_RESPONSE =
-      method(MethodDescriptor.MethodType.UNARY, "requestResponse");
+  /** The four methods of a service, with how their messages are marshalled. */
+  record Methods(
+      String service,
+      MethodDescriptor<byte[], byte[]> requestResponse,
+      MethodDescriptor<byte[], byte[]> fireAndForget,
+      MethodDescriptor<byte[], byte[]> requestStream,
+      MethodDescriptor<byte[], byte[]> requestChannel) {
 
-  static final MethodDescriptor<byte[], byte[]> FIRE_AND_FORGET =
-      method(MethodDescriptor.MethodType.CLIENT_STREAMING, "fireAndForget");
+    static Methods of(String service, MethodDescriptor.Marshaller<byte[]> marshaller) {
+      return new Methods(
+          service,
+          method(service, marshaller, MethodDescriptor.MethodType.UNARY, "requestResponse"),
+          method(
+              service, marshaller, MethodDescriptor.MethodType.CLIENT_STREAMING, "fireAndForget"),
+          method(
+              service, marshaller, MethodDescriptor.MethodType.SERVER_STREAMING, "requestStream"),
+          method(
+              service, marshaller, MethodDescriptor.MethodType.BIDI_STREAMING, "requestChannel"));
+    }
 
-  static final MethodDescriptor<byte[], byte[]> REQUEST_STREAM =
-      method(MethodDescriptor.MethodType.SERVER_STREAMING, "requestStream");
+    private static MethodDescriptor<byte[], byte[]> method(
+        String service,
+        MethodDescriptor.Marshaller<byte[]> marshaller,
+        MethodDescriptor.MethodType type,
+        String name) {
+      return MethodDescriptor.newBuilder(marshaller, marshaller)
+          .setType(type)
+          .setFullMethodName(MethodDescriptor.generateFullMethodName(service, name))
+          .build();
+    }
+  }
 
-  static final MethodDescriptor<byte[], byte[]> REQUEST_CHANNEL =
-      method(MethodDescriptor.MethodType.BIDI_STREAMING, "requestChannel");
+  /** Raw bytes, no protobuf: the "core" level. */
+  static final Methods BYTES = Methods.of(SERVICE, BytesMarshaller.INSTANCE);
 
-  private static MethodDescriptor<byte[], byte[]> method(
-      MethodDescriptor.MethodType type, String name) {
-    return MethodDescriptor.newBuilder(BytesMarshaller.INSTANCE, BytesMarshaller.INSTANCE)
-        .setType(type)
-        .setFullMethodName(MethodDescriptor.generateFullMethodName(SERVICE, name))
-        .build();
+  private final String name;
+  private final Methods methods;
+
+  public GrpcSystem() {
+    this("grpc-java", BYTES);
+  }
+
+  GrpcSystem(String name, Methods methods) {
+    this.name = name;
+    this.methods = methods;
+  }
+
+  /**
+   * grpc-java at the RPC level: bench.proto's BenchMessage on the wire both ways, marshalled by
+   * grpc-protobuf's {@code ProtoUtils} as generated stubs marshal it (the harness's byte[] is the
+   * message's payload field).
+   */
+  public static GrpcSystem rpcLevel() {
+    return new GrpcSystem(
+        "grpc-java-rpc",
+        Methods.of("millrace.bench.v1.BenchService", new BenchMessageMarshaller()));
   }
 
   @Override
   public String name() {
-    return "grpc-java";
+    return name;
   }
 
   static byte[] payload(int size) {
@@ -161,9 +199,9 @@ public final class GrpcSystem implements BenchSystem {
       throws Exception {
     byte[] response = payload(payloadSize);
     ServerServiceDefinition service =
-        ServerServiceDefinition.builder(SERVICE)
+        ServerServiceDefinition.builder(methods.service())
             .addMethod(
-                REQUEST_RESPONSE,
+                methods.requestResponse(),
                 ServerCalls.asyncUnaryCall(
                     (request, observer) -> {
                       observer.onNext(response);
@@ -171,15 +209,15 @@ public final class GrpcSystem implements BenchSystem {
                       handled.increment();
                     }))
             .addMethod(
-                FIRE_AND_FORGET,
+                methods.fireAndForget(),
                 ServerCalls.asyncClientStreamingCall(observer -> new Sink(observer, handled)))
             .addMethod(
-                REQUEST_STREAM,
+                methods.requestStream(),
                 ServerCalls.asyncServerStreamingCall(
                     (request, observer) ->
                         new Source((ServerCallStreamObserver<byte[]>) observer, response, handled)))
             .addMethod(
-                REQUEST_CHANNEL,
+                methods.requestChannel(),
                 ServerCalls.asyncBidiStreamingCall(
                     observer -> new Echo((ServerCallStreamObserver<byte[]>) observer, handled)))
             .build();
@@ -344,7 +382,7 @@ public final class GrpcSystem implements BenchSystem {
       shutdown(group);
       throw e;
     }
-    Client client = new Client(group, channel, payload(payloadSize));
+    Client client = new Client(group, channel, payload(payloadSize), methods);
     try {
       awaitReady(channel, 10, TimeUnit.SECONDS);
     } catch (Exception | Error e) {
@@ -416,7 +454,8 @@ public final class GrpcSystem implements BenchSystem {
         long start = System.nanoTime();
         ManagedChannel fresh = newChannel.get();
         try {
-          ClientCalls.blockingUnaryCall(fresh, REQUEST_RESPONSE, CallOptions.DEFAULT, probe);
+          ClientCalls.blockingUnaryCall(
+              fresh, methods.requestResponse(), CallOptions.DEFAULT, probe);
           return TimeUnit.NANOSECONDS.toMicros(System.nanoTime() - start);
         } finally {
           fresh.shutdownNow();
@@ -456,11 +495,13 @@ public final class GrpcSystem implements BenchSystem {
     private final SingleThreadEventLoop eventLoop;
     private final ManagedChannel channel;
     private final byte[] payload;
+    private final Methods methods;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final LongAdder errors = new LongAdder();
     private volatile boolean closing;
 
-    Client(EventLoopGroup group, ManagedChannel channel, byte[] payload) {
+    Client(EventLoopGroup group, ManagedChannel channel, byte[] payload, Methods methods) {
+      this.methods = methods;
       this.group = group;
       this.eventLoop = (SingleThreadEventLoop) group.next(); // the group's only loop
       this.channel = channel;
@@ -485,7 +526,7 @@ public final class GrpcSystem implements BenchSystem {
     @Override
     public void requestResponse(Runnable onResponse) {
       ClientCalls.asyncUnaryCall(
-          channel.newCall(REQUEST_RESPONSE, CallOptions.DEFAULT),
+          channel.newCall(methods.requestResponse(), CallOptions.DEFAULT),
           payload,
           new StreamObserver<byte[]>() {
             @Override
@@ -506,13 +547,13 @@ public final class GrpcSystem implements BenchSystem {
     @Override
     public void startFireAndForget(LongAdder sent) {
       ClientCalls.asyncClientStreamingCall(
-          channel.newCall(FIRE_AND_FORGET, CallOptions.DEFAULT), new Sender(sent, null));
+          channel.newCall(methods.fireAndForget(), CallOptions.DEFAULT), new Sender(sent, null));
     }
 
     @Override
     public void startStream(LongAdder received) {
       ClientCalls.asyncServerStreamingCall(
-          channel.newCall(REQUEST_STREAM, CallOptions.DEFAULT),
+          channel.newCall(methods.requestStream(), CallOptions.DEFAULT),
           payload,
           new BatchingConsumer(received));
     }
@@ -520,7 +561,8 @@ public final class GrpcSystem implements BenchSystem {
     @Override
     public void startChannel(LongAdder received) {
       ClientCalls.asyncBidiStreamingCall(
-          channel.newCall(REQUEST_CHANNEL, CallOptions.DEFAULT), new Sender(null, received));
+          channel.newCall(methods.requestChannel(), CallOptions.DEFAULT),
+          new Sender(null, received));
     }
 
     @Override
