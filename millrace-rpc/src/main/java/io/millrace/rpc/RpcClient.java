@@ -87,15 +87,7 @@ public final class RpcClient {
       } catch (RuntimeException e) {
         StatusException refused =
             e instanceof StatusException se ? se : Status.fromThrowable(e).asException();
-        subscriber.onSubscribe(
-            new org.reactivestreams.Subscription() {
-              @Override
-              public void request(long n) {}
-
-              @Override
-              public void cancel() {}
-            });
-        subscriber.onError(refused);
+        Publishers.<T>failed(refused).subscribe(subscriber);
         return;
       }
       responses.subscribe(subscriber);

@@ -6,6 +6,7 @@ import io.millrace.streams.ReactiveHandler;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import java.util.List;
+import java.util.Objects;
 import org.reactivestreams.Publisher;
 
 /** One connection's RPC calls: finds each call's method and runs its handler. */
@@ -148,17 +149,25 @@ final class ServerHandler implements ReactiveHandler {
       Runnable whenDone) {
     Publisher<Resp> responses;
     List<ServerInterceptor> interceptors = server.interceptors();
+    int entered = 0; // interceptors whose onCall accepted the call: they see how it ends
     try {
-      for (ServerInterceptor i : interceptors) {
-        i.onCall(context);
+      for (; entered < interceptors.size(); entered++) {
+        interceptors.get(entered).onCall(context);
       }
       responses = handler.get();
-      for (int i = interceptors.size() - 1; i >= 0 && responses != null; i--) {
-        responses = interceptors.get(i).onResponses(context, responses);
-      }
       if (responses == null) {
-        whenDone.run();
-        return failed(context, Status.INTERNAL.withMessage("the handler returned null"), NOTHING);
+        responses = failing(Status.INTERNAL.withMessage("the handler returned null"));
+      }
+    } catch (RuntimeException e) {
+      // Refused by an interceptor, or the handler threw: the interceptors outside see the failure.
+      responses = failing(Status.fromThrowable(e));
+    }
+    try {
+      for (int i = entered - 1; i >= 0; i--) {
+        responses =
+            Objects.requireNonNull(
+                interceptors.get(i).onResponses(context, responses),
+                "an interceptor's onResponses returned null");
       }
     } catch (RuntimeException e) {
       whenDone.run();
@@ -186,6 +195,11 @@ final class ServerHandler implements ReactiveHandler {
   }
 
   private static final Runnable NOTHING = () -> {};
+
+  /** A Publisher that fails at once with {@code status}. */
+  private static <T> Publisher<T> failing(Status status) {
+    return Publishers.failed(status.asException());
+  }
 
   /** Finds the method and checks that it was called the way it is served. */
   private Call resolve(ByteBuf metadata, Interaction interaction) {

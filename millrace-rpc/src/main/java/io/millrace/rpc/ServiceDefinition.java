@@ -9,18 +9,7 @@ import org.reactivestreams.Publisher;
 /** A service's methods with their handlers, as generated server bindings build it. */
 public final class ServiceDefinition {
   /** Completes at once: a fire-and-forget handler that returned null. */
-  private static final Publisher<Void> NOTHING =
-      subscriber -> {
-        subscriber.onSubscribe(
-            new org.reactivestreams.Subscription() {
-              @Override
-              public void request(long n) {}
-
-              @Override
-              public void cancel() {}
-            });
-        subscriber.onComplete();
-      };
+  private static final Publisher<Void> NOTHING = Publishers.empty();
 
   private final String name;
   private final List<ServerMethod<?, ?>> methods;

@@ -163,4 +163,23 @@ class InterceptorsTest {
     assertThat(calls.get()).isEqualTo(2);
     assertThat(serverLog).hasSize(2);
   }
+
+  @Test
+  void anInterceptorOutsideTheOneThatRefuses_seesTheRefusal() throws Exception {
+    try (RpcOverTcp other =
+        RpcOverTcp.serve(
+            RpcServer.builder()
+                .service(new TestService().definition())
+                .interceptor(logging) // outside: sees every outcome
+                .interceptor(auth)
+                .build())) {
+      Throwable t =
+          Mono.from(other.client().unary(TestService.ECHO, text("x"), CallOptions.DEFAULT))
+              .materialize()
+              .block(WAIT)
+              .getThrowable();
+      assertThat(((StatusException) t).status().code()).isEqualTo(Status.Code.UNAUTHENTICATED);
+      assertThat(serverLog).containsExactly(TestService.NAME + "/Echo UNAUTHENTICATED");
+    }
+  }
 }
