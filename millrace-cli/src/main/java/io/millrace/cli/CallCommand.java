@@ -262,15 +262,23 @@ final class CallCommand implements Callable<Integer> {
   private int rpcOnce(
       Connection connection, MethodDescriptor<?, ?> method, PrintWriter out, PrintWriter err)
       throws InterruptedException {
+    return awaitExit(
+        RpcCall.start(
+            connection,
+            method,
+            rpcRequests,
+            CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(timeoutSeconds)),
+            out,
+            err),
+        timeoutSeconds + 1,
+        err);
+  }
+
+  /** Waits for a call's exit code: EXIT_TIMEOUT after {@code seconds}, the failure reported. */
+  private int awaitExit(CompletableFuture<Integer> exit, long seconds, PrintWriter err)
+      throws InterruptedException {
     try {
-      return RpcCall.start(
-              connection,
-              method,
-              rpcRequests,
-              CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(timeoutSeconds)),
-              out,
-              err)
-          .get(timeoutSeconds + 1, TimeUnit.SECONDS);
+      return exit.get(seconds, TimeUnit.SECONDS);
     } catch (TimeoutException e) {
       err.println("no completion within " + timeoutSeconds + " s");
       return EXIT_TIMEOUT;
@@ -313,17 +321,7 @@ final class CallCommand implements Callable<Integer> {
     CompletableFuture<Integer> exit = new CompletableFuture<>();
     Printer printer = new Printer(out, err, exit);
     connection.executor().execute(() -> start(connection, printer, exit));
-    try {
-      return exit.get(timeoutSeconds, TimeUnit.SECONDS);
-    } catch (TimeoutException e) {
-      err.println("no completion within " + timeoutSeconds + " s");
-      return EXIT_TIMEOUT;
-    } catch (ExecutionException e) {
-      err.println("failed: " + e.getCause());
-      return EXIT_ERROR_FRAME;
-    } finally {
-      err.flush();
-    }
+    return awaitExit(exit, timeoutSeconds, err);
   }
 
   /**

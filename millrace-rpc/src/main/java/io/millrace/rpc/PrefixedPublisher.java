@@ -40,15 +40,8 @@ final class PrefixedPublisher<T, R> implements Publisher<R>, Subscriber<T>, Subs
   @Override
   public void subscribe(Subscriber<? super R> subscriber) {
     if (downstream != null) {
-      subscriber.onSubscribe(
-          new Subscription() {
-            @Override
-            public void request(long n) {}
-
-            @Override
-            public void cancel() {}
-          });
-      subscriber.onError(new IllegalStateException("a call's stream has one subscriber"));
+      Publishers.<R>failed(new IllegalStateException("a call's stream has one subscriber"))
+          .subscribe(subscriber);
       return;
     }
     downstream = subscriber;

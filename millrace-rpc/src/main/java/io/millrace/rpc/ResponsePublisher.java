@@ -101,15 +101,9 @@ final class ResponsePublisher<Resp> implements Publisher<Payload>, Subscriber<Re
   @Override
   public void subscribe(Subscriber<? super Payload> subscriber) {
     if (downstream != null) {
-      subscriber.onSubscribe(
-          new Subscription() {
-            @Override
-            public void request(long n) {}
-
-            @Override
-            public void cancel() {}
-          });
-      subscriber.onError(new IllegalStateException("a call's responses have one subscriber"));
+      Publishers.<Payload>failed(
+              new IllegalStateException("a call's responses have one subscriber"))
+          .subscribe(subscriber);
       return;
     }
     downstream = subscriber;

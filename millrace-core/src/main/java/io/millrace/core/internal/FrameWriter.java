@@ -151,7 +151,7 @@ final class FrameWriter {
       ByteBuf data) {
     int extra = type == FrameType.REQUEST_STREAM || type == FrameType.REQUEST_CHANNEL ? 4 : 0;
     try {
-      int length = length(extra, metadata, data);
+      int length = FrameBatch.length(extra, metadata, data);
       if (length <= frameLimit && !zeroCopy(data)) {
         ByteBuf b = batchFor(length);
         if (b != null) {
@@ -192,7 +192,7 @@ final class FrameWriter {
   /** Sends a PAYLOAD with {@code flags} among N and C. */
   void payload(int streamId, int flags, ByteBuf metadata, ByteBuf data) {
     try {
-      int length = length(0, metadata, data);
+      int length = FrameBatch.length(0, metadata, data);
       if (length <= frameLimit && !zeroCopy(data)) {
         ByteBuf b = batchFor(length);
         if (b != null) {
@@ -290,13 +290,6 @@ final class FrameWriter {
     } finally {
       release(metadata, null);
     }
-  }
-
-  private static int length(int extra, ByteBuf metadata, ByteBuf data) {
-    return FrameHeader.SIZE
-        + extra
-        + (metadata == null ? 0 : 3 + metadata.readableBytes())
-        + (data == null ? 0 : data.readableBytes());
   }
 
   private ByteBuf encodeFirst(

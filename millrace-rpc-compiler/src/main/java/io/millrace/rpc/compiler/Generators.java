@@ -310,24 +310,17 @@ final class Generators {
     w.line("/** Serves {@code service}: add the result to an {@code RpcServer}. */");
     w.open("public static " + RPC + "ServiceDefinition bind(Service service) {");
     w.line("java.util.Objects.requireNonNull(service, \"service\");");
-    w.open("return " + rpc + ".bind(");
-    w.open("new " + rpc + ".Service() {");
-    boolean firstMethod = true;
-    for (Method m : s.methods()) {
-      if (!firstMethod) {
-        w.blank();
-      }
-      firstMethod = false;
-      w.line("@Override");
-      w.open("public " + rsSignature(m) + " {");
-      String arg = m.clientStreams() ? f.requests("requests") : "request";
-      w.line(
-          "return " + f.toPublisher(m, "service." + m.javaName() + "(" + arg + ", context)") + ";");
-      w.close("}");
-    }
-    w.close("});");
-    w.depth(-1);
-    w.close("}");
+    bindThrough(
+        w,
+        s,
+        rpc,
+        m -> {
+          String arg = m.clientStreams() ? f.requests("requests") : "request";
+          w.line(
+              "return "
+                  + f.toPublisher(m, "service." + m.javaName() + "(" + arg + ", context)")
+                  + ";");
+        });
 
     w.blank();
     w.line(
@@ -344,17 +337,13 @@ final class Generators {
               ? PUBLISHER + "<" + m.requestClass() + "> requests"
               : m.requestClass() + " request";
       String arg = m.clientStreams() ? "requests" : "request";
-      String type = f.type(m, true);
-      w.blank();
-      w.open("public " + type + " " + m.javaName() + "(" + in + ") {");
-      w.line("return " + m.javaName() + "(" + arg + ", " + RPC + "CallOptions.DEFAULT);");
-      w.close("}");
-      w.blank();
-      w.open(
-          "public " + type + " " + m.javaName() + "(" + in + ", " + RPC + "CallOptions options) {");
-      w.line(
-          "return " + f.fromPublisher(m, "calls." + m.javaName() + "(" + arg + ", options)") + ";");
-      w.close("}");
+      method(
+          w,
+          f.type(m, true),
+          m.javaName(),
+          in,
+          arg,
+          f.fromPublisher(m, "calls." + m.javaName() + "(" + arg + ", options)"));
     }
     w.close("}");
     w.close("}");
@@ -394,57 +383,52 @@ final class Generators {
             + "ServiceDefinition bind(Service service, java.util.concurrent.Executor executor) {");
     w.line("java.util.Objects.requireNonNull(service, \"service\");");
     w.line("java.util.Objects.requireNonNull(executor, \"executor\");");
-    w.open("return " + rpc + ".bind(");
-    w.open("new " + rpc + ".Service() {");
-    boolean firstMethod = true;
-    for (Method m : s.methods()) {
-      if (!firstMethod) {
-        w.blank();
-      }
-      firstMethod = false;
-      w.line("@Override");
-      w.open("public " + rsSignature(m) + " {");
-      String call = "service." + m.javaName();
-      if (m.fireAndForget()) {
-        w.line(
-            "return "
-                + blocking
-                + ".runOnExecutor(executor, () -> "
-                + call
-                + "(request, context));");
-      } else if (!m.clientStreams() && !m.serverStreams()) {
-        w.line(
-            "return " + blocking + ".onExecutor(executor, () -> " + call + "(request, context));");
-      } else if (!m.clientStreams()) {
-        w.line(
-            "return "
-                + blocking
-                + ".streamOnExecutor(executor, sink -> "
-                + call
-                + "(request, context, sink));");
-      } else {
-        String it = RPC + "MessageIterator<" + m.requestClass() + ">";
-        String method = m.serverStreams() ? ".streamOnExecutor(" : ".onExecutor(";
-        String arg = m.serverStreams() ? "sink ->" : "() ->";
-        w.open("return " + blocking + method);
-        w.line("executor,");
-        w.open(arg + " {");
-        w.open("try (" + it + " it = " + blocking + ".requests(requests, context)) {");
-        w.line(
-            (m.serverStreams() ? "" : "return ")
-                + call
-                + "(it, context"
-                + (m.serverStreams() ? ", sink" : "")
-                + ");");
-        w.close("}");
-        w.close("});");
-        w.depth(-1);
-      }
-      w.close("}");
-    }
-    w.close("});");
-    w.depth(-1);
-    w.close("}");
+    bindThrough(
+        w,
+        s,
+        rpc,
+        m -> {
+          String call = "service." + m.javaName();
+          if (m.fireAndForget()) {
+            w.line(
+                "return "
+                    + blocking
+                    + ".runOnExecutor(executor, () -> "
+                    + call
+                    + "(request, context));");
+          } else if (!m.clientStreams() && !m.serverStreams()) {
+            w.line(
+                "return "
+                    + blocking
+                    + ".onExecutor(executor, () -> "
+                    + call
+                    + "(request, context));");
+          } else if (!m.clientStreams()) {
+            w.line(
+                "return "
+                    + blocking
+                    + ".streamOnExecutor(executor, sink -> "
+                    + call
+                    + "(request, context, sink));");
+          } else {
+            String it = RPC + "MessageIterator<" + m.requestClass() + ">";
+            String method = m.serverStreams() ? ".streamOnExecutor(" : ".onExecutor(";
+            String arg = m.serverStreams() ? "sink ->" : "() ->";
+            w.open("return " + blocking + method);
+            w.line("executor,");
+            w.open(arg + " {");
+            w.open("try (" + it + " it = " + blocking + ".requests(requests, context)) {");
+            w.line(
+                (m.serverStreams() ? "" : "return ")
+                    + call
+                    + "(it, context"
+                    + (m.serverStreams() ? ", sink" : "")
+                    + ");");
+            w.close("}");
+            w.close("});");
+            w.depth(-1);
+          }
+        });
 
     w.blank();
     w.line("/**");
@@ -487,6 +471,30 @@ final class Generators {
     w.close("}");
     w.close("}");
     return new GeneratedFile(path(s, cls), w.toString());
+  }
+
+  /**
+   * Closes {@code bind}: returns {@code <Service>Rpc.bind} of an anonymous Reactive Streams service
+   * whose methods {@code body} writes, one per method of {@code s}.
+   */
+  private static void bindThrough(
+      CodeWriter w, ServiceModel s, String rpc, java.util.function.Consumer<Method> body) {
+    w.open("return " + rpc + ".bind(");
+    w.open("new " + rpc + ".Service() {");
+    boolean firstMethod = true;
+    for (Method m : s.methods()) {
+      if (!firstMethod) {
+        w.blank();
+      }
+      firstMethod = false;
+      w.line("@Override");
+      w.open("public " + rsSignature(m) + " {");
+      body.accept(m);
+      w.close("}");
+    }
+    w.close("});");
+    w.depth(-1);
+    w.close("}");
   }
 
   /** A client method with and without CallOptions; {@code body} is the returned expression. */
