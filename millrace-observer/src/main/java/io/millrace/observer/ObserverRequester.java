@@ -58,12 +58,12 @@ public final class ObserverRequester {
 
   /** The answer as one onNext (none for an empty answer) and onCompleted, or onError. */
   public void requestResponse(Payload payload, StreamObserver<Payload> response) {
-    ObserverCall call = start(response, false);
+    ObserverCall<Payload, Payload> call = start(response, false);
     requester.requestResponse(payload).subscribe(call.inbound());
   }
 
   public void requestStream(Payload payload, StreamObserver<Payload> responses) {
-    ObserverCall call = start(responses, false);
+    ObserverCall<Payload, Payload> call = start(responses, false);
     requester.requestStream(payload).subscribe(call.inbound());
   }
 
@@ -73,16 +73,20 @@ public final class ObserverRequester {
    * held to the responder's credit: see {@link CallStreamObserver}.
    */
   public ClientCallStreamObserver<Payload> requestChannel(StreamObserver<Payload> responses) {
-    ObserverCall call = start(responses, true);
+    ObserverCall<Payload, Payload> call = start(responses, true);
     requester.requestChannel(call.outbound()).subscribe(call.inbound());
     return call;
   }
 
   @SuppressWarnings("unchecked")
-  private ObserverCall start(StreamObserver<Payload> responses, boolean sends) {
-    ObserverCall call =
-        new ObserverCall(
-            requester.connection().executor(), requester.options().prefetch(), sends, true);
+  private ObserverCall<Payload, Payload> start(StreamObserver<Payload> responses, boolean sends) {
+    ObserverCall<Payload, Payload> call =
+        new ObserverCall<>(
+            requester.connection().executor(),
+            ObserverCall.PAYLOADS,
+            requester.options().prefetch(),
+            sends,
+            true);
     call.receiveWith(responses);
     if (responses instanceof ClientResponseObserver) {
       ((ClientResponseObserver<Payload, Payload>) responses).beforeStart(call);

@@ -95,23 +95,26 @@ public final class ObserverResponder implements Responder {
       return null;
     }
 
+    private ObserverCall<Payload, Payload> call() {
+      return new ObserverCall<>(loop, ObserverCall.PAYLOADS, prefetch, true, false);
+    }
+
     @Override
     public Publisher<Payload> requestResponse(Payload payload) {
-      ObserverCall call = new ObserverCall(loop, prefetch, true, false);
-      return calling(call, () -> handler.requestResponse(payload, call));
+      ObserverCall<Payload, Payload> call = call();
+      return call.serving(() -> handler.requestResponse(payload, call));
     }
 
     @Override
     public Publisher<Payload> requestStream(Payload payload) {
-      ObserverCall call = new ObserverCall(loop, prefetch, true, false);
-      return calling(call, () -> handler.requestStream(payload, call));
+      ObserverCall<Payload, Payload> call = call();
+      return call.serving(() -> handler.requestStream(payload, call));
     }
 
     @Override
     public Publisher<Payload> requestChannel(Payload first, Publisher<Payload> inbound) {
-      ObserverCall call = new ObserverCall(loop, prefetch, true, false);
-      return calling(
-          call,
+      ObserverCall<Payload, Payload> call = call();
+      return call.serving(
           () -> {
             StreamObserver<Payload> requests;
             try {
@@ -127,24 +130,6 @@ public final class ObserverResponder implements Responder {
             requests.onNext(first); // the value that opened the channel, before the rest
             inbound.subscribe(call.inbound());
           });
-    }
-
-    /**
-     * The call's values for the engine's sink, the handler called once the sink is attached: a
-     * handler that sends more than the bound before returning (on an executor) then waits for the
-     * peer instead of for a sink that would only come after it returned.
-     */
-    private static Publisher<Payload> calling(ObserverCall call, Runnable invoke) {
-      return sink -> {
-        call.outbound().subscribe(sink);
-        try {
-          invoke.run();
-        } catch (RuntimeException e) {
-          call.onError(e); // after what it sent, through the same ordered path
-          return;
-        }
-        call.started();
-      };
     }
   }
 }

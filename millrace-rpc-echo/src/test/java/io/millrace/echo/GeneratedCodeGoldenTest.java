@@ -26,7 +26,8 @@ class GeneratedCodeGoldenTest {
         "EchoServiceReactor.java",
         "EchoServiceRxJava.java",
         "EchoServiceMutiny.java",
-        "EchoServiceFutures.java"
+        "EchoServiceFutures.java",
+        "EchoServiceObserver.java"
       })
   void generatedCode_isTheGoldenCopy(String file) throws IOException {
     String generated = Files.readString(GENERATED.resolve(file), StandardCharsets.UTF_8);

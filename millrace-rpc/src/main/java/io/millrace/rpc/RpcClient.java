@@ -52,6 +52,16 @@ public final class RpcClient {
         : ReactiveRequester.of(requester.connection(), RpcServer.zeroCopy(o));
   }
 
+  /** The event loop of the client's connection. */
+  io.netty.util.concurrent.EventExecutor loop() {
+    return requester.connection().executor();
+  }
+
+  /** How many responses of a stream the client lets wait. */
+  int prefetch() {
+    return requester.options().prefetch();
+  }
+
   /** This client with {@code more} interceptors after its own (the first given runs outermost). */
   public RpcClient withInterceptors(ClientInterceptor... more) {
     List<ClientInterceptor> all = new ArrayList<>(interceptors);

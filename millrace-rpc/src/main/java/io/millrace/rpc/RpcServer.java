@@ -72,6 +72,10 @@ public final class RpcServer {
     return b.build();
   }
 
+  StreamsOptions options() {
+    return options;
+  }
+
   /** Whether connections declaring {@code metadataMimeType} are served by RPC. */
   public static boolean speaksRpc(String metadataMimeType) {
     return mode(metadataMimeType) != null;

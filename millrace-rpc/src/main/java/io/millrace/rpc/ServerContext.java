@@ -1,5 +1,6 @@
 package io.millrace.rpc;
 
+import io.netty.util.concurrent.EventExecutor;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,13 +18,22 @@ public final class ServerContext {
   private final Headers requestHeaders;
   private final long deadlineNanos;
   private final boolean hasDeadline;
+  private final EventExecutor loop;
+  private final int prefetch;
   private Headers responseHeaders;
   private Headers trailers;
   private volatile Status cancelledWith;
   private List<Runnable> onCancel;
 
-  ServerContext(MethodDescriptor<?, ?> method, Headers requestHeaders, long timeoutMicros) {
+  ServerContext(
+      MethodDescriptor<?, ?> method,
+      Headers requestHeaders,
+      long timeoutMicros,
+      EventExecutor loop,
+      int prefetch) {
     this.method = method;
+    this.loop = loop;
+    this.prefetch = prefetch;
     this.requestHeaders = requestHeaders;
     this.hasDeadline = timeoutMicros != CallHeader.NO_TIMEOUT;
     this.deadlineNanos =
@@ -106,6 +116,16 @@ public final class ServerContext {
   /** The trailers set so far (null when none). */
   Headers trailersOrNull() {
     return trailers == null || trailers.isEmpty() ? null : trailers;
+  }
+
+  /** The event loop of the call's connection. */
+  EventExecutor loop() {
+    return loop;
+  }
+
+  /** How many requests of a stream the server lets wait. */
+  int prefetch() {
+    return prefetch;
   }
 
   long deadlineNanos() {

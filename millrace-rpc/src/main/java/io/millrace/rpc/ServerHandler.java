@@ -190,11 +190,16 @@ final class ServerHandler implements ReactiveHandler {
 
   private Publisher<Payload> failed(ServerContext context, Status status, Runnable whenDone) {
     ServerContext c =
-        context != null ? context : new ServerContext(null, Headers.EMPTY, CallHeader.NO_TIMEOUT);
+        context != null ? context : context(null, Headers.EMPTY, CallHeader.NO_TIMEOUT);
     return ResponsePublisher.failed(c, mode != Mode.NATIVE, alloc, status, whenDone);
   }
 
   private static final Runnable NOTHING = () -> {};
+
+  private ServerContext context(MethodDescriptor<?, ?> method, Headers headers, long timeout) {
+    return new ServerContext(
+        method, headers, timeout, connection.executor(), server.options().prefetch());
+  }
 
   /** A Publisher that fails at once with {@code status}. */
   private static <T> Publisher<T> failing(Status status) {
@@ -251,7 +256,7 @@ final class ServerHandler implements ReactiveHandler {
           .withMessage(d.fullName() + " is " + d.type() + ", called as " + interaction)
           .asException();
     }
-    return new Call(method, new ServerContext(d, headers, timeout), noMessage);
+    return new Call(method, context(d, headers, timeout), noMessage);
   }
 
   private static void cancelInbound(Publisher<Payload> inbound) {

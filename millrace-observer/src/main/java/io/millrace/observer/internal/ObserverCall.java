@@ -30,14 +30,51 @@ import org.reactivestreams.Subscription;
  * that a caller that may wait does (a {@link ReentrantLock}, so a virtual thread unmounts), and a
  * caller on any Netty event loop, which must not, fails the call. An interrupted wait fails it too.
  * A failed or cancelled call counts as cancelled: {@code isCancelled()} says so, later values are
- * released, and {@code onNext} throws unless an on-cancel handler was set (gRPC's rule).
+ * released, and a responder's {@code onNext} throws unless an on-cancel handler was set, while a
+ * requester's drops them quietly, its response observer being told why (gRPC's rules for both).
  */
-public final class ObserverCall
-    implements ServerCallStreamObserver<Payload>, ClientCallStreamObserver<Payload> {
+public final class ObserverCall<S, R>
+    implements ServerCallStreamObserver<S>, ClientCallStreamObserver<S> {
   private static final System.Logger LOG = System.getLogger(ObserverCall.class.getName());
 
+  /**
+   * What a call's values need beyond delivery: how a value this side will not send or deliver is
+   * let go, and the errors a cancelled or overrun call ends with.
+   */
+  public interface Rules {
+    /** Lets go of a value that will not be sent or delivered. */
+    void release(Object value);
+
+    /** The call was cancelled: for onNext after it, and for the observer of a cancelled call. */
+    RuntimeException cancelled(String message);
+
+    /** A producer on an event loop sent past the bound, which fails the call. */
+    RuntimeException overrun(String message);
+  }
+
+  /** Payloads: released, and the ends are RSocket's CANCELED and APPLICATION_ERROR. */
+  public static final Rules PAYLOADS =
+      new Rules() {
+        @Override
+        public void release(Object value) {
+          ((Payload) value).release();
+        }
+
+        @Override
+        public RuntimeException cancelled(String message) {
+          return StreamErrorException.received(ErrorCode.CANCELED, message);
+        }
+
+        @Override
+        public RuntimeException overrun(String message) {
+          return new StreamErrorException(ErrorCode.APPLICATION_ERROR, message);
+        }
+      };
+
   private final EventExecutor loop;
+  private final Rules rules;
   private final boolean sends;
+  private final boolean requester;
   private final int bound;
   private final int prefetch;
   private final int limit;
@@ -45,14 +82,14 @@ public final class ObserverCall
   // ------------------------------------------------------------------ sending
   // Counters are field updaters, and the queue and the lock are made on first need: a
   // request-response answered at once makes none of them (eleven objects fewer per call).
-  private volatile Queue<Payload> queue;
+  private volatile Queue<S> queue;
   private volatile int queued;
   private volatile long demand;
   private volatile int wip;
   private volatile int cancelOnce;
   private volatile Waiting waiting; // for callers waiting to send
   private volatile int waiters;
-  private volatile Subscriber<? super Payload> sink;
+  private volatile Subscriber<? super S> sink;
   private volatile boolean completed;
   private volatile Throwable error;
   private volatile Throwable failure;
@@ -65,7 +102,7 @@ public final class ObserverCall
   private boolean readyAgain; // loop only
 
   // ------------------------------------------------------------------ receiving
-  private volatile StreamObserver<Payload> target;
+  private volatile StreamObserver<R> target;
   private volatile Subscription inbound;
   private volatile boolean manual;
   private volatile boolean cancelRequested;
@@ -74,6 +111,7 @@ public final class ObserverCall
   private boolean targetDone; // loop only
   private int delivered; // loop only
 
+  @SuppressWarnings("rawtypes")
   private static final AtomicReferenceFieldUpdater<ObserverCall, Waiting> WAITING =
       AtomicReferenceFieldUpdater.newUpdater(ObserverCall.class, Waiting.class, "waiting");
 
@@ -81,28 +119,42 @@ public final class ObserverCall
   private static final AtomicReferenceFieldUpdater<ObserverCall, Queue> QUEUE =
       AtomicReferenceFieldUpdater.newUpdater(ObserverCall.class, Queue.class, "queue");
 
+  @SuppressWarnings("rawtypes")
   private static final AtomicIntegerFieldUpdater<ObserverCall> QUEUED =
       AtomicIntegerFieldUpdater.newUpdater(ObserverCall.class, "queued");
+
+  @SuppressWarnings("rawtypes")
   private static final AtomicLongFieldUpdater<ObserverCall> DEMAND =
       AtomicLongFieldUpdater.newUpdater(ObserverCall.class, "demand");
+
+  @SuppressWarnings("rawtypes")
   private static final AtomicIntegerFieldUpdater<ObserverCall> WIP =
       AtomicIntegerFieldUpdater.newUpdater(ObserverCall.class, "wip");
+
+  @SuppressWarnings("rawtypes")
   private static final AtomicIntegerFieldUpdater<ObserverCall> CANCEL_ONCE =
       AtomicIntegerFieldUpdater.newUpdater(ObserverCall.class, "cancelOnce");
+
+  @SuppressWarnings("rawtypes")
   private static final AtomicLongFieldUpdater<ObserverCall> PENDING_REQUESTS =
       AtomicLongFieldUpdater.newUpdater(ObserverCall.class, "pendingRequests");
+
+  @SuppressWarnings("rawtypes")
   private static final AtomicLongFieldUpdater<ObserverCall> OWED_CREDIT =
       AtomicLongFieldUpdater.newUpdater(ObserverCall.class, "owedCredit");
 
   /**
    * {@code sends}: whether this side sends values on the call (a channel, or a responder); {@code
-   * started}: whether on-ready may run from the first demand on (a requester), or only once {@link
-   * #started()} says the handler returned (a responder).
+   * requester}: the requester's side, where on-ready may run from the first demand on, or the
+   * responder's, where it runs only once {@link #started()} says the handler returned.
    */
-  public ObserverCall(EventExecutor loop, int prefetch, boolean sends, boolean started) {
+  public ObserverCall(
+      EventExecutor loop, Rules rules, int prefetch, boolean sends, boolean requester) {
     this.loop = loop;
+    this.rules = rules;
     this.sends = sends;
-    this.started = started;
+    this.started = requester;
+    this.requester = requester;
     this.bound = prefetch;
     this.prefetch = prefetch;
     this.limit = Math.max(1, prefetch - (prefetch >> 2));
@@ -116,11 +168,30 @@ public final class ObserverCall
   // ================================================================== sending: the engine's side
 
   /** What the application sends, for the engine's sink (one subscriber). */
-  public Publisher<Payload> outbound() {
+  public Publisher<S> outbound() {
     return this::subscribeOutbound;
   }
 
-  private void subscribeOutbound(Subscriber<? super Payload> s) {
+  /**
+   * The call's values for the engine's sink, {@code invoke} (the handler) run once the sink is
+   * attached: a handler that sends more than the bound before returning (on an executor) then waits
+   * for the peer instead of for a sink that would only come after it returned. What the handler
+   * throws fails the call after what it sent; once it returns, its on-ready handler may run.
+   */
+  public Publisher<S> serving(Runnable invoke) {
+    return sink -> {
+      subscribeOutbound(sink);
+      try {
+        invoke.run();
+      } catch (RuntimeException e) {
+        onError(e); // after what it sent, through the same ordered path
+        return;
+      }
+      started();
+    };
+  }
+
+  private void subscribeOutbound(Subscriber<? super S> s) {
     s.onSubscribe(
         new Subscription() {
           @Override
@@ -238,7 +309,7 @@ public final class ObserverCall
   private void drainLoop() {
     int missed = 1;
     do {
-      Subscriber<? super Payload> s = sink;
+      Subscriber<? super S> s = sink;
       if (terminated) {
         releaseQueued();
       } else if (cancelled) {
@@ -250,9 +321,9 @@ public final class ObserverCall
         }
       } else if (s != null) {
         boolean emitted = false;
-        Queue<Payload> q = queue;
+        Queue<S> q = queue;
         while (q != null && demand > 0) {
-          Payload p = q.poll();
+          S p = q.poll();
           if (p == null) {
             break;
           }
@@ -279,25 +350,25 @@ public final class ObserverCall
   }
 
   private void releaseQueued() {
-    Queue<Payload> q = queue;
+    Queue<S> q = queue;
     if (q == null) {
       return;
     }
-    for (Payload p; (p = q.poll()) != null; ) {
+    for (S p; (p = q.poll()) != null; ) {
       QUEUED.decrementAndGet(this);
-      p.release();
+      rules.release(p);
     }
   }
 
   private boolean queueEmpty() {
-    Queue<Payload> q = queue;
+    Queue<S> q = queue;
     return q == null || q.isEmpty();
   }
 
   /** Queues {@code value} (the queue is made on first need) and counts it. */
   @SuppressWarnings("unchecked")
-  private void enqueue(Payload value) {
-    Queue<Payload> q = queue;
+  private void enqueue(S value) {
+    Queue<S> q = queue;
     if (q == null) {
       q = new ConcurrentLinkedQueue<>();
       if (!QUEUE.compareAndSet(this, null, q)) {
@@ -361,26 +432,26 @@ public final class ObserverCall
   // ================================================================== sending: the application's
 
   @Override
-  public void onNext(Payload value) {
+  public void onNext(S value) {
     if (value == null) {
       throw new NullPointerException("value");
     }
     if (!sends || completed || error != null) {
-      value.release();
+      rules.release(value);
       throw new IllegalStateException(
           sends
               ? "onNext after onCompleted or onError"
               : "this call sends nothing after its request");
     }
     if (cancelled) {
-      value.release();
-      if (onCancel == null) {
-        throw StreamErrorException.received(ErrorCode.CANCELED, "the call was cancelled");
+      rules.release(value);
+      if (onCancel == null && !requester) {
+        throw rules.cancelled("the call was cancelled");
       }
       return; // the on-cancel handler tells the application
     }
     if (WIP.compareAndSet(this, 0, 1)) {
-      Subscriber<? super Payload> s = sink;
+      Subscriber<? super S> s = sink;
       if (s != null && !terminated && queueEmpty() && demand > 0) {
         // Nothing waits and the sink wants it: straight through, no queue node.
         DEMAND.decrementAndGet(this);
@@ -396,8 +467,7 @@ public final class ObserverCall
     if (queued > bound) {
       if (onAnEventLoop()) {
         fail(
-            new StreamErrorException(
-                ErrorCode.APPLICATION_ERROR,
+            rules.overrun(
                 "sent faster than the peer reads, on an event loop: follow isReady() and the"
                     + " on-ready handler, or give the responder a handler executor"));
       } else {
@@ -427,7 +497,7 @@ public final class ObserverCall
     if (interrupted) {
       Thread.currentThread().interrupt();
       // After unlocking: failing drains and tells the sink, which must not run under the lock.
-      fail(StreamErrorException.received(ErrorCode.CANCELED, "interrupted while waiting to send"));
+      fail(rules.cancelled("interrupted while waiting to send"));
     }
   }
 
@@ -483,12 +553,12 @@ public final class ObserverCall
    * The observer the received values go to; may be set after the call starts (a responder's channel
    * observer comes from the handler), but before the first value.
    */
-  public void receiveWith(StreamObserver<Payload> observer) {
+  public void receiveWith(StreamObserver<R> observer) {
     this.target = observer;
   }
 
   /** The Subscriber the engine's received values come through. */
-  public Subscriber<Payload> inbound() {
+  public Subscriber<R> inbound() {
     return new Subscriber<>() {
       @Override
       public void onSubscribe(Subscription s) {
@@ -510,9 +580,9 @@ public final class ObserverCall
       }
 
       @Override
-      public void onNext(Payload p) {
+      public void onNext(R p) {
         if (targetDone) {
-          p.release();
+          rules.release(p);
           return;
         }
         try {
@@ -620,7 +690,7 @@ public final class ObserverCall
         () -> {
           if (!targetDone) {
             targetDone = true;
-            target.onError(StreamErrorException.received(ErrorCode.CANCELED, why));
+            target.onError(rules.cancelled(why));
           }
         };
     try {

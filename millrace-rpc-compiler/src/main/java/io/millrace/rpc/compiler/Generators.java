@@ -278,33 +278,32 @@ final class Generators {
           "reactor", s -> reactive(s, REACTOR),
           "rxjava", s -> reactive(s, RXJAVA),
           "mutiny", s -> reactive(s, MUTINY),
-          "futures", Generators::futures);
+          "futures", Generators::futures,
+          "observer", Generators::observer);
 
   static GeneratedFile reactive(ServiceModel s, Reactive f) {
     String cls = s.name() + f.suffix();
     String rpc = s.name() + "Rpc";
-    CodeWriter w = new CodeWriter();
-    header(w, s, f.what());
-    w.open("public final class " + cls + " {");
-    w.line("private " + cls + "() {}");
-
-    w.blank();
-    w.line("/** The service in this flavour's types. */");
-    w.open("public interface Service {");
-    for (Method m : s.methods()) {
-      String in = f.type(m, false) + (m.clientStreams() ? " requests" : " request");
-      String in2 = m.clientStreams() ? in : m.requestClass() + " request";
-      w.line(
-          f.type(m, true)
-              + " "
-              + m.javaName()
-              + "("
-              + in2
-              + ", "
-              + RPC
-              + "ServerContext context);");
-    }
-    w.close("}");
+    CodeWriter w =
+        flavourClass(
+            s,
+            cls,
+            f.what(),
+            m -> {
+              String in =
+                  m.clientStreams()
+                      ? f.type(m, false) + " requests"
+                      : m.requestClass() + " request";
+              return f.type(m, true)
+                  + " "
+                  + m.javaName()
+                  + "("
+                  + in
+                  + ", "
+                  + RPC
+                  + "ServerContext context)";
+            },
+            "The service in this flavour's types.");
 
     w.blank();
     w.line("/** Serves {@code service}: add the result to an {@code RpcServer}. */");
@@ -356,24 +355,15 @@ final class Generators {
     String cls = s.name() + "Futures";
     String rpc = s.name() + "Rpc";
     String blocking = RPC + "Blocking";
-    CodeWriter w = new CodeWriter();
-    header(w, s, "The CompletableFuture and blocking flavour");
-    w.open("public final class " + cls + " {");
-    w.line("private " + cls + "() {}");
-
-    w.blank();
-    w.line("/**");
-    w.line(
-        " * The service as blocking methods, run on the executor given to {@link #bind} (virtual");
-    w.line(
-        " * threads suit them): return the response or throw a {@code StatusException}; streams of");
-    w.line(" * responses go to a sink whose {@code send} waits for the caller's demand.");
-    w.line(" */");
-    w.open("public interface Service {");
-    for (Method m : s.methods()) {
-      w.line(futuresSignature(m) + ";");
-    }
-    w.close("}");
+    CodeWriter w =
+        flavourClass(
+            s,
+            cls,
+            "The CompletableFuture and blocking flavour",
+            Generators::futuresSignature,
+            "The service as blocking methods, run on the executor given to {@link #bind} (virtual",
+            "threads suit them): return the response or throw a {@code StatusException}; streams of",
+            "responses go to a sink whose {@code send} waits for the caller's demand.");
 
     w.blank();
     w.line("/** Serves {@code service}, each call's handler on {@code executor}. */");
@@ -471,6 +461,175 @@ final class Generators {
     w.close("}");
     w.close("}");
     return new GeneratedFile(path(s, cls), w.toString());
+  }
+
+  // ------------------------------------------------------------------ <Service>Observer
+
+  private static final String OBSERVER = "io.millrace.observer.";
+
+  static GeneratedFile observer(ServiceModel s) {
+    String cls = s.name() + "Observer";
+    String rpc = s.name() + "Rpc";
+    String observers = RPC + "Observers";
+    CodeWriter w =
+        flavourClass(
+            s,
+            cls,
+            "The StreamObserver flavour, in grpc-java's style,",
+            Generators::observerSignature,
+            "The service with response observers: {@code isCancelled}, an on-cancel handler, {@code",
+            "isReady} and an on-ready handler; {@code onNext} faster than the caller reads is held back",
+            "(see {@code io.millrace.observer.CallStreamObserver}).");
+
+    w.blank();
+    w.line("/** Serves {@code service}: add the result to an {@code RpcServer}. */");
+    w.open("public static " + RPC + "ServiceDefinition bind(Service service) {");
+    w.line("java.util.Objects.requireNonNull(service, \"service\");");
+    bindThrough(
+        w,
+        s,
+        rpc,
+        m -> {
+          String call = "service." + m.javaName();
+          if (m.fireAndForget()) {
+            w.line(call + "(request, context);");
+            w.line("return " + observers + ".done();");
+          } else if (m.clientStreams()) {
+            w.line(
+                "return "
+                    + observers
+                    + ".serveStreaming(context, requests, responses -> "
+                    + call
+                    + "(context, responses));");
+          } else {
+            w.line(
+                "return "
+                    + observers
+                    + ".serve(context, responses -> "
+                    + call
+                    + "(request, context, responses));");
+          }
+        });
+
+    w.blank();
+    w.line("/**");
+    w.line(
+        " * Calls the service: responses go to the observer given, on the connection's event loop (do");
+    w.line(
+        " * not block there); a {@code ClientResponseObserver} is handed its call first, to cancel it");
+    w.line(" * or to request responses by hand. Failures are {@code StatusException}s.");
+    w.line(" */");
+    w.open("public static final class Client {");
+    w.line("private final " + RPC + "RpcClient rpc;");
+    w.line("private final " + rpc + ".Client calls;");
+    w.blank();
+    w.open("public Client(" + RPC + "RpcClient rpc) {");
+    w.line("this.rpc = rpc;");
+    w.line("this.calls = new " + rpc + ".Client(rpc);");
+    w.close("}");
+    for (Method m : s.methods()) {
+      String responses = OBSERVER + "StreamObserver<" + m.responseClass() + "> responses";
+      if (m.fireAndForget()) {
+        method(
+            w,
+            "void",
+            m.javaName(),
+            m.requestClass() + " request",
+            "request",
+            observers + ".fireAndForget(calls." + m.javaName() + "(request, options))");
+      } else if (m.clientStreams()) {
+        method(
+            w,
+            OBSERVER + "ClientCallStreamObserver<" + m.requestClass() + ">",
+            m.javaName(),
+            responses,
+            "responses",
+            observers
+                + ".callStreaming(rpc, responses, requests -> calls."
+                + m.javaName()
+                + "(requests, options))");
+      } else {
+        method(
+            w,
+            "void",
+            m.javaName(),
+            m.requestClass() + " request, " + responses,
+            "request, responses",
+            observers
+                + ".<"
+                + m.requestClass()
+                + ", "
+                + m.responseClass()
+                + ">call(rpc, responses, calls."
+                + m.javaName()
+                + "(request, options))");
+      }
+    }
+    w.close("}");
+    w.close("}");
+    return new GeneratedFile(path(s, cls), w.toString());
+  }
+
+  private static String observerSignature(Method m) {
+    String ctx = RPC + "ServerContext context";
+    String responses = OBSERVER + "ServerCallStreamObserver<" + m.responseClass() + "> responses";
+    if (m.fireAndForget()) {
+      return "void " + m.javaName() + "(" + m.requestClass() + " request, " + ctx + ")";
+    }
+    if (m.clientStreams()) {
+      return OBSERVER
+          + "StreamObserver<"
+          + m.requestClass()
+          + "> "
+          + m.javaName()
+          + "("
+          + ctx
+          + ", "
+          + responses
+          + ")";
+    }
+    return "void "
+        + m.javaName()
+        + "("
+        + m.requestClass()
+        + " request, "
+        + ctx
+        + ", "
+        + responses
+        + ")";
+  }
+
+  /**
+   * Starts a flavour's class: its header, the class with a private constructor, and its {@code
+   * Service} interface of one {@code signature} per method, under {@code serviceDoc} (the Javadoc's
+   * lines).
+   */
+  private static CodeWriter flavourClass(
+      ServiceModel s,
+      String cls,
+      String what,
+      Function<Method, String> signature,
+      String... serviceDoc) {
+    CodeWriter w = new CodeWriter();
+    header(w, s, what);
+    w.open("public final class " + cls + " {");
+    w.line("private " + cls + "() {}");
+    w.blank();
+    if (serviceDoc.length == 1) {
+      w.line("/** " + serviceDoc[0] + " */");
+    } else {
+      w.line("/**");
+      for (String line : serviceDoc) {
+        w.line(" * " + line);
+      }
+      w.line(" */");
+    }
+    w.open("public interface Service {");
+    for (Method m : s.methods()) {
+      w.line(signature.apply(m) + ";");
+    }
+    w.close("}");
+    return w;
   }
 
   /**

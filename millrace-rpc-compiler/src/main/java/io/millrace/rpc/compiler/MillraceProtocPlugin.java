@@ -17,8 +17,9 @@ import java.util.Set;
  * on standard output, as protoc runs every plugin.
  *
  * <p>Parameter (protoc's {@code --millrace_opt}, or the Maven plugin's options): {@code
- * flavours=reactor} (comma separated) chooses the flavour classes made next to {@code
- * <Service>Rpc}; none by default, so that the generated code compiles with millrace-rpc alone.
+ * flavours=reactor} (comma separated: reactor, rxjava, mutiny, futures, observer) chooses the
+ * flavour classes made next to {@code <Service>Rpc}; none by default, so that the generated code
+ * needs no flavour library (futures and observer need only millrace-rpc).
  */
 public final class MillraceProtocPlugin {
   private MillraceProtocPlugin() {}

@@ -1,0 +1,491 @@
+package io.millrace.echo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.ByteString;
+import io.millrace.echo.v1.CountRequest;
+import io.millrace.echo.v1.EchoReply;
+import io.millrace.echo.v1.EchoRequest;
+import io.millrace.echo.v1.EchoServiceObserver;
+import io.millrace.observer.ClientCallStreamObserver;
+import io.millrace.observer.ClientResponseObserver;
+import io.millrace.observer.ServerCallStreamObserver;
+import io.millrace.observer.StreamObserver;
+import io.millrace.rpc.CallOptions;
+import io.millrace.rpc.RpcOverTcp;
+import io.millrace.rpc.RpcServer;
+import io.millrace.rpc.ServerContext;
+import io.millrace.rpc.Status;
+import io.millrace.rpc.StatusException;
+import io.millrace.streams.StreamsOptions;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The StreamObserver flavour the plugin generates, both sides over TCP: each interaction, statuses,
+ * cancellation and deadlines reaching the handler, and flow control both ways (isReady and the
+ * on-ready handler, manual request(n), a producer off the loop held to the reader's pace).
+ */
+class ObserverFlavourTest {
+  private static final int PREFETCH = 16;
+
+  private final ExecutorService handlers = Executors.newCachedThreadPool();
+  private final AtomicLong notified = new AtomicLong();
+  private final AtomicLong sent = new AtomicLong();
+  private final CountDownLatch serverSawCancel = new CountDownLatch(1);
+  private final AtomicReference<Thread> producer = new AtomicReference<>();
+  private final CountDownLatch producerEnded = new CountDownLatch(1);
+  private RpcOverTcp tcp;
+  private EchoServiceObserver.Client echo;
+
+  /**
+   * EchoService in the observer style. Count follows isReady and the on-ready handler on the event
+   * loop, except for n above 1,000,000: then it sends in a plain loop from a handler thread, which
+   * the flow control must hold back.
+   */
+  private final EchoServiceObserver.Service observerEcho =
+      new EchoServiceObserver.Service() {
+        @Override
+        public void echo(
+            EchoRequest request,
+            ServerContext context,
+            ServerCallStreamObserver<EchoReply> responses) {
+          if (request.getFailWithStatus() != 0) {
+            responses.onError(
+                Status.of(Status.Code.of(request.getFailWithStatus()))
+                    .withMessage(request.getFailMessage())
+                    .asException());
+            return;
+          }
+          if (request.getFailMessage().equals("throw")) {
+            throw new IllegalStateException("a handler's bug");
+          }
+          responses.onNext(EchoReply.newBuilder().setPayload(request.getPayload()).build());
+          responses.onCompleted();
+        }
+
+        @Override
+        public void count(
+            CountRequest request,
+            ServerContext context,
+            ServerCallStreamObserver<EchoReply> responses) {
+          responses.setOnCancelHandler(serverSawCancel::countDown);
+          int n = request.getN();
+          if (n > 1_000_000) {
+            handlers.execute(
+                () -> {
+                  producer.set(Thread.currentThread());
+                  for (int i = 0; i < n && !responses.isCancelled(); i++) {
+                    responses.onNext(EchoReply.newBuilder().setSequence(i).build());
+                    sent.incrementAndGet();
+                  }
+                  producerEnded.countDown();
+                });
+            return;
+          }
+          int[] next = {0};
+          responses.setOnReadyHandler(
+              () -> {
+                while (responses.isReady() && next[0] < n) {
+                  responses.onNext(EchoReply.newBuilder().setSequence(next[0]++).build());
+                  sent.incrementAndGet();
+                }
+                if (next[0] == n && n >= 0) {
+                  next[0] = -1;
+                  responses.onCompleted();
+                }
+              });
+          // n == 0 never becomes "ready to send more": end now.
+          if (n == 0) {
+            responses.onCompleted();
+          }
+        }
+
+        @Override
+        public StreamObserver<EchoRequest> collect(
+            ServerContext context, ServerCallStreamObserver<EchoReply> responses) {
+          return new StreamObserver<>() {
+            private ByteString all = ByteString.EMPTY;
+            private long n;
+
+            @Override
+            public void onNext(EchoRequest value) {
+              all = all.concat(value.getPayload());
+              n++;
+            }
+
+            @Override
+            public void onError(Throwable t) {}
+
+            @Override
+            public void onCompleted() {
+              responses.onNext(EchoReply.newBuilder().setPayload(all).setSequence(n).build());
+              responses.onCompleted();
+            }
+          };
+        }
+
+        @Override
+        public StreamObserver<EchoRequest> chat(
+            ServerContext context, ServerCallStreamObserver<EchoReply> responses) {
+          return new StreamObserver<>() {
+            private long i;
+
+            @Override
+            public void onNext(EchoRequest value) {
+              responses.onNext(
+                  EchoReply.newBuilder().setPayload(value.getPayload()).setSequence(i++).build());
+            }
+
+            @Override
+            public void onError(Throwable t) {}
+
+            @Override
+            public void onCompleted() {
+              responses.onCompleted();
+            }
+          };
+        }
+
+        @Override
+        public void notify(EchoRequest request, ServerContext context) {
+          notified.incrementAndGet();
+        }
+      };
+
+  private void serve(EchoServiceObserver.Service service) throws Exception {
+    tcp =
+        RpcOverTcp.serve(
+            RpcServer.builder()
+                .service(EchoServiceObserver.bind(service))
+                .streamsOptions(StreamsOptions.builder().prefetch(PREFETCH).build())
+                .build());
+    echo = new EchoServiceObserver.Client(tcp.client());
+  }
+
+  @AfterEach
+  void stop() {
+    if (tcp != null) {
+      tcp.close();
+    }
+    handlers.shutdownNow();
+  }
+
+  private static EchoRequest request(String payload) {
+    return EchoRequest.newBuilder().setPayload(ByteString.copyFromUtf8(payload)).build();
+  }
+
+  /** Collects what an observer receives. */
+  private static final class Recorder<T> implements StreamObserver<T> {
+    final List<T> values = new CopyOnWriteArrayList<>();
+    final CompletableFuture<List<T>> done = new CompletableFuture<>();
+
+    @Override
+    public void onNext(T value) {
+      values.add(value);
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      done.completeExceptionally(t);
+    }
+
+    @Override
+    public void onCompleted() {
+      done.complete(values);
+    }
+
+    List<T> await() throws Exception {
+      return done.get(10, TimeUnit.SECONDS);
+    }
+
+    StatusException failure() throws Exception {
+      try {
+        done.get(10, TimeUnit.SECONDS);
+      } catch (java.util.concurrent.ExecutionException e) {
+        assertThat(e.getCause()).isInstanceOf(StatusException.class);
+        return (StatusException) e.getCause();
+      }
+      throw new AssertionError("the call completed: " + values);
+    }
+  }
+
+  @Test
+  void unary_answersAndFailsWithTheHandlersStatus() throws Exception {
+    serve(observerEcho);
+    Recorder<EchoReply> ok = new Recorder<>();
+    echo.echo(request("hello"), ok);
+    assertThat(ok.await()).extracting(r -> r.getPayload().toStringUtf8()).containsExactly("hello");
+
+    Recorder<EchoReply> failed = new Recorder<>();
+    echo.echo(
+        EchoRequest.newBuilder().setFailWithStatus(5).setFailMessage("no such thing").build(),
+        failed);
+    StatusException e = failed.failure();
+    assertThat(e.status().code()).isEqualTo(Status.Code.NOT_FOUND);
+    assertThat(e.status().message()).isEqualTo("no such thing");
+
+    Recorder<EchoReply> threw = new Recorder<>();
+    echo.echo(EchoRequest.newBuilder().setFailMessage("throw").build(), threw);
+    assertThat(threw.failure().status().code()).isEqualTo(Status.Code.UNKNOWN);
+  }
+
+  @Test
+  void serverStream_followsIsReadyAndManualRequests() throws Exception {
+    serve(observerEcho);
+    int n = 10_000;
+    CompletableFuture<List<Long>> done = new CompletableFuture<>();
+    List<Long> got = new CopyOnWriteArrayList<>();
+    echo.count(
+        CountRequest.newBuilder().setN(n).build(),
+        new ClientResponseObserver<CountRequest, EchoReply>() {
+          private ClientCallStreamObserver<CountRequest> call;
+          private int inBatch;
+
+          @Override
+          public void beforeStart(ClientCallStreamObserver<CountRequest> call) {
+            this.call = call;
+            call.disableAutoInboundFlowControl();
+            call.request(5);
+          }
+
+          @Override
+          public void onNext(EchoReply value) {
+            got.add(value.getSequence());
+            if (++inBatch == 5) {
+              inBatch = 0;
+              call.request(5);
+            }
+          }
+
+          @Override
+          public void onError(Throwable t) {
+            done.completeExceptionally(t);
+          }
+
+          @Override
+          public void onCompleted() {
+            done.complete(got);
+          }
+        });
+    List<Long> sequences = done.get(20, TimeUnit.SECONDS);
+    assertThat(sequences).hasSize(n);
+    for (int i = 0; i < n; i++) {
+      assertThat(sequences.get(i)).isEqualTo(i);
+    }
+    assertThat(sent.get()).isEqualTo(n);
+  }
+
+  @Test
+  void serverStream_emptyStreamCompletes() throws Exception {
+    serve(observerEcho);
+    Recorder<EchoReply> r = new Recorder<>();
+    echo.count(CountRequest.newBuilder().setN(0).build(), r);
+    assertThat(r.await()).isEmpty();
+  }
+
+  @Test
+  void producerOffTheLoop_isHeldToTheReadersPace_andCancelStopsIt() throws Exception {
+    serve(observerEcho);
+    AtomicInteger received = new AtomicInteger();
+    AtomicReference<ClientCallStreamObserver<CountRequest>> callRef = new AtomicReference<>();
+    Recorder<EchoReply> end = new Recorder<>();
+    echo.count(
+        CountRequest.newBuilder().setN(2_000_000_000).build(),
+        new ClientResponseObserver<CountRequest, EchoReply>() {
+          @Override
+          public void beforeStart(ClientCallStreamObserver<CountRequest> call) {
+            callRef.set(call);
+            call.disableAutoInboundFlowControl();
+            call.request(10); // and never more
+          }
+
+          @Override
+          public void onNext(EchoReply value) {
+            received.incrementAndGet();
+          }
+
+          @Override
+          public void onError(Throwable t) {
+            end.onError(t);
+          }
+
+          @Override
+          public void onCompleted() {
+            end.onCompleted();
+          }
+        });
+    // The producer sends in a plain loop; it must end up waiting, having sent no more than the
+    // client's window (the stream's credit: StreamsOptions' default prefetch of 256, topped up by
+    // the 10 the application took), what the server lets wait (PREFETCH) and the one it holds.
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    long before = -1;
+    while (System.nanoTime() < deadline) {
+      Thread t = producer.get();
+      long now = sent.get();
+      if (t != null && t.getState() == Thread.State.TIMED_WAITING && now == before) {
+        break;
+      }
+      before = now;
+      Thread.sleep(100);
+    }
+    long stalledAt = sent.get();
+    assertThat(stalledAt).isEqualTo(before).isLessThanOrEqualTo(256 + 10 + PREFETCH + 1);
+    Thread.sleep(200);
+    assertThat(sent.get()).isEqualTo(stalledAt);
+    while (received.get() < 10 && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
+    assertThat(received.get()).isEqualTo(10);
+
+    callRef.get().cancel("enough", null);
+    assertThat(end.failure().status().code()).isEqualTo(Status.Code.CANCELLED);
+    assertThat(serverSawCancel.await(10, TimeUnit.SECONDS)).isTrue();
+    // Woken by the cancel, and ends (onNext returns quietly: an on-cancel handler is set).
+    assertThat(producerEnded.await(10, TimeUnit.SECONDS)).isTrue();
+  }
+
+  @Test
+  void deadline_failsTheCallerAndCancelsTheHandler() throws Exception {
+    serve(
+        new DelegatingService(observerEcho) {
+          @Override
+          public void count(
+              CountRequest request,
+              ServerContext context,
+              ServerCallStreamObserver<EchoReply> responses) {
+            responses.setOnCancelHandler(serverSawCancel::countDown); // and never answers
+          }
+        });
+    Recorder<EchoReply> r = new Recorder<>();
+    echo.count(
+        CountRequest.newBuilder().setN(1).build(),
+        r,
+        CallOptions.DEFAULT.withTimeout(Duration.ofMillis(200)));
+    assertThat(r.failure().status().code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+    assertThat(serverSawCancel.await(10, TimeUnit.SECONDS)).isTrue();
+  }
+
+  @Test
+  void clientStream_sendsEveryRequestInOrder() throws Exception {
+    serve(observerEcho);
+    Recorder<EchoReply> r = new Recorder<>();
+    ClientCallStreamObserver<EchoRequest> requests = echo.collect(r);
+    StringBuilder expected = new StringBuilder();
+    for (int i = 0; i < 500; i++) { // from this thread: held back past the server's credit
+      requests.onNext(request(i + ","));
+      expected.append(i).append(',');
+    }
+    requests.onCompleted();
+    EchoReply reply = r.await().get(0);
+    assertThat(reply.getSequence()).isEqualTo(500);
+    assertThat(reply.getPayload().toStringUtf8()).isEqualTo(expected.toString());
+  }
+
+  @Test
+  void bidiStream_echoesInOrder_andWorksAgainstTheReactorService() throws Exception {
+    for (boolean reactorServer : new boolean[] {false, true}) {
+      if (reactorServer) {
+        tcp.close();
+        tcp =
+            RpcOverTcp.serve(
+                RpcServer.builder()
+                    .service(io.millrace.echo.v1.EchoServiceReactor.bind(new EchoServiceImpl()))
+                    .build());
+        echo = new EchoServiceObserver.Client(tcp.client());
+      } else {
+        serve(observerEcho);
+      }
+      Recorder<EchoReply> r = new Recorder<>();
+      ClientCallStreamObserver<EchoRequest> requests = echo.chat(r);
+      for (int i = 0; i < 2_000; i++) {
+        requests.onNext(request("m" + i));
+      }
+      requests.onCompleted();
+      List<EchoReply> replies = r.await();
+      assertThat(replies).hasSize(2_000);
+      for (int i = 0; i < 2_000; i++) {
+        assertThat(replies.get(i).getSequence()).isEqualTo(i);
+        assertThat(replies.get(i).getPayload().toStringUtf8()).isEqualTo("m" + i);
+      }
+    }
+  }
+
+  @Test
+  void fireAndForget_reachesTheHandler() throws Exception {
+    serve(observerEcho);
+    for (int i = 0; i < 100; i++) {
+      echo.notify(request("n"));
+    }
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (notified.get() < 100 && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
+    assertThat(notified.get()).isEqualTo(100);
+  }
+
+  @Test
+  void handlerReturningNoRequestObserver_isInternal() throws Exception {
+    serve(
+        new DelegatingService(observerEcho) {
+          @Override
+          public StreamObserver<EchoRequest> collect(
+              ServerContext context, ServerCallStreamObserver<EchoReply> responses) {
+            return null;
+          }
+        });
+    Recorder<EchoReply> r = new Recorder<>();
+    ClientCallStreamObserver<EchoRequest> requests = echo.collect(r); // opens the call
+    assertThat(r.failure().status().code()).isEqualTo(Status.Code.INTERNAL);
+    assertThat(requests.isReady()).isFalse(); // the call is over: nothing more can be sent
+  }
+
+  /** A service that passes every method to another, for tests that change one. */
+  private static class DelegatingService implements EchoServiceObserver.Service {
+    private final EchoServiceObserver.Service to;
+
+    DelegatingService(EchoServiceObserver.Service to) {
+      this.to = to;
+    }
+
+    @Override
+    public void echo(
+        EchoRequest request, ServerContext context, ServerCallStreamObserver<EchoReply> r) {
+      to.echo(request, context, r);
+    }
+
+    @Override
+    public void count(
+        CountRequest request, ServerContext context, ServerCallStreamObserver<EchoReply> r) {
+      to.count(request, context, r);
+    }
+
+    @Override
+    public StreamObserver<EchoRequest> collect(
+        ServerContext context, ServerCallStreamObserver<EchoReply> r) {
+      return to.collect(context, r);
+    }
+
+    @Override
+    public StreamObserver<EchoRequest> chat(
+        ServerContext context, ServerCallStreamObserver<EchoReply> r) {
+      return to.chat(context, r);
+    }
+
+    @Override
+    public void notify(EchoRequest request, ServerContext context) {
+      to.notify(request, context);
+    }
+  }
+}
