@@ -31,7 +31,32 @@ import picocli.CommandLine.Option;
       "JVM per measurement, pinned to separate cores, one event loop each, same JVM flags."
     })
 final class RunCommand implements Callable<Integer> {
-  @Option(names = "--systems", split = ",", defaultValue = "millrace,grpc-java,rsocket-java")
+  static final List<String> CORE_SYSTEMS = List.of("millrace", "grpc-java", "rsocket-java");
+  static final List<String> RPC_SYSTEMS =
+      List.of(
+          "millrace",
+          "millrace-rpc",
+          "millrace-rpc-rxjava",
+          "millrace-rpc-mutiny",
+          "millrace-rpc-futures",
+          "millrace-rpc-observer",
+          "grpc-java-rpc");
+
+  @Option(
+      names = "--level",
+      defaultValue = "core",
+      description = {
+        "core: raw payloads, no serialization (default systems: "
+            + "millrace,grpc-java,rsocket-java).",
+        "rpc: protobuf through generated code, bench.proto on both sides (default systems: every"
+            + " Millrace RPC flavour, grpc-java-rpc, and core millrace for the share of the core)."
+      })
+  String level;
+
+  @Option(
+      names = "--systems",
+      split = ",",
+      description = "Systems to measure; the default depends on --level.")
   List<String> systems;
 
   @Option(
@@ -115,6 +140,12 @@ final class RunCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    if (!level.equals("core") && !level.equals("rpc")) {
+      throw new IllegalArgumentException("--level is core or rpc: " + level);
+    }
+    if (systems == null) {
+      systems = rpcLevel() ? RPC_SYSTEMS : CORE_SYSTEMS;
+    }
     if (quick) {
       sizes = List.of(8);
       warmup = 2;
@@ -463,7 +494,7 @@ final class RunCommand implements Callable<Integer> {
     if (!r.ok()) {
       return String.format(
           Locale.ROOT,
-          "%-25s %4d B %-5s %-13s FAILED: %s",
+          "%-25s %4d B %-5s %-21s FAILED: %s",
           r.label(),
           r.size,
           r.heap,
@@ -472,7 +503,7 @@ final class RunCommand implements Callable<Integer> {
     }
     return String.format(
         Locale.ROOT,
-        "%-25s %4d B %-5s %-13s %,12.0f msg/s (%,.0f - %,.0f)  alloc B/msg client %s server %s",
+        "%-25s %4d B %-5s %-21s %,12.0f msg/s (%,.0f - %,.0f)  alloc B/msg client %s server %s",
         r.label(),
         r.size,
         r.heap,
@@ -546,6 +577,33 @@ final class RunCommand implements Callable<Integer> {
     return "?";
   }
 
+  private boolean rpcLevel() {
+    return "rpc".equals(level);
+  }
+
+  /**
+   * What a run is compared with: at the core level, millrace against each peer ("x2.0": millrace is
+   * twice as fast); at the RPC level, each Millrace RPC system against grpc-java-rpc ("x15.0":
+   * fifteen times as fast) and as a share of core millrace in the same run.
+   */
+  private static String ratio(RunResult r, RunResult ours, RunResult grpc, boolean rpc) {
+    if (rpc) {
+      if (!r.system.startsWith("millrace-rpc")) {
+        return "";
+      }
+      String x = grpc == null ? "" : String.format(Locale.ROOT, "x%.1f", r.median / grpc.median);
+      return ours == null
+          ? x
+          : x + String.format(Locale.ROOT, " %.0f%% core", 100 * r.median / ours.median);
+    }
+    if (ours == null || r == ours) {
+      return "";
+    }
+    return r.system.equals("millrace-resume")
+        ? String.format(Locale.ROOT, "%.0f%%", 100 * r.median / ours.median)
+        : String.format(Locale.ROOT, "x%.1f", ours.median / r.median);
+  }
+
   /** The summary: throughput per group with ratios, the small-heap change, and latency. */
   String report() {
     StringBuilder out = new StringBuilder();
@@ -558,37 +616,37 @@ final class RunCommand implements Callable<Integer> {
     out.append(
         String.format(
             Locale.ROOT,
-            "Throughput (heap %s), msgs/s: median (min - max); millrace's ratio; allocated bytes per"
-                + " message client/server%n",
-            largeHeap));
+            "Throughput (heap %s), msgs/s: median (min - max); %s; allocated bytes per message"
+                + " client/server%n",
+            largeHeap,
+            rpcLevel()
+                ? "times grpc-java-rpc and share of core millrace"
+                : "millrace's ratio to each"));
     for (Map.Entry<String, List<RunResult>> group : groups.entrySet()) {
       out.append(group.getKey()).append('\n');
       RunResult ours = null;
+      RunResult grpc = null;
       for (RunResult r : group.getValue()) {
         if (r.system.equals("millrace") && r.ok()) {
           ours = r;
+        } else if (r.system.equals("grpc-java-rpc") && r.ok()) {
+          grpc = r;
         }
       }
       for (RunResult r : group.getValue()) {
         if (!r.ok()) {
-          out.append(String.format(Locale.ROOT, "  %-15s FAILED: %s%n", r.system, r.failure));
+          out.append(String.format(Locale.ROOT, "  %-21s FAILED: %s%n", r.system, r.failure));
           continue;
         }
-        String ratio =
-            ours == null || r == ours
-                ? ""
-                : r.system.equals("millrace-resume")
-                    ? String.format(Locale.ROOT, "%.0f%%", 100 * r.median / ours.median)
-                    : String.format(Locale.ROOT, "x%.1f", ours.median / r.median);
         out.append(
             String.format(
                 Locale.ROOT,
-                "  %-15s %,12.0f (%,.0f - %,.0f) %7s  %s/%s%n",
+                "  %-21s %,12.0f (%,.0f - %,.0f) %14s  %s/%s%n",
                 r.system,
                 r.median,
                 r.min,
                 r.max,
-                ratio,
+                ratio(r, ours, grpc, rpcLevel()),
                 bytes(r.allocClient),
                 bytes(r.allocServer)));
       }
@@ -607,7 +665,7 @@ final class RunCommand implements Callable<Integer> {
           out.append(
               String.format(
                   Locale.ROOT,
-                  "  %-25s %4d B %-13s n/a%n",
+                  "  %-25s %4d B %-21s n/a%n",
                   small.label(),
                   small.size,
                   small.system));
@@ -616,7 +674,7 @@ final class RunCommand implements Callable<Integer> {
         out.append(
             String.format(
                 Locale.ROOT,
-                "  %-25s %4d B %-13s %+6.1f %%%n",
+                "  %-25s %4d B %-21s %+6.1f %%%n",
                 small.label(),
                 small.size,
                 small.system,
@@ -654,8 +712,9 @@ final class RunCommand implements Callable<Integer> {
         }
         w.printf(
             Locale.ROOT,
-            "%s,core,%s,%d,%s,%.0f,%.0f,%.0f,%s,%s,%s%n",
+            "%s,%s,%s,%d,%s,%.0f,%.0f,%.0f,%s,%s,%s%n",
             r.system,
+            level,
             r.label(),
             r.size,
             r.heap,

@@ -16,6 +16,10 @@ final class Systems {
           "millrace-observer",
           "millrace-futures",
           "millrace-rpc",
+          "millrace-rpc-rxjava",
+          "millrace-rpc-mutiny",
+          "millrace-rpc-futures",
+          "millrace-rpc-observer",
           "grpc-java",
           "grpc-java-rpc",
           "rsocket-java");
@@ -40,6 +44,14 @@ final class Systems {
         return new io.millrace.bench.millrace.MillraceFuturesSystem();
       case "millrace-rpc":
         return new io.millrace.bench.millrace.MillraceRpcSystem();
+      case "millrace-rpc-rxjava":
+        return new io.millrace.bench.millrace.MillraceRpcRxJavaSystem();
+      case "millrace-rpc-mutiny":
+        return new io.millrace.bench.millrace.MillraceRpcMutinySystem();
+      case "millrace-rpc-futures":
+        return new io.millrace.bench.millrace.MillraceRpcFuturesSystem();
+      case "millrace-rpc-observer":
+        return new io.millrace.bench.millrace.MillraceRpcObserverSystem();
       case "grpc-java":
         return instantiate("io.millrace.bench.grpc.GrpcSystem");
       case "grpc-java-rpc":

@@ -108,4 +108,41 @@ class HarnessSmokeTest {
       assertThat(Double.parseDouble(row.split(",")[5])).as("messages flowed: " + row).isPositive();
     }
   }
+
+  @Test
+  void rpcLevel_comparesWithGrpcJavaAndTheCore(@TempDir Path dir) throws Exception {
+    File csv = dir.resolve("results.csv").toFile();
+    RunCommand command = new RunCommand();
+    int code =
+        new CommandLine(command)
+            .execute(
+                "--level",
+                "rpc",
+                "--systems",
+                "millrace,millrace-rpc-observer,grpc-java-rpc",
+                "--interactions",
+                "request-response",
+                "--sizes",
+                "8",
+                "--warmup",
+                "1",
+                "--duration",
+                "2",
+                "--skip-heap",
+                "--skip-latency",
+                "--logs",
+                dir.resolve("logs").toString(),
+                "--csv",
+                csv.toString());
+    assertThat(code).isZero();
+    List<String> rows = Files.readAllLines(csv.toPath());
+    assertThat(rows).hasSize(4);
+    for (String row : rows.subList(1, 4)) {
+      assertThat(row.split(",")[1]).isEqualTo("rpc");
+      assertThat(Double.parseDouble(row.split(",")[5])).as("messages flowed: " + row).isPositive();
+    }
+    // The RPC system's line carries its ratio to grpc-java and its share of the core.
+    assertThat(command.report())
+        .containsPattern("millrace-rpc-observer +[0-9,]+ \\([0-9, -]+\\) +x[0-9.]+ [0-9]+% core");
+  }
 }

@@ -134,7 +134,7 @@ class EchoServiceTest {
         .isEqualTo("uni");
     assertThat(
             mutiny
-                .chat(Flux.just(request("a"), request("b")))
+                .chat(io.smallrye.mutiny.Multi.createFrom().items(request("a"), request("b")))
                 .collect()
                 .asList()
                 .await()

@@ -5,6 +5,7 @@ import java.util.Iterator;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -126,16 +127,21 @@ public final class Blocking {
     };
   }
 
-  /** Where {@link #fromIterable} reads: virtual threads on JDK 21+, else daemon threads. */
-  private static final Executor PULLER = puller();
+  /** Where {@link #fromIterable} reads. */
+  private static final Executor PULLER = newHandlerExecutor("millrace-rpc-requests");
 
-  private static Executor puller() {
+  /**
+   * An executor for blocking handlers and readers: a virtual thread per task on JDK 21+, else a
+   * cached pool of daemon threads named {@code name}.
+   */
+  public static ExecutorService newHandlerExecutor(String name) {
     try {
-      return (Executor) Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
+      return (ExecutorService)
+          Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
     } catch (ReflectiveOperationException e) {
       return Executors.newCachedThreadPool(
           r -> {
-            Thread t = new Thread(r, "millrace-rpc-requests");
+            Thread t = new Thread(r, name);
             t.setDaemon(true);
             return t;
           });

@@ -84,14 +84,14 @@ public final class MillraceMutinySystem extends FlavourSystem {
 
       @Override
       void startStream(LongAdder received) {
-        Batching consumer = new Batching(received);
+        Batching<Payload> consumer = new Batching<>(received);
         onStop(consumer::cancel);
         requester.requestStream(Payload.of(payload)).subscribe().withSubscriber(consumer);
       }
 
       @Override
       void startChannel(LongAdder received) {
-        Batching consumer = new Batching(received);
+        Batching<Payload> consumer = new Batching<>(received);
         onStop(consumer::cancel);
         Multi<Payload> outbound =
             Multi.createFrom()
@@ -107,7 +107,7 @@ public final class MillraceMutinySystem extends FlavourSystem {
   }
 
   /** Requests INITIAL up front and BATCH more each time a batch arrived, counting every item. */
-  private static final class Batching implements MultiSubscriber<Payload> {
+  static final class Batching<T> implements MultiSubscriber<T> {
     private final LongAdder received;
     private volatile Flow.Subscription subscription;
     private int sinceRequest;
@@ -123,7 +123,7 @@ public final class MillraceMutinySystem extends FlavourSystem {
     }
 
     @Override
-    public void onItem(Payload value) {
+    public void onItem(T value) {
       received.increment();
       if (++sinceRequest == MillraceSystem.BATCH) {
         sinceRequest = 0;

@@ -105,14 +105,14 @@ public final class MillraceObserverSystem extends FlavourSystem {
 
       @Override
       void startStream(LongAdder received) {
-        Counting consumer = new Counting(received, null);
+        Counting<Payload, Payload> consumer = new Counting<>(received, null);
         onStop(consumer::cancel);
         requester.requestStream(Payload.of(payload), consumer);
       }
 
       @Override
       void startChannel(LongAdder received) {
-        Counting consumer = new Counting(received, payload);
+        Counting<Payload, Payload> consumer = new Counting<>(received, () -> Payload.of(payload));
         onStop(consumer::cancel);
         requester.requestChannel(consumer);
       }
@@ -123,31 +123,31 @@ public final class MillraceObserverSystem extends FlavourSystem {
    * Counts what it receives; when given a payload to send (a channel), sends it from the on-ready
    * handler while the call is ready.
    */
-  private static final class Counting implements ClientResponseObserver<Payload, Payload> {
+  static final class Counting<S, R> implements ClientResponseObserver<S, R> {
     private final LongAdder received;
-    private final ByteBuf send;
-    private volatile ClientCallStreamObserver<Payload> call;
+    private final java.util.function.Supplier<S> send;
+    private volatile ClientCallStreamObserver<S> call;
 
-    Counting(LongAdder received, ByteBuf send) {
+    Counting(LongAdder received, java.util.function.Supplier<S> send) {
       this.received = received;
       this.send = send;
     }
 
     @Override
-    public void beforeStart(ClientCallStreamObserver<Payload> call) {
+    public void beforeStart(ClientCallStreamObserver<S> call) {
       this.call = call;
       if (send != null) {
         call.setOnReadyHandler(
             () -> {
               while (call.isReady()) {
-                call.onNext(Payload.of(send));
+                call.onNext(send.get());
               }
             });
       }
     }
 
     @Override
-    public void onNext(Payload value) {
+    public void onNext(R value) {
       received.increment();
     }
 
@@ -158,7 +158,7 @@ public final class MillraceObserverSystem extends FlavourSystem {
     public void onCompleted() {}
 
     void cancel() {
-      ClientCallStreamObserver<Payload> c = call;
+      ClientCallStreamObserver<S> c = call;
       if (c != null) {
         c.cancel("the benchmark ends", null);
       }

@@ -75,14 +75,14 @@ public final class MillraceRxJavaSystem extends FlavourSystem {
 
       @Override
       void startStream(LongAdder received) {
-        Batching consumer = new Batching(received);
+        Batching<Payload> consumer = new Batching<>(received);
         onStop(consumer::dispose);
         requester.requestStream(Payload.of(payload)).subscribe(consumer);
       }
 
       @Override
       void startChannel(LongAdder received) {
-        Batching consumer = new Batching(received);
+        Batching<Payload> consumer = new Batching<>(received);
         onStop(consumer::dispose);
         requester
             .requestChannel(Flowable.generate(emitter -> emitter.onNext(Payload.of(payload))))
@@ -92,7 +92,7 @@ public final class MillraceRxJavaSystem extends FlavourSystem {
   }
 
   /** Requests INITIAL up front and BATCH more each time a batch arrived, counting every item. */
-  private static final class Batching extends DisposableSubscriber<Payload> {
+  static final class Batching<T> extends DisposableSubscriber<T> {
     private final LongAdder received;
     private int sinceRequest;
 
@@ -106,7 +106,7 @@ public final class MillraceRxJavaSystem extends FlavourSystem {
     }
 
     @Override
-    public void onNext(Payload value) {
+    public void onNext(T value) {
       received.increment();
       if (++sinceRequest == MillraceSystem.BATCH) {
         sinceRequest = 0;

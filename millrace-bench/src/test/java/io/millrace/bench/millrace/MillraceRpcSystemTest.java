@@ -7,59 +7,70 @@ import io.millrace.bench.BenchServer;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
-/** The RPC system's interactions make progress through the generated code; no timing thresholds. */
+/**
+ * Every RPC flavour's system makes progress in every interaction through the generated code, and
+ * its server counts what it handled; no timing thresholds.
+ */
 class MillraceRpcSystemTest {
-  private final MillraceRpcSystem system = new MillraceRpcSystem();
-  private final LongAdder handled = new LongAdder();
-  private BenchServer server;
-  private BenchClient client;
 
-  @BeforeEach
-  void start() throws Exception {
-    int port;
+  static List<RpcFlavourSystem> systems() {
+    return List.of(
+        new MillraceRpcSystem(),
+        new MillraceRpcRxJavaSystem(),
+        new MillraceRpcMutinySystem(),
+        new MillraceRpcFuturesSystem(),
+        new MillraceRpcObserverSystem());
+  }
+
+  private static int freePort() {
     try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      port = socket.getLocalPort();
+      return socket.getLocalPort();
     } catch (IOException e) {
       throw new AssertionError(e);
     }
-    server = system.startServer(port, 128, handled);
-    client = system.connect(port, 128);
   }
 
-  @AfterEach
-  void stop() {
-    client.close();
-    server.close();
-  }
+  @ParameterizedTest
+  @MethodSource("systems")
+  void everyInteraction_makesProgress(RpcFlavourSystem system) throws Exception {
+    LongAdder handled = new LongAdder();
+    int port = freePort();
+    BenchServer server = system.startServer(port, 128, handled);
+    try (BenchClient client = system.connect(port, 128)) {
+      CountDownLatch answered = new CountDownLatch(100);
+      for (int i = 0; i < 100; i++) {
+        client.eventLoop().execute(() -> client.requestResponse(answered::countDown));
+      }
+      assertThat(answered.await(10, TimeUnit.SECONDS)).isTrue();
+      assertThat(handled.sum()).isEqualTo(100);
 
-  @Test
-  void requestResponse_answers() throws Exception {
-    CountDownLatch answered = new CountDownLatch(100);
-    for (int i = 0; i < 100; i++) {
-      client.eventLoop().execute(() -> client.requestResponse(answered::countDown));
+      LongAdder sent = new LongAdder();
+      client.fireAndForgetFromThisThread(sent, () -> sent.sum() < 1_000);
+      awaitAtLeast(handled, 1_100);
+
+      LongAdder streamed = new LongAdder();
+      LongAdder echoed = new LongAdder();
+      client.startStream(streamed);
+      client.startChannel(echoed);
+      awaitAtLeast(streamed, 10_000);
+      awaitAtLeast(echoed, 10_000);
+    } finally {
+      server.close();
     }
-    assertThat(answered.await(10, TimeUnit.SECONDS)).isTrue();
-    assertThat(handled.sum()).isEqualTo(100);
   }
 
-  @Test
-  void streamAndChannel_flow() throws Exception {
-    LongAdder streamed = new LongAdder();
-    LongAdder echoed = new LongAdder();
-    client.startStream(streamed);
-    client.startChannel(echoed);
+  private static void awaitAtLeast(LongAdder counter, long n) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while ((streamed.sum() < 10_000 || echoed.sum() < 10_000) && System.nanoTime() < deadline) {
+    while (counter.sum() < n && System.nanoTime() < deadline) {
       Thread.sleep(10);
     }
-    assertThat(streamed.sum()).isGreaterThanOrEqualTo(10_000);
-    assertThat(echoed.sum()).isGreaterThanOrEqualTo(10_000);
+    assertThat(counter.sum()).isGreaterThanOrEqualTo(n);
   }
 }

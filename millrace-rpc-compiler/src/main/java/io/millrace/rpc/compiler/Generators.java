@@ -331,18 +331,19 @@ final class Generators {
     w.line("this.calls = new " + rpc + ".Client(rpc);");
     w.close("}");
     for (Method m : s.methods()) {
+      // Requests in the flavour's own stream type (a Mutiny Multi is no Reactive Streams
+      // Publisher: it is converted here, not by every caller).
       String in =
-          m.clientStreams()
-              ? PUBLISHER + "<" + m.requestClass() + "> requests"
-              : m.requestClass() + " request";
+          m.clientStreams() ? f.type(m, false) + " requests" : m.requestClass() + " request";
       String arg = m.clientStreams() ? "requests" : "request";
+      String sent = m.clientStreams() ? f.streamToPublisher().replace("%s", arg) : arg;
       method(
           w,
           f.type(m, true),
           m.javaName(),
           in,
           arg,
-          f.fromPublisher(m, "calls." + m.javaName() + "(" + arg + ", options)"));
+          f.fromPublisher(m, "calls." + m.javaName() + "(" + sent + ", options)"));
     }
     w.close("}");
     w.close("}");

@@ -15,7 +15,6 @@ import io.millrace.transport.netty.TcpClient;
 import io.millrace.transport.netty.TcpServer;
 import java.io.PrintStream;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -44,12 +43,7 @@ public final class Chat {
 
   /** Blocking handlers on virtual threads where the JDK has them, else a thread pool. */
   static ExecutorService handlers() {
-    try {
-      return (ExecutorService)
-          Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
-    } catch (ReflectiveOperationException e) {
-      return Executors.newCachedThreadPool();
-    }
+    return io.millrace.rpc.Blocking.newHandlerExecutor("chat-handler");
   }
 
   static TcpServer serve(int port, ExecutorService handlers) throws InterruptedException {
