@@ -23,6 +23,11 @@ public final class BenchMain {
     bench.addSubcommand("idle-serve", new IdleServeCommand());
     bench.addSubcommand("idle-drive", new IdleDriveCommand());
     bench.addSubcommand("resume-latency", new ResumeLatencyCommand());
+    bench.addSubcommand("crud", new io.millrace.bench.scenario.CrudCommand());
+    bench.addSubcommand("small-heap", new io.millrace.bench.scenario.SmallHeapCommand());
+    bench.addSubcommand("scenario-serve", new io.millrace.bench.scenario.ScenarioServeCommand());
+    bench.addSubcommand("crud-drive", new io.millrace.bench.scenario.CrudDriveCommand());
+    bench.addSubcommand("small-heap-drive", new io.millrace.bench.scenario.SmallHeapDriveCommand());
     System.exit(bench.execute(args));
   }
 }

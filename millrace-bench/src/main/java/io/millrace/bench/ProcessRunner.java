@@ -19,43 +19,65 @@ import java.util.concurrent.TimeUnit;
  * Runs one measurement: a server JVM and a client JVM, each pinned to its own core with {@code
  * taskset} when the machine has it, with the same JVM flags for every system.
  */
-final class ProcessRunner {
+public final class ProcessRunner {
   private static final boolean TASKSET = new File("/usr/bin/taskset").canExecute();
   private final Path logDir;
   private final List<String> serverOptions;
   private final List<String> clientOptions;
 
-  ProcessRunner(Path logDir, List<String> serverOptions, List<String> clientOptions) {
+  public ProcessRunner(Path logDir, List<String> serverOptions, List<String> clientOptions) {
     this.logDir = logDir;
     this.serverOptions = serverOptions;
     this.clientOptions = clientOptions;
   }
 
-  static boolean pinned() {
+  public static boolean pinned() {
     return TASKSET && Runtime.getRuntime().availableProcessors() >= 2;
   }
 
   /** The output of a client process and the ticks its server printed meanwhile. */
-  record Output(List<String> client, List<String> server, String failure) {}
+  public record Output(List<String> client, List<String> server, String failure) {}
 
   Output run(String system, int size, String heap, String runName, List<String> driveArgs)
       throws IOException, InterruptedException {
-    int port = freePort();
+    List<String> common =
+        List.of("--system", system, "--size", Integer.toString(size), "--port", PORT);
+    List<String> serve = new ArrayList<>(List.of("serve"));
+    serve.addAll(common);
+    List<String> drive = new ArrayList<>(List.of("drive"));
+    drive.addAll(driveArgs);
+    drive.addAll(common);
+    Output out = run(runName, heap, serve, drive, 60);
+    List<String> ticks = new ArrayList<>();
+    for (String line : out.server()) {
+      if (line.startsWith("TICK")) {
+        ticks.add(line);
+      }
+    }
+    return new Output(out.client(), ticks, out.failure());
+  }
+
+  /** In the arguments of {@link #run(String, String, List, List, int)}: the server's port. */
+  public static final String PORT = "{port}";
+
+  /**
+   * Starts a server process with {@code serverArgs} on the second core, waits for it to print
+   * {@code READY}, runs a client process with {@code clientArgs} on the first until it exits (at
+   * most {@code clientSeconds}), then stops the server by closing its input. {@link #PORT} in the
+   * arguments becomes a free port. Returns everything the client printed and every line but READY
+   * the server printed, through its exit.
+   */
+  public Output run(
+      String runName,
+      String heap,
+      List<String> serverArgs,
+      List<String> clientArgs,
+      int clientSeconds)
+      throws IOException, InterruptedException {
+    String port = Integer.toString(freePort());
     Path serverLog = logDir.resolve(runName + "-server.log");
     Path clientLog = logDir.resolve(runName + "-client.log");
-    Process server =
-        start(
-            "1",
-            heap,
-            serverLog,
-            List.of(
-                "serve",
-                "--system",
-                system,
-                "--port",
-                Integer.toString(port),
-                "--size",
-                Integer.toString(size)));
+    Process server = start("1", heap, serverLog, withPort(serverArgs, port));
     List<String> serverLines = new CopyOnWriteArrayList<>();
     CountDownLatch ready = new CountDownLatch(1);
     Thread reader =
@@ -68,7 +90,7 @@ final class ProcessRunner {
                 while ((line = in.readLine()) != null) {
                   if (line.equals("READY")) {
                     ready.countDown();
-                  } else if (line.startsWith("TICK")) {
+                  } else {
                     serverLines.add(line);
                   }
                 }
@@ -79,46 +101,42 @@ final class ProcessRunner {
             "bench-server-reader");
     reader.setDaemon(true);
     reader.start();
+    String failure = null;
+    List<String> clientLines = new ArrayList<>();
     try {
       if (!ready.await(60, TimeUnit.SECONDS)) {
-        return new Output(List.of(), List.of(), "server did not start: see " + serverLog);
-      }
-      List<String> args = new ArrayList<>(driveArgs);
-      args.addAll(
-          List.of(
-              "--system",
-              system,
-              "--port",
-              Integer.toString(port),
-              "--size",
-              Integer.toString(size)));
-      List<String> command = new ArrayList<>(List.of("drive"));
-      command.addAll(args);
-      Process client = start("0", heap, clientLog, command);
-      client.getOutputStream().close();
-      List<String> clientLines = new ArrayList<>();
-      try (BufferedReader in =
-          new BufferedReader(
-              new InputStreamReader(client.getInputStream(), StandardCharsets.UTF_8))) {
-        String line;
-        while ((line = in.readLine()) != null) {
-          clientLines.add(line);
+        failure = "server did not start: see " + serverLog;
+      } else {
+        Process client = start("0", heap, clientLog, withPort(clientArgs, port));
+        client.getOutputStream().close();
+        try (BufferedReader in =
+            new BufferedReader(
+                new InputStreamReader(client.getInputStream(), StandardCharsets.UTF_8))) {
+          String line;
+          while ((line = in.readLine()) != null) {
+            clientLines.add(line);
+          }
+        }
+        if (!client.waitFor(clientSeconds, TimeUnit.SECONDS)) {
+          client.destroyForcibly();
+          failure = "client did not exit: see " + clientLog;
+        } else if (client.exitValue() != 0) {
+          failure = "client failed (exit " + client.exitValue() + "): " + tail(clientLog);
         }
       }
-      if (!client.waitFor(60, TimeUnit.SECONDS)) {
-        client.destroyForcibly();
-        return new Output(clientLines, serverLines, "client did not exit: see " + clientLog);
-      }
-      if (client.exitValue() != 0) {
-        return new Output(
-            clientLines,
-            serverLines,
-            "client failed (exit " + client.exitValue() + "): " + tail(clientLog));
-      }
-      return new Output(clientLines, serverLines, null);
     } finally {
       stop(server);
+      reader.join(5_000); // what the server printed on its way out
     }
+    return new Output(clientLines, List.copyOf(serverLines), failure);
+  }
+
+  private static List<String> withPort(List<String> args, String port) {
+    List<String> out = new ArrayList<>(args.size());
+    for (String a : args) {
+      out.add(a.equals(PORT) ? port : a);
+    }
+    return out;
   }
 
   private static String tail(Path log) throws IOException {

@@ -173,7 +173,36 @@ public final class GrpcSystem implements BenchSystem {
     return EventLoops.epoll() ? EpollSocketChannel.class : NioSocketChannel.class;
   }
 
-  private static void shutdown(EventLoopGroup group) {
+  /**
+   * A server on 127.0.0.1:{@code port} with the harness's settings (the channel type, {@code group}
+   * as boss and worker, the flow-control window, the message limit); the caller adds services and
+   * the executor.
+   */
+  public static NettyServerBuilder serverBuilder(int port, EventLoopGroup group) {
+    return NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
+        .channelType(serverChannelType())
+        .bossEventLoopGroup(group)
+        .workerEventLoopGroup(group)
+        .flowControlWindow(FLOW_CONTROL_WINDOW)
+        .maxInboundMessageSize(MAX_INBOUND_MESSAGE_SIZE);
+  }
+
+  /**
+   * A plaintext channel to 127.0.0.1:{@code port} on {@code group} with the harness's settings
+   * (direct executor, no retries, the flow-control window, the message limit).
+   */
+  public static NettyChannelBuilder channelBuilder(int port, EventLoopGroup group) {
+    return NettyChannelBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
+        .channelType(clientChannelType())
+        .eventLoopGroup(group)
+        .directExecutor()
+        .usePlaintext()
+        .disableRetry()
+        .flowControlWindow(FLOW_CONTROL_WINDOW)
+        .maxInboundMessageSize(MAX_INBOUND_MESSAGE_SIZE);
+  }
+
+  public static void shutdown(EventLoopGroup group) {
     group.shutdownGracefully(0, 5, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
   }
 
@@ -225,15 +254,7 @@ public final class GrpcSystem implements BenchSystem {
     EventLoopGroup group = EventLoops.newGroup(1, "grpc-server");
     Server server;
     try {
-      NettyServerBuilder builder =
-          NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
-              .channelType(serverChannelType())
-              .bossEventLoopGroup(group)
-              .workerEventLoopGroup(group)
-              .directExecutor()
-              .flowControlWindow(FLOW_CONTROL_WINDOW)
-              .maxInboundMessageSize(MAX_INBOUND_MESSAGE_SIZE)
-              .addService(service);
+      NettyServerBuilder builder = serverBuilder(port, group).directExecutor().addService(service);
       if (idle) {
         builder.permitKeepAliveTime(10, TimeUnit.SECONDS).permitKeepAliveWithoutCalls(true);
       }
@@ -368,16 +389,7 @@ public final class GrpcSystem implements BenchSystem {
     EventLoopGroup group = EventLoops.newGroup(1, "grpc-client");
     ManagedChannel channel;
     try {
-      channel =
-          NettyChannelBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
-              .channelType(clientChannelType())
-              .eventLoopGroup(group)
-              .directExecutor()
-              .usePlaintext()
-              .disableRetry()
-              .flowControlWindow(FLOW_CONTROL_WINDOW)
-              .maxInboundMessageSize(MAX_INBOUND_MESSAGE_SIZE)
-              .build();
+      channel = channelBuilder(port, group).build();
     } catch (RuntimeException | Error e) {
       shutdown(group);
       throw e;
@@ -471,7 +483,7 @@ public final class GrpcSystem implements BenchSystem {
   }
 
   /** Connects the channel and waits until it is READY. */
-  private static void awaitReady(ManagedChannel channel, long timeout, TimeUnit unit)
+  public static void awaitReady(ManagedChannel channel, long timeout, TimeUnit unit)
       throws Exception {
     long deadline = System.nanoTime() + unit.toNanos(timeout);
     ConnectivityState state;

@@ -14,8 +14,11 @@ import java.time.Instant;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
-/** ChatService in the blocking flavour: messages in a ConcurrentHashMap, ids from a counter. */
-final class ChatStore implements ChatServiceFutures.Service {
+/**
+ * ChatService in the blocking flavour: messages in a ConcurrentHashMap, ids from a counter. Public
+ * for the benchmark harness, whose CRUD scenario serves this same store over every system.
+ */
+public final class ChatStore implements ChatServiceFutures.Service {
   private final ConcurrentHashMap<String, ChatMessage> messages = new ConcurrentHashMap<>();
   private final AtomicLong ids = new AtomicLong();
 
