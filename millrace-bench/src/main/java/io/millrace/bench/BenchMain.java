@@ -25,6 +25,9 @@ public final class BenchMain {
     bench.addSubcommand("resume-latency", new ResumeLatencyCommand());
     bench.addSubcommand("crud", new io.millrace.bench.scenario.CrudCommand());
     bench.addSubcommand("small-heap", new io.millrace.bench.scenario.SmallHeapCommand());
+    bench.addSubcommand("latency-load", new io.millrace.bench.scenario.LatencyLoadCommand());
+    bench.addSubcommand(
+        "latency-load-drive", new io.millrace.bench.scenario.LatencyLoadDriveCommand());
     bench.addSubcommand("scenario-serve", new io.millrace.bench.scenario.ScenarioServeCommand());
     bench.addSubcommand("crud-drive", new io.millrace.bench.scenario.CrudDriveCommand());
     bench.addSubcommand("small-heap-drive", new io.millrace.bench.scenario.SmallHeapDriveCommand());

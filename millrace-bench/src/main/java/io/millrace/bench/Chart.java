@@ -26,7 +26,9 @@ public final class Chart {
     new Color(0xd62728),
     new Color(0x9467bd),
     new Color(0x8c564b),
-    new Color(0xe377c2)
+    new Color(0xe377c2),
+    new Color(0x7f7f7f),
+    new Color(0xbcbd22)
   };
 
   private Chart() {}

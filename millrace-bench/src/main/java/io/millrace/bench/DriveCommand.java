@@ -60,6 +60,7 @@ final class DriveCommand implements Callable<Integer> {
   private final LongAdder count = new LongAdder();
   private final Recorder latency = new Recorder(TimeUnit.SECONDS.toNanos(60), 3);
   private volatile boolean running = true;
+  private OpenLoop openLoop;
 
   @Override
   public Integer call() throws Exception {
@@ -92,6 +93,9 @@ final class DriveCommand implements Callable<Integer> {
         Thread.sleep(Math.max(1, Math.min(next, Math.max(measureStart, now + 1)) - now));
       }
       running = false;
+      if (openLoop != null) {
+        openLoop.stop();
+      }
       if (pacer != null) {
         pacer.join(2000);
       }
@@ -156,7 +160,8 @@ final class DriveCommand implements Callable<Integer> {
         new PingPong(client).send();
         return null;
       case "rate":
-        new OpenLoop(client).start();
+        openLoop = new OpenLoop(client, rate, latency, count);
+        openLoop.start();
         return null;
       default:
         throw new IllegalArgumentException("unknown mode " + mode);
@@ -230,61 +235,6 @@ final class DriveCommand implements Callable<Integer> {
       count.increment();
       if (running) {
         send();
-      }
-    }
-  }
-
-  /**
-   * Open loop: requests are due at fixed intended times, {@code --rate} per second; a task on the
-   * client's event loop wakes every {@link #PACING_TICK_MICROS} microseconds and sends everything
-   * due. Latency counts from each request's intended time, so a stall delays the sends and shows in
-   * the percentiles (no coordinated omission). At most {@link #MAX_OUTSTANDING} requests are in
-   * flight; beyond that sends wait, and the wait is part of the measured latency.
-   */
-  private final class OpenLoop implements Runnable {
-    static final long PACING_TICK_MICROS = 50;
-    static final int MAX_OUTSTANDING = 4096;
-    private final BenchClient client;
-    private final long interval;
-    private long start;
-    private long sent;
-    private int outstanding;
-
-    OpenLoop(BenchClient client) {
-      this.client = client;
-      this.interval = TimeUnit.SECONDS.toNanos(1) / rate;
-    }
-
-    void start() {
-      client
-          .eventLoop()
-          .execute(
-              () -> {
-                start = System.nanoTime();
-                client
-                    .eventLoop()
-                    .scheduleAtFixedRate(
-                        this, PACING_TICK_MICROS, PACING_TICK_MICROS, TimeUnit.MICROSECONDS);
-              });
-    }
-
-    @Override
-    public void run() {
-      if (!running) {
-        throw new IllegalStateException("stop"); // cancels the periodic task
-      }
-      long due = (System.nanoTime() - start) / interval;
-      while (sent < due && outstanding < MAX_OUTSTANDING) {
-        long intended = start + sent * interval;
-        sent++;
-        outstanding++;
-        client.requestResponse(
-            () -> {
-              outstanding--;
-              latency.recordValue(
-                  Math.min(System.nanoTime() - intended, TimeUnit.SECONDS.toNanos(60)));
-              count.increment();
-            });
       }
     }
   }

@@ -8,8 +8,8 @@ import picocli.CommandLine.Option;
 
 /**
  * The server process of one run: starts a system's server, prints {@code READY}, then once a second
- * {@code TICK <millis> <messages handled> <bytes allocated>} until its standard input closes (the
- * harness closes it, or dies).
+ * {@code TICK <millis> <messages handled> <bytes allocated> <process CPU ns>} until its standard
+ * input closes (the harness closes it, or dies).
  */
 @Command(name = "serve", hidden = true, description = "Server process of one benchmark run.")
 final class ServeCommand implements Callable<Integer> {
@@ -35,13 +35,7 @@ final class ServeCommand implements Callable<Integer> {
                 try {
                   while (true) {
                     Thread.sleep(1000 - System.currentTimeMillis() % 1000);
-                    System.out.println(
-                        "TICK "
-                            + System.currentTimeMillis()
-                            + " "
-                            + handled.sum()
-                            + " "
-                            + Systems.allocatedBytes());
+                    System.out.println(tick(handled));
                     System.out.flush();
                   }
                 } catch (InterruptedException e) {
@@ -56,9 +50,23 @@ final class ServeCommand implements Callable<Integer> {
         // wait for the harness to close our input
       }
       ticker.interrupt();
+      // A last tick at the end, so that a window ending just now has one after it.
+      System.out.println(tick(handled));
+      System.out.flush();
     } finally {
       server.close();
     }
     return 0;
+  }
+
+  private static String tick(LongAdder handled) {
+    return "TICK "
+        + System.currentTimeMillis()
+        + " "
+        + handled.sum()
+        + " "
+        + Systems.allocatedBytes()
+        + " "
+        + Systems.processCpuNanos();
   }
 }

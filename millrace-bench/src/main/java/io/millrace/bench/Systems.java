@@ -5,7 +5,7 @@ import java.lang.management.ManagementFactory;
 import java.util.List;
 
 /** The systems the harness knows, and the JVM-wide counters it reads. */
-final class Systems {
+public final class Systems {
   static final List<String> NAMES =
       List.of(
           "millrace",
@@ -26,7 +26,7 @@ final class Systems {
 
   private Systems() {}
 
-  static BenchSystem byName(String name) {
+  public static BenchSystem byName(String name) {
     switch (name) {
       case "millrace":
         return new MillraceSystem(false);
@@ -69,6 +69,12 @@ final class Systems {
     } catch (ReflectiveOperationException e) {
       throw new IllegalStateException("cannot load " + className, e);
     }
+  }
+
+  /** CPU time this process has used so far, all threads, in nanoseconds. */
+  public static long processCpuNanos() {
+    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+        .getProcessCpuTime();
   }
 
   /** Bytes allocated on the heap by all threads of this JVM so far (HotSpot's counter). */

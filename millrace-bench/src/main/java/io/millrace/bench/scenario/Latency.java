@@ -45,11 +45,18 @@ final class Latency {
   /** {@code GC <collections> <milliseconds>} of this JVM so far. */
   static String gcLine() {
     long count = 0;
-    long millis = 0;
     for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
       count += Math.max(0, gc.getCollectionCount());
+    }
+    return "GC " + count + " " + gcMillis();
+  }
+
+  /** Milliseconds this JVM has spent collecting garbage so far. */
+  static long gcMillis() {
+    long millis = 0;
+    for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
       millis += Math.max(0, gc.getCollectionTime());
     }
-    return "GC " + count + " " + millis;
+    return millis;
   }
 }

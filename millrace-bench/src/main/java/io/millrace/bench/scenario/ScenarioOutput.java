@@ -25,8 +25,13 @@ final class ScenarioOutput {
 
   /** Runs server and client processes logging into {@link #logs}, with no extra JVM options. */
   ProcessRunner runner() throws Exception {
+    return runner(List.of(), List.of());
+  }
+
+  /** Runs server and client processes logging into {@link #logs} with these extra JVM options. */
+  ProcessRunner runner(List<String> serverOptions, List<String> clientOptions) throws Exception {
     Files.createDirectories(logs);
-    return new ProcessRunner(logs, List.of(), List.of());
+    return new ProcessRunner(logs, serverOptions, clientOptions);
   }
 
   /** Prints the report, then writes the CSV and the chart where they were asked for. */

@@ -82,4 +82,42 @@ class ScenarioSmokeTest {
     }
     assertThat(Files.readAllBytes(png.toPath())).startsWith(0x89, 'P', 'N', 'G');
   }
+
+  @Test
+  void latencyLoad_everySystemOneStep(@TempDir Path dir) throws Exception {
+    File csv = dir.resolve("latency-load.csv").toFile();
+    File png = dir.resolve("latency-load.png").toFile();
+    int code =
+        new CommandLine(new LatencyLoadCommand())
+            .execute(
+                "--connections",
+                "2",
+                "--sizes",
+                "48",
+                "--start-rate",
+                "2000",
+                "--max-steps",
+                "1",
+                "--warmup",
+                "1",
+                "--duration",
+                "1",
+                "--logs",
+                dir.resolve("logs").toString(),
+                "--csv",
+                csv.toString(),
+                "--png",
+                png.toString());
+    assertThat(code).isZero();
+    List<String> rows = Files.readAllLines(csv.toPath());
+    assertThat(rows).hasSize(1 + 3);
+    for (String row : rows.subList(1, rows.size())) {
+      String[] cells = row.split(",");
+      assertThat(cells[1]).isEqualTo("2");
+      assertThat(cells[3]).isEqualTo("2000");
+      assertThat(Double.parseDouble(cells[4])).as("answers: " + row).isPositive();
+      assertThat(Double.parseDouble(cells[13])).as("server CPU measured: " + row).isPositive();
+    }
+    assertThat(Files.readAllBytes(png.toPath())).startsWith(0x89, 'P', 'N', 'G');
+  }
 }

@@ -1,0 +1,109 @@
+package io.millrace.bench.scenario;
+
+import io.millrace.bench.BenchClient;
+import io.millrace.bench.BenchSystem;
+import io.millrace.bench.OpenLoop;
+import io.millrace.bench.Systems;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.Recorder;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * The client process of one latency-load step: {@code connections} connections (each the system's
+ * client with its own event loop, all on this process's core), open-loop request-response at {@code
+ * rate} a second in all, split evenly. After the warm-up it measures for {@code duration} seconds
+ * and prints {@code RESULT <answered> <nanoseconds> <latency line>} and {@code GENERATOR <max lag
+ * ns> <capped sends>}: how late the generator sent, and how often the in-flight cap held it (see
+ * {@link OpenLoop}).
+ */
+@Command(
+    name = "latency-load-drive",
+    hidden = true,
+    description = "Client process of one latency-load step.")
+public final class LatencyLoadDriveCommand implements Callable<Integer> {
+  @Option(names = "--system", required = true)
+  String system;
+
+  @Option(names = "--port", required = true)
+  int port;
+
+  @Option(names = "--size", required = true)
+  int size;
+
+  @Option(names = "--connections", defaultValue = "1")
+  int connections;
+
+  @Option(names = "--rate", required = true)
+  long rate;
+
+  @Option(names = "--warmup", defaultValue = "2")
+  int warmup;
+
+  @Option(names = "--duration", defaultValue = "3")
+  int duration;
+
+  @Override
+  public Integer call() throws Exception {
+    BenchSystem s = Systems.byName(system);
+    List<BenchClient> clients = new ArrayList<>();
+    List<OpenLoop> loads = new ArrayList<>();
+    Recorder latency = new Recorder(TimeUnit.SECONDS.toNanos(60), 3);
+    LongAdder answered = new LongAdder();
+    try {
+      for (int i = 0; i < connections; i++) {
+        clients.add(s.connect(port, size));
+      }
+      long each = Math.max(1, rate / connections);
+      for (BenchClient c : clients) {
+        OpenLoop load = new OpenLoop(c, each, latency, answered);
+        loads.add(load);
+        load.start();
+      }
+      Thread.sleep(TimeUnit.SECONDS.toMillis(warmup));
+      latency.reset();
+      loads.forEach(OpenLoop::resetCounters);
+      long before = answered.sum();
+      long startMillis = System.currentTimeMillis();
+      long cpuBefore = Systems.processCpuNanos();
+      long gcBefore = Latency.gcMillis();
+      long start = System.nanoTime();
+      Thread.sleep(TimeUnit.SECONDS.toMillis(duration));
+      long elapsed = System.nanoTime() - start;
+      long cpu = Systems.processCpuNanos() - cpuBefore;
+      long gc = Latency.gcMillis() - gcBefore;
+      long count = answered.sum() - before;
+      Histogram h = latency.getIntervalHistogram();
+      loads.forEach(OpenLoop::stop);
+      long lag = 0;
+      long capped = 0;
+      for (OpenLoop load : loads) {
+        lag = Math.max(lag, load.maxLagNanos());
+        capped += load.cappedSends();
+      }
+      System.out.println("RESULT " + count + " " + elapsed + " " + Latency.line(h));
+      System.out.println("GENERATOR " + lag + " " + capped);
+      System.out.println(
+          "WINDOW "
+              + startMillis
+              + " "
+              + System.currentTimeMillis()
+              + " "
+              + cpu
+              + " "
+              + elapsed
+              + " "
+              + gc);
+    } finally {
+      for (BenchClient c : clients) {
+        c.close();
+      }
+    }
+    return 0;
+  }
+}
