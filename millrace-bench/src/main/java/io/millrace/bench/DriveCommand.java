@@ -95,6 +95,7 @@ final class DriveCommand implements Callable<Integer> {
       running = false;
       if (openLoop != null) {
         openLoop.stop();
+        openLoop.awaitAnswers(5_000);
       }
       if (pacer != null) {
         pacer.join(2000);

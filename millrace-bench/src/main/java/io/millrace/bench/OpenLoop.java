@@ -7,15 +7,17 @@ import org.HdrHistogram.Recorder;
 
 /**
  * Open-loop request-response load on one client: requests are due at fixed intended times, {@code
- * rate} per second, and a task on the client's event loop wakes every {@link #TICK_MICROS}
- * microseconds and sends everything due. Latency is recorded from each request's intended time, so
- * a stall anywhere shows in the percentiles (no coordinated omission).
+ * rate} per second, and a task on the client's event loop wakes at each intended time (at most
+ * every {@link #TICK_MICROS} microseconds: faster loads go out in small batches) and sends
+ * everything due. Latency is recorded from each request's intended time, so a stall anywhere shows
+ * in the percentiles (no coordinated omission). Requests still due when the load stops are recorded
+ * as late as they are then, and {@link #awaitAnswers} waits for those in flight.
  *
  * <p>It also says who fell behind, which the latency alone cannot. At most {@link #MAX_OUTSTANDING}
- * requests are in flight; a send that must wait for that cap means answers are late (the server or
+ * requests are in flight; a request due while that many are means answers are late (the server or
  * the transport queues: {@link #cappedSends}). A send that is late while under the cap means the
- * generator itself could not keep its schedule: its loop, which also reads the answers, was busy
- * (the client side queues: {@link #maxLagNanos} without capped sends).
+ * generator itself could not keep its schedule: its loop, which also reads the answers, was busy or
+ * not scheduled (the client side: {@link #maxLagNanos} without capped sends).
  */
 public final class OpenLoop implements Runnable {
   public static final long TICK_MICROS = 50;
@@ -30,8 +32,9 @@ public final class OpenLoop implements Runnable {
   // On the client's event loop.
   private long start;
   private long sent;
-  private int outstanding;
-  // Written on the loop, read once the load stopped (or roughly, meanwhile).
+  private long cappedThrough;
+  // Written on the loop, read by the thread that waits for the answers.
+  private volatile int outstanding;
   private volatile long maxLagNanos;
   private volatile long cappedSends;
 
@@ -49,16 +52,44 @@ public final class OpenLoop implements Runnable {
         .execute(
             () -> {
               start = System.nanoTime();
-              task =
-                  client
-                      .eventLoop()
-                      .scheduleAtFixedRate(this, TICK_MICROS, TICK_MICROS, TimeUnit.MICROSECONDS);
+              long tick = Math.max(TimeUnit.MICROSECONDS.toNanos(TICK_MICROS), interval);
+              task = client.eventLoop().scheduleAtFixedRate(this, tick, tick, TimeUnit.NANOSECONDS);
             });
   }
 
-  /** Stops sending (answers still in flight are still recorded). */
+  /**
+   * Stops sending: requests due by now and never sent are recorded as late as they are; answers
+   * still in flight are recorded as they come (see {@link #awaitAnswers}).
+   */
   public void stop() {
-    running = false;
+    client
+        .eventLoop()
+        .execute(
+            () -> {
+              if (!running) {
+                return;
+              }
+              running = false;
+              long now = System.nanoTime();
+              long due = (now - start) / interval;
+              for (long i = sent; i < due; i++) {
+                latency.recordValue(
+                    Math.min(now - (start + i * interval), TimeUnit.SECONDS.toNanos(60)));
+              }
+              sent = Math.max(sent, due);
+            });
+  }
+
+  /** Waits, at most {@code timeoutMillis}, until stopped with nothing in flight; false if not. */
+  public boolean awaitAnswers(long timeoutMillis) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+    while (running || outstanding > 0) {
+      if (System.nanoTime() > deadline) {
+        return false;
+      }
+      Thread.sleep(1);
+    }
+    return true;
   }
 
   /** Forgets the lag and capped sends so far (the warm-up's). */
@@ -77,7 +108,7 @@ public final class OpenLoop implements Runnable {
     return maxLagNanos;
   }
 
-  /** Requests that were due while {@link #MAX_OUTSTANDING} were in flight. */
+  /** Requests that fell due while {@link #MAX_OUTSTANDING} were in flight (each counted once). */
   public long cappedSends() {
     return cappedSends;
   }
@@ -98,7 +129,11 @@ public final class OpenLoop implements Runnable {
     }
     while (sent < due) {
       if (outstanding >= MAX_OUTSTANDING) {
-        cappedSends += due - sent;
+        long from = Math.max(sent, cappedThrough);
+        if (due > from) {
+          cappedSends += due - from;
+          cappedThrough = due;
+        }
         break;
       }
       long intended = start + sent * interval;

@@ -47,7 +47,8 @@ public final class ProcessRunner {
     List<String> drive = new ArrayList<>(List.of("drive"));
     drive.addAll(driveArgs);
     drive.addAll(common);
-    Output out = run(runName, heap, serve, drive, 60);
+    // The client runs its warm-up and measurement; a minute more is for starting and stopping.
+    Output out = run(runName, heap, serve, drive, seconds(driveArgs) + 60);
     List<String> ticks = new ArrayList<>();
     for (String line : out.server()) {
       if (line.startsWith("TICK")) {
@@ -55,6 +56,18 @@ public final class ProcessRunner {
       }
     }
     return new Output(out.client(), ticks, out.failure());
+  }
+
+  /** The seconds of {@code --warmup} and {@code --duration} in a drive command's arguments. */
+  private static int seconds(List<String> driveArgs) {
+    int total = 0;
+    for (int i = 0; i + 1 < driveArgs.size(); i++) {
+      String a = driveArgs.get(i);
+      if (a.equals("--warmup") || a.equals("--duration")) {
+        total += Integer.parseInt(driveArgs.get(i + 1));
+      }
+    }
+    return total;
   }
 
   /** In the arguments of {@link #run(String, String, List, List, int)}: the server's port. */
@@ -70,6 +83,21 @@ public final class ProcessRunner {
   public Output run(
       String runName,
       String heap,
+      List<String> serverArgs,
+      List<String> clientArgs,
+      int clientSeconds)
+      throws IOException, InterruptedException {
+    return run(runName, heap, heap, serverArgs, clientArgs, clientSeconds);
+  }
+
+  /**
+   * As {@link #run(String, String, List, List, int)}, the client with a heap of its own: a scenario
+   * that measures a server in a small heap must not squeeze its load generator too.
+   */
+  public Output run(
+      String runName,
+      String heap,
+      String clientHeap,
       List<String> serverArgs,
       List<String> clientArgs,
       int clientSeconds)
@@ -107,28 +135,47 @@ public final class ProcessRunner {
       if (!ready.await(60, TimeUnit.SECONDS)) {
         failure = "server did not start: see " + serverLog;
       } else {
-        Process client = start("0", heap, clientLog, withPort(clientArgs, port));
+        Process client = start("0", clientHeap, clientLog, withPort(clientArgs, port));
         client.getOutputStream().close();
-        try (BufferedReader in =
-            new BufferedReader(
-                new InputStreamReader(client.getInputStream(), StandardCharsets.UTF_8))) {
-          String line;
-          while ((line = in.readLine()) != null) {
-            clientLines.add(line);
-          }
-        }
+        List<String> lines = new CopyOnWriteArrayList<>();
+        Thread clientReader = drain(client, lines);
         if (!client.waitFor(clientSeconds, TimeUnit.SECONDS)) {
           client.destroyForcibly();
-          failure = "client did not exit: see " + clientLog;
+          client.waitFor(10, TimeUnit.SECONDS);
+          failure = "client did not exit in " + clientSeconds + " s: see " + clientLog;
         } else if (client.exitValue() != 0) {
           failure = "client failed (exit " + client.exitValue() + "): " + tail(clientLog);
         }
+        clientReader.join(5_000);
+        clientLines.addAll(lines);
       }
     } finally {
       stop(server);
       reader.join(5_000); // what the server printed on its way out
     }
     return new Output(clientLines, List.copyOf(serverLines), failure);
+  }
+
+  /** Reads {@code process}'s output into {@code lines} on a daemon thread until it ends. */
+  private static Thread drain(Process process, List<String> lines) {
+    Thread reader =
+        new Thread(
+            () -> {
+              try (BufferedReader in =
+                  new BufferedReader(
+                      new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = in.readLine()) != null) {
+                  lines.add(line);
+                }
+              } catch (IOException e) {
+                // the process ended
+              }
+            },
+            "bench-client-reader");
+    reader.setDaemon(true);
+    reader.start();
+    return reader;
   }
 
   private static List<String> withPort(List<String> args, String port) {

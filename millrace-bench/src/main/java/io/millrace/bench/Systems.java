@@ -78,7 +78,7 @@ public final class Systems {
   }
 
   /** Bytes allocated on the heap by all threads of this JVM so far (HotSpot's counter). */
-  static long allocatedBytes() {
+  public static long allocatedBytes() {
     return ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean())
         .getTotalThreadAllocatedBytes();
   }

@@ -448,7 +448,53 @@ class ObserverFlavourTest {
     Recorder<EchoReply> r = new Recorder<>();
     ClientCallStreamObserver<EchoRequest> requests = echo.collect(r); // opens the call
     assertThat(r.failure().status().code()).isEqualTo(Status.Code.INTERNAL);
-    assertThat(requests.isReady()).isFalse(); // the call is over: nothing more can be sent
+    // The call is over for the sending side too: what is sent now is dropped, never queued.
+    ServerCallStreamObserver<?> sending = (ServerCallStreamObserver<?>) requests;
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!sending.isCancelled() && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
+    assertThat(sending.isCancelled()).isTrue();
+    requests.onNext(request("dropped")); // returns: neither throws nor waits for credit
+    assertThat(requests.isReady()).isFalse();
+  }
+
+  @Test
+  void clientCancel_reachesTheServersRequestObserver() throws Exception {
+    CompletableFuture<Throwable> requestsFailed = new CompletableFuture<>();
+    CountDownLatch firstRequest = new CountDownLatch(1);
+    serve(
+        new DelegatingService(observerEcho) {
+          @Override
+          public StreamObserver<EchoRequest> chat(
+              ServerContext context, ServerCallStreamObserver<EchoReply> responses) {
+            return new StreamObserver<>() {
+              @Override
+              public void onNext(EchoRequest value) {
+                firstRequest.countDown();
+              }
+
+              @Override
+              public void onError(Throwable t) {
+                requestsFailed.complete(t);
+              }
+
+              @Override
+              public void onCompleted() {
+                requestsFailed.completeExceptionally(new AssertionError("completed"));
+              }
+            };
+          }
+        });
+    Recorder<EchoReply> r = new Recorder<>();
+    ClientCallStreamObserver<EchoRequest> requests = echo.chat(r);
+    requests.onNext(request("hello"));
+    assertThat(firstRequest.await(10, TimeUnit.SECONDS)).isTrue();
+    requests.cancel("changed my mind", null);
+    assertThat(r.failure().status().code()).isEqualTo(Status.Code.CANCELLED);
+    Throwable t = requestsFailed.get(10, TimeUnit.SECONDS);
+    assertThat(t).isInstanceOf(StatusException.class);
+    assertThat(((StatusException) t).status().code()).isEqualTo(Status.Code.CANCELLED);
   }
 
   /** A service that passes every method to another, for tests that change one. */

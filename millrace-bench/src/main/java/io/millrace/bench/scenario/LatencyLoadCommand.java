@@ -231,49 +231,10 @@ public final class LatencyLoadCommand implements Callable<Integer> {
     if (latency == null) {
       return new Step(system, n, size, rate, 0, null, 0, 0, 0, 0, 0, "no result from the client");
     }
-    double serverCpu = cpuShare(out.server(), windowStart, windowEnd);
+    double serverCpu = Ticks.cpuShare(out.server(), windowStart, windowEnd);
     return new Step(
         system, n, size, rate, achieved, latency, lag, capped, clientCpu, serverCpu, clientGc,
         null);
-  }
-
-  /**
-   * The server's CPU share between {@code start} and {@code end} (wall-clock millis), from its TICK
-   * lines ({@code TICK <millis> <messages> <allocated> <cpu ns>}, one a second): between the first
-   * and last tick inside the window, or, for a window too short to hold two, between the ticks just
-   * around it. 0 when there are no such ticks.
-   */
-  static double cpuShare(List<String> serverLines, long start, long end) {
-    List<long[]> ticks = new ArrayList<>();
-    for (String line : serverLines) {
-      String[] cells = line.split(" ");
-      if (cells[0].equals("TICK") && cells.length >= 5) {
-        ticks.add(new long[] {Long.parseLong(cells[1]), Long.parseLong(cells[4])});
-      }
-    }
-    long[] first = null;
-    long[] last = null;
-    for (long[] t : ticks) {
-      if (t[0] >= start && t[0] <= end) {
-        first = first == null ? t : first;
-        last = t;
-      }
-    }
-    if (first == null || last == first) {
-      first = null;
-      last = null;
-      for (long[] t : ticks) {
-        if (t[0] <= start) {
-          first = t;
-        }
-        if (t[0] >= end && last == null) {
-          last = t;
-        }
-      }
-    }
-    return first == null || last == null || last[0] <= first[0]
-        ? 0
-        : (last[1] - first[1]) / ((last[0] - first[0]) * 1e6);
   }
 
   private static String line(Step s) {

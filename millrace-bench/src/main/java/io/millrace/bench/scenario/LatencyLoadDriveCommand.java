@@ -17,10 +17,13 @@ import picocli.CommandLine.Option;
 /**
  * The client process of one latency-load step: {@code connections} connections (each the system's
  * client with its own event loop, all on this process's core), open-loop request-response at {@code
- * rate} a second in all, split evenly. After the warm-up it measures for {@code duration} seconds
- * and prints {@code RESULT <answered> <nanoseconds> <latency line>} and {@code GENERATOR <max lag
- * ns> <capped sends>}: how late the generator sent, and how often the in-flight cap held it (see
- * {@link OpenLoop}).
+ * rate} a second in all, split evenly. After the warm-up it measures for {@code duration} seconds,
+ * then waits (at most 5 s) for the requests of the window still unanswered, and prints {@code
+ * RESULT <answered in the window> <nanoseconds> <latency line>}, {@code GENERATOR <max lag ns>
+ * <capped sends> <1 if answers were still missing>} (how late the generator sent and how often the
+ * in-flight cap held it: see {@link OpenLoop}) and {@code WINDOW <start millis> <end millis>
+ * <process CPU ns> <nanoseconds> <GC ms>}, the window and the CPU and collection time this process
+ * spent in it.
  */
 @Command(
     name = "latency-load-drive",
@@ -78,8 +81,14 @@ public final class LatencyLoadDriveCommand implements Callable<Integer> {
       long cpu = Systems.processCpuNanos() - cpuBefore;
       long gc = Latency.gcMillis() - gcBefore;
       long count = answered.sum() - before;
-      Histogram h = latency.getIntervalHistogram();
+      // Requests due in the window and not yet answered are part of it: those never sent are
+      // recorded as late as they are now, those in flight when they answer (or at the timeout).
       loads.forEach(OpenLoop::stop);
+      boolean drained = true;
+      for (OpenLoop load : loads) {
+        drained &= load.awaitAnswers(5_000);
+      }
+      Histogram h = latency.getIntervalHistogram();
       long lag = 0;
       long capped = 0;
       for (OpenLoop load : loads) {
@@ -87,7 +96,7 @@ public final class LatencyLoadDriveCommand implements Callable<Integer> {
         capped += load.cappedSends();
       }
       System.out.println("RESULT " + count + " " + elapsed + " " + Latency.line(h));
-      System.out.println("GENERATOR " + lag + " " + capped);
+      System.out.println("GENERATOR " + lag + " " + capped + " " + (drained ? 0 : 1));
       System.out.println(
           "WINDOW "
               + startMillis

@@ -1,5 +1,6 @@
 package io.millrace.bench.scenario;
 
+import io.millrace.bench.Systems;
 import java.io.InputStream;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -7,7 +8,8 @@ import picocli.CommandLine.Option;
 
 /**
  * The server process of a scenario run: serves the scenario's service on one system, prints {@code
- * READY}, and when its standard input closes prints its {@code GC} line and exits.
+ * READY}, then a {@code TICK} line a second (see {@link Ticks}), and when its standard input closes
+ * a last tick and its {@code GC} line, and exits.
  */
 @Command(name = "scenario-serve", hidden = true, description = "Server process of a scenario run.")
 public final class ScenarioServeCommand implements Callable<Integer> {
@@ -37,15 +39,46 @@ public final class ScenarioServeCommand implements Callable<Integer> {
     try {
       System.out.println("READY");
       System.out.flush();
+      Thread ticker =
+          new Thread(
+              () -> {
+                try {
+                  while (true) {
+                    Thread.sleep(1000 - System.currentTimeMillis() % 1000);
+                    tick();
+                  }
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              },
+              "scenario-ticker");
+      ticker.setDaemon(true);
+      ticker.start();
       InputStream in = System.in;
       while (in.read() >= 0) {
         // until the harness closes our input
       }
+      ticker.interrupt();
+      tick();
       System.out.println(Latency.gcLine());
       System.out.flush();
     } finally {
       server.close();
     }
     return 0;
+  }
+
+  /** {@code TICK <millis> 0 <allocated> <cpu ns> <gc ms>}: see {@link Ticks}. */
+  private static void tick() {
+    System.out.println(
+        "TICK "
+            + System.currentTimeMillis()
+            + " 0 "
+            + Systems.allocatedBytes()
+            + " "
+            + Systems.processCpuNanos()
+            + " "
+            + Latency.gcMillis());
+    System.out.flush();
   }
 }

@@ -20,8 +20,9 @@ import picocli.CommandLine.Option;
  * {@code millrace bench small-heap}: a unary service whose handler blocks for a simulated delay,
  * called by 1 to 1,000 concurrent clients, in JVMs of 20 MB and of 256 MB: how many calls a second
  * each system serves, their average and p99 round trip, what they add beyond the delay, and the
- * time both processes spent collecting garbage. Millrace's handlers run on virtual threads where
- * the JDK has them (run the harness on JDK 21+ for that; on 17 they run on a thread pool, as
+ * time both processes spent collecting garbage while measured. The heap is the server's; the load
+ * generator always has {@link #CLIENT_HEAP}. Millrace's handlers run on virtual threads where the
+ * JDK has them (run the harness on JDK 21+ for that; on 17 they run on a thread pool, as
  * grpc-java's and the REST server's do).
  */
 @Command(
@@ -79,6 +80,9 @@ public final class SmallHeapCommand implements Callable<Integer> {
     }
   }
 
+  /** The load generator's heap: the server's heap is what the scenario varies. */
+  static final String CLIENT_HEAP = "512m";
+
   private final List<Result> results = new ArrayList<>();
 
   @Override
@@ -119,6 +123,7 @@ public final class SmallHeapCommand implements Callable<Integer> {
         runner.run(
             "small-heap-" + system + "-" + heap + "-" + delay + "us-" + n,
             heap,
+            CLIENT_HEAP,
             List.of(
                 "scenario-serve",
                 "--scenario",
@@ -158,7 +163,9 @@ public final class SmallHeapCommand implements Callable<Integer> {
     Latency.Summary latency = null;
     long errors = 0;
     long clientGc = 0;
-    long serverGc = 0;
+    long serverGc;
+    long windowStart = 0;
+    long windowEnd = 0;
     for (String line : out.client()) {
       String[] cells = line.split(" ");
       switch (cells[0]) {
@@ -168,15 +175,15 @@ public final class SmallHeapCommand implements Callable<Integer> {
           latency = Latency.Summary.parse(cells, 3);
         }
         case "ERRORS" -> errors = Long.parseLong(cells[1]);
-        case "GC" -> clientGc = Long.parseLong(cells[2]);
+        case "WINDOW" -> {
+          windowStart = Long.parseLong(cells[1]);
+          windowEnd = Long.parseLong(cells[2]);
+          clientGc = Long.parseLong(cells[3]);
+        }
         default -> {}
       }
     }
-    for (String line : out.server()) {
-      if (line.startsWith("GC ")) {
-        serverGc = Long.parseLong(line.split(" ")[2]);
-      }
-    }
+    serverGc = Ticks.gcMillis(out.server(), windowStart, windowEnd);
     if (calls < 0) {
       return new Result(system, heap, delay, n, 0, 1, null, 0, 0, 0, "no result from the client");
     }

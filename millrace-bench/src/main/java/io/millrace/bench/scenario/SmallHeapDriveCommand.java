@@ -13,9 +13,10 @@ import picocli.CommandLine.Option;
  * The client process of the small-heap scenario: {@code clients} closed loops on one connection,
  * each one call at a time. After the warm-up it counts the calls that end within the measured
  * seconds and records their round trips; then it stops issuing, waits for the calls in flight, and
- * prints {@code RESULT <calls> <nanoseconds> <latency line>}, {@code ERRORS <n>} and its {@code GC}
- * line. A loop whose call fails counts the failure and goes on; after 1,000 failures in all, every
- * loop stops.
+ * prints {@code RESULT <calls> <nanoseconds> <latency line>}, {@code ERRORS <n>} and {@code WINDOW
+ * <start millis> <end millis> <GC ms>}: the measured window and this process's GC time in it. A
+ * loop whose call fails counts the failure and goes on; after 1,000 failures in all, every loop
+ * stops.
  */
 @Command(
     name = "small-heap-drive",
@@ -57,11 +58,15 @@ public final class SmallHeapDriveCommand implements Callable<Integer> {
       Thread.sleep(TimeUnit.SECONDS.toMillis(warmup));
       recorder.reset();
       completed.set(0);
+      long startMillis = System.currentTimeMillis();
+      long gcBefore = Latency.gcMillis();
       measuring = true;
       long start = System.nanoTime();
       Thread.sleep(TimeUnit.SECONDS.toMillis(duration));
       measuring = false;
       long elapsed = System.nanoTime() - start;
+      long gc = Latency.gcMillis() - gcBefore;
+      long endMillis = System.currentTimeMillis();
       Histogram latency = recorder.getIntervalHistogram();
       long calls = completed.get();
       running = false;
@@ -71,7 +76,7 @@ public final class SmallHeapDriveCommand implements Callable<Integer> {
       }
       System.out.println("RESULT " + calls + " " + elapsed + " " + Latency.line(latency));
       System.out.println("ERRORS " + failures.get());
-      System.out.println(Latency.gcLine());
+      System.out.println("WINDOW " + startMillis + " " + endMillis + " " + gc);
     }
     return 0;
   }

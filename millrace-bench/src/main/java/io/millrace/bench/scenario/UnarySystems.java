@@ -255,7 +255,12 @@ final class UnarySystems {
                   } else if (response.statusCode() != 200) {
                     failed.accept(new IllegalStateException("HTTP " + response.statusCode()));
                   } else {
-                    Endpoints.<BenchMessage>parse(response.body(), BenchMessage.newBuilder());
+                    try {
+                      Endpoints.<BenchMessage>parse(response.body(), BenchMessage.newBuilder());
+                    } catch (RuntimeException e) {
+                      failed.accept(e);
+                      return;
+                    }
                     done.run();
                   }
                 });

@@ -30,8 +30,10 @@ import org.reactivestreams.Subscription;
  * that a caller that may wait does (a {@link ReentrantLock}, so a virtual thread unmounts), and a
  * caller on any Netty event loop, which must not, fails the call. An interrupted wait fails it too.
  * A failed or cancelled call counts as cancelled: {@code isCancelled()} says so, later values are
- * released, and a responder's {@code onNext} throws unless an on-cancel handler was set, while a
- * requester's drops them quietly, its response observer being told why (gRPC's rules for both).
+ * released, and a responder's {@code onNext} throws unless an on-cancel handler was set (gRPC's
+ * rule), and its request observer, unless the requests ended, gets {@code onError}. A requester's
+ * {@code onNext} then drops values quietly and {@code isReady()} stays false: the responder stopped
+ * reading (it may still answer) or the call ended, which the response observer hears.
  */
 public final class ObserverCall<S, R>
     implements ServerCallStreamObserver<S>, ClientCallStreamObserver<S> {
@@ -290,6 +292,25 @@ public final class ObserverCall<S, R>
               LOG.log(Level.WARNING, "on-cancel handler threw", e);
             }
           });
+    }
+    if (!requester) {
+      // As in gRPC: a responder's request observer that has not seen the requests end hears
+      // that the call was cancelled, so that it can let go of what it holds.
+      runOnLoop(this::tellReceiverCancelled);
+    }
+  }
+
+  /** The request observer, if any and not ended, gets onError(cancelled). On the loop. */
+  private void tellReceiverCancelled() {
+    StreamObserver<R> t = target;
+    if (t == null || targetDone) {
+      return;
+    }
+    targetDone = true;
+    try {
+      t.onError(rules.cancelled("the call was cancelled"));
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "observer's onError threw", e);
     }
   }
 
