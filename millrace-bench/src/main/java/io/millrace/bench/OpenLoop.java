@@ -73,8 +73,7 @@ public final class OpenLoop implements Runnable {
               long now = System.nanoTime();
               long due = (now - start) / interval;
               for (long i = sent; i < due; i++) {
-                latency.recordValue(
-                    Math.min(now - (start + i * interval), TimeUnit.SECONDS.toNanos(60)));
+                latency.recordValue(Math.min(now - intended(i), TimeUnit.SECONDS.toNanos(60)));
               }
               sent = Math.max(sent, due);
             });
@@ -90,6 +89,14 @@ public final class OpenLoop implements Runnable {
       Thread.sleep(1);
     }
     return true;
+  }
+
+  /**
+   * When request {@code i} (from 0) is due: one interval after the start for the first, so that a
+   * tick at each interval finds exactly one request due, sent on time.
+   */
+  private long intended(long i) {
+    return start + (i + 1) * interval;
   }
 
   /** Forgets the lag and capped sends so far (the warm-up's). */
@@ -122,7 +129,7 @@ public final class OpenLoop implements Runnable {
     long now = System.nanoTime();
     long due = (now - start) / interval;
     if (sent < due) {
-      long lag = now - (start + sent * interval);
+      long lag = now - intended(sent);
       if (lag > maxLagNanos) {
         maxLagNanos = lag;
       }
@@ -136,7 +143,7 @@ public final class OpenLoop implements Runnable {
         }
         break;
       }
-      long intended = start + sent * interval;
+      long intended = intended(sent);
       sent++;
       outstanding++;
       client.requestResponse(

@@ -52,7 +52,10 @@ public final class LatencyLoadCommand implements Callable<Integer> {
   @Option(names = "--max-steps", defaultValue = "14")
   int maxSteps;
 
-  @Option(names = "--warmup", defaultValue = "2", description = "Warm-up seconds per step.")
+  @Option(
+      names = "--warmup",
+      defaultValue = "4",
+      description = "Warm-up seconds per step, the first half at a tenth of the load.")
   int warmup;
 
   @Option(names = "--duration", defaultValue = "3", description = "Measured seconds per step.")
@@ -141,7 +144,7 @@ public final class LatencyLoadCommand implements Callable<Integer> {
       sizes = List.of(48);
       startRate = 10_000;
       factor = 4;
-      warmup = 1;
+      warmup = 2;
       duration = 2;
     }
     for (String s : systems) {
