@@ -54,8 +54,12 @@ public final class LatencyLoadCommand implements Callable<Integer> {
 
   @Option(
       names = "--warmup",
-      defaultValue = "4",
-      description = "Warm-up seconds per step, the first half at a tenth of the load.")
+      defaultValue = "10",
+      description = {
+        "Warm-up seconds per step: the first half closed loop at full speed (grpc-java's JIT",
+        "needs seconds of it: warmed by a low step's load alone, it is still compiling, on the",
+        "event loop's core, when the step is measured), the second at the step's load."
+      })
   int warmup;
 
   @Option(names = "--duration", defaultValue = "3", description = "Measured seconds per step.")
@@ -63,7 +67,7 @@ public final class LatencyLoadCommand implements Callable<Integer> {
 
   @Option(
       names = "--quick",
-      description = "About a minute: 1 connection, 48 bytes, steps x4 from 10,000/s, 2 s each.")
+      description = "About 1.5 minutes: 1 connection, 48 bytes, steps x4 from 10,000/s.")
   boolean quick;
 
   @Option(
@@ -144,7 +148,7 @@ public final class LatencyLoadCommand implements Callable<Integer> {
       sizes = List.of(48);
       startRate = 10_000;
       factor = 4;
-      warmup = 2;
+      warmup = 4;
       duration = 2;
     }
     for (String s : systems) {

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
@@ -17,13 +18,14 @@ import picocli.CommandLine.Option;
 /**
  * The client process of one latency-load step: {@code connections} connections (each the system's
  * client with its own event loop, all on this process's core), open-loop request-response at {@code
- * rate} a second in all, split evenly. It warms up for {@code warmup} seconds, the first half at a
- * tenth of the load, then measures for {@code duration} seconds, then waits (at most 5 s) for the
- * requests of the window still unanswered, and prints {@code RESULT <answered in the window>
- * <nanoseconds> <latency line>}, {@code GENERATOR <max lag ns> <capped sends> <1 if answers were
- * still missing>} (how late the generator sent and how often the in-flight cap held it: see {@link
- * OpenLoop}) and {@code WINDOW <start millis> <end millis> <process CPU ns> <nanoseconds> <GC ms>},
- * the window and the CPU and collection time this process spent in it.
+ * rate} a second in all, split evenly. It warms up for {@code warmup} seconds, the first half
+ * closed loop as fast as the system answers (the JIT), the second at the step's load, then measures
+ * for {@code duration} seconds, then waits (at most 5 s) for the requests of the window still
+ * unanswered, and prints {@code RESULT <answered in the window> <nanoseconds> <latency line>},
+ * {@code GENERATOR <max lag ns> <capped sends> <1 if answers were still missing>} (how late the
+ * generator sent and how often the in-flight cap held it: see {@link OpenLoop}) and {@code WINDOW
+ * <start millis> <end millis> <process CPU ns> <nanoseconds> <GC ms>}, the window and the CPU and
+ * collection time this process spent in it.
  */
 @Command(
     name = "latency-load-drive",
@@ -63,20 +65,31 @@ public final class LatencyLoadDriveCommand implements Callable<Integer> {
         clients.add(s.connect(port, size));
       }
       long each = Math.max(1, rate / connections);
-      // Warm up at a tenth of the load first: a cold JIT at the full load can leave a backlog that
-      // some systems never work off (grpc-java: every step at 100 % CPU), measuring the harness's
-      // cold start instead of the load.
-      List<OpenLoop> gentle = new ArrayList<>();
+      // Warm up closed loop first, as fast as each connection answers 16 requests in flight: a
+      // JIT warmed only by a low step's load is still compiling when the step is measured, and
+      // on the one pinned core the compiler takes the event loop's time (grpc-java at 5,000/s:
+      // both cores busy, mostly in C2). Then the step's own load, before it is measured.
+      AtomicBoolean warming = new AtomicBoolean(true);
       for (BenchClient c : clients) {
-        OpenLoop load = new OpenLoop(c, Math.max(1, each / 10), latency, answered);
-        gentle.add(load);
-        load.start();
+        Runnable again =
+            new Runnable() {
+              @Override
+              public void run() {
+                if (warming.get()) {
+                  c.requestResponse(this);
+                }
+              }
+            };
+        c.eventLoop()
+            .execute(
+                () -> {
+                  for (int i = 0; i < 16; i++) {
+                    c.requestResponse(again);
+                  }
+                });
       }
       Thread.sleep(TimeUnit.SECONDS.toMillis(warmup) / 2);
-      gentle.forEach(OpenLoop::stop);
-      for (OpenLoop load : gentle) {
-        load.awaitAnswers(5_000);
-      }
+      warming.set(false);
       for (BenchClient c : clients) {
         OpenLoop load = new OpenLoop(c, each, latency, answered);
         loads.add(load);
