@@ -29,22 +29,7 @@ final class ServeCommand implements Callable<Integer> {
     try {
       System.out.println("READY");
       System.out.flush();
-      Thread ticker =
-          new Thread(
-              () -> {
-                try {
-                  while (true) {
-                    Thread.sleep(1000 - System.currentTimeMillis() % 1000);
-                    System.out.println(tick(handled));
-                    System.out.flush();
-                  }
-                } catch (InterruptedException e) {
-                  Thread.currentThread().interrupt();
-                }
-              },
-              "bench-ticker");
-      ticker.setDaemon(true);
-      ticker.start();
+      Thread ticker = Ticker.start(() -> tick(handled));
       InputStream in = System.in;
       while (in.read() >= 0) {
         // wait for the harness to close our input

@@ -1,6 +1,7 @@
 package io.millrace.bench.scenario;
 
 import io.millrace.bench.Systems;
+import io.millrace.bench.Ticker;
 import java.io.InputStream;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -39,27 +40,13 @@ public final class ScenarioServeCommand implements Callable<Integer> {
     try {
       System.out.println("READY");
       System.out.flush();
-      Thread ticker =
-          new Thread(
-              () -> {
-                try {
-                  while (true) {
-                    Thread.sleep(1000 - System.currentTimeMillis() % 1000);
-                    tick();
-                  }
-                } catch (InterruptedException e) {
-                  Thread.currentThread().interrupt();
-                }
-              },
-              "scenario-ticker");
-      ticker.setDaemon(true);
-      ticker.start();
+      Thread ticker = Ticker.start(ScenarioServeCommand::tickLine);
       InputStream in = System.in;
       while (in.read() >= 0) {
         // until the harness closes our input
       }
       ticker.interrupt();
-      tick();
+      System.out.println(tickLine()); // a last tick, for a window that ended just now
       System.out.println(Latency.gcLine());
       System.out.flush();
     } finally {
@@ -69,16 +56,14 @@ public final class ScenarioServeCommand implements Callable<Integer> {
   }
 
   /** {@code TICK <millis> 0 <allocated> <cpu ns> <gc ms>}: see {@link Ticks}. */
-  private static void tick() {
-    System.out.println(
-        "TICK "
-            + System.currentTimeMillis()
-            + " 0 "
-            + Systems.allocatedBytes()
-            + " "
-            + Systems.processCpuNanos()
-            + " "
-            + Latency.gcMillis());
-    System.out.flush();
+  private static String tickLine() {
+    return "TICK "
+        + System.currentTimeMillis()
+        + " 0 "
+        + Systems.allocatedBytes()
+        + " "
+        + Systems.processCpuNanos()
+        + " "
+        + Latency.gcMillis();
   }
 }
