@@ -1,6 +1,7 @@
 package io.millrace.core;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 
 /**
  * One RSocket stream as seen from this side: an outbound half (payloads this side sends, limited by
@@ -44,6 +45,39 @@ public interface Stream {
 
   /** Sends a final payload and completes the outbound half, in one frame. */
   void nextAndComplete(ByteBuf metadata, ByteBuf data);
+
+  /**
+   * Sends one payload whose data is {@code value}, which {@code encoder} writes straight into the
+   * outbound frame; otherwise as {@link #next(ByteBuf, ByteBuf)} ({@code metadata} is taken over).
+   * A value that fails to encode fails the stream, as an unusable buffer does.
+   */
+  default <T> void next(ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
+    next(metadata, encodeOrRelease(metadata, value, encoder, connection().alloc()));
+  }
+
+  /**
+   * {@link #next(ByteBuf, Object, PayloadEncoder)} that also completes the outbound half, in one
+   * frame.
+   */
+  default <T> void nextAndComplete(ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
+    nextAndComplete(metadata, encodeOrRelease(metadata, value, encoder, connection().alloc()));
+  }
+
+  /**
+   * {@code value} in a buffer of its own, for streams that do not encode into the frame; {@code
+   * metadata} is released when that fails.
+   */
+  private static <T> ByteBuf encodeOrRelease(
+      ByteBuf metadata, T value, PayloadEncoder<? super T> encoder, ByteBufAllocator alloc) {
+    try {
+      return encoder.toBuffer(value, alloc);
+    } catch (RuntimeException | Error e) {
+      if (metadata != null) {
+        metadata.release();
+      }
+      throw e;
+    }
+  }
 
   /** Completes the outbound half. */
   void complete();

@@ -48,6 +48,23 @@ public final class FrameBatch {
   }
 
   /**
+   * Starts a frame like {@link #append} whose {@code dataLength} bytes of data the caller writes
+   * itself, at the returned index, before moving the writer index past them (to that index plus
+   * {@code dataLength}): the prefix, header and metadata are in place, the writer index has not
+   * moved, and the room is there. A caller that fails to write the data leaves the batch as it was
+   * by not moving the writer index.
+   */
+  public static int begin(
+      ByteBuf out, int streamId, int type, int flags, ByteBuf metadata, int dataLength) {
+    int length = FrameHeader.SIZE + Frames.payloadLength(metadata, null) + dataLength;
+    int start = out.writerIndex();
+    out.ensureWritable(FrameHeader.LENGTH_PREFIX_SIZE + length);
+    int at =
+        prefixAndHeader(out, start, length, streamId, type, flags | Frames.metadataFlag(metadata));
+    return payload(out, at, metadata, null);
+  }
+
+  /**
    * Appends a frame whose header is followed by a request-n (REQUEST_STREAM, REQUEST_CHANNEL,
    * REQUEST_N), then optional metadata and data.
    */

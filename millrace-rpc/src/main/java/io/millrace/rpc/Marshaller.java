@@ -1,5 +1,6 @@
 package io.millrace.rpc;
 
+import io.millrace.core.PayloadEncoder;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 
@@ -15,4 +16,13 @@ public interface Marshaller<T> {
    * @throws StatusException INTERNAL when the bytes are not a valid value
    */
   T parse(ByteBuf data);
+
+  /**
+   * An encoder that writes values straight into the outbound frame, or null (the default) to have
+   * them {@link #serialize}d into a buffer of their own. The values it is given are written later,
+   * on the connection's event loop, so it suits immutable values only (protobuf messages).
+   */
+  default PayloadEncoder<T> encoder() {
+    return null;
+  }
 }

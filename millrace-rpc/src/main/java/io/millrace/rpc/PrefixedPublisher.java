@@ -1,5 +1,6 @@
 package io.millrace.rpc;
 
+import io.millrace.streams.internal.ReadsInPlace;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -16,8 +17,12 @@ import org.reactivestreams.Subscription;
  * it never races the source's items and is never made for a call cancelled before it asked. A
  * mapper that throws cancels the source and fails the subscriber with the status the exception
  * stands for. {@code dropped} releases a source item that arrives after the end.
+ *
+ * <p>It {@link ReadsInPlace}: {@code mapper} must have read a source payload in full when it
+ * returns (parsing it), and {@code dropped} must not keep one.
  */
-final class PrefixedPublisher<T, R> implements Publisher<R>, Subscriber<T>, Subscription {
+final class PrefixedPublisher<T, R>
+    implements Publisher<R>, Subscriber<T>, Subscription, ReadsInPlace {
   private final Supplier<R> first;
   private final Publisher<T> source;
   private final Function<T, R> mapper;

@@ -6,20 +6,32 @@ import com.google.protobuf.ExtensionRegistryLite;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageLite;
 import com.google.protobuf.Parser;
+import io.millrace.core.PayloadEncoder;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufInputStream;
 import io.netty.util.concurrent.FastThreadLocal;
+import io.netty.util.concurrent.FastThreadLocalThread;
 import java.io.IOException;
 
 /**
- * Protobuf messages straight into and out of Netty buffers: a message is written once, into a
- * pooled buffer of exactly its size (through protobuf's direct-buffer encoder when the buffer is
- * direct), and parsed from the received buffer in place (protobuf copies the fields it keeps, never
- * the whole payload first). Bytes fields are copied out, so a parsed message never points into a
- * buffer that is released after the call.
+ * Protobuf messages straight into and out of Netty buffers.
+ *
+ * <p>Sending: a message is written once, into the outbound frame ({@link PayloadEncoder}); only a
+ * message that cannot go into the connection's frame batch is written into a pooled buffer of its
+ * own. Protobuf's encoders cannot be pointed at new memory, so each write into a buffer would make
+ * one; instead, on Netty's threads, a small message is encoded by the thread's one array encoder,
+ * reused across messages until its 64 KiB array is used up, and its bytes copied into the frame.
+ * That copy is cheaper than the encoder object (and the two NIO views) a direct write costs per
+ * message.
+ *
+ * <p>Receiving: a message is parsed from the received bytes; on Netty's threads a small one is
+ * first copied into the thread's decoding array and read there by a decoder that is reused in the
+ * same way, held to the message's bytes by a limit. Protobuf copies the fields it keeps, so a
+ * parsed message never points into a buffer that is released after the call.
  */
-public final class ProtobufMarshaller<T extends MessageLite> implements Marshaller<T> {
+public final class ProtobufMarshaller<T extends MessageLite>
+    implements Marshaller<T>, PayloadEncoder<T> {
   private final T defaultInstance;
   private final Parser<T> parser;
 
@@ -43,72 +55,142 @@ public final class ProtobufMarshaller<T extends MessageLite> implements Marshall
   }
 
   @Override
+  public PayloadEncoder<T> encoder() {
+    return this;
+  }
+
+  @Override
   public ByteBuf serialize(T value, ByteBufAllocator alloc) {
-    int size = value.getSerializedSize();
-    ByteBuf out = alloc.buffer(size, size);
     try {
-      if (size > 0 && size <= SCRATCH_BYTES && !out.hasArray()) {
-        // Small messages: protobuf's array encoder into the thread's scratch array, then one copy
-        // (a direct buffer would cost two NIO views and the direct encoder per message).
-        byte[] scratch = SCRATCH.get();
-        CodedOutputStream coded = CodedOutputStream.newInstance(scratch, 0, size);
-        value.writeTo(coded);
-        coded.checkNoSpaceLeft();
-        out.writeBytes(scratch, 0, size);
-      } else if (size > 0) {
-        CodedOutputStream coded =
-            out.hasArray()
-                ? CodedOutputStream.newInstance(out.array(), out.arrayOffset(), size)
-                : CodedOutputStream.newInstance(out.internalNioBuffer(0, size));
-        value.writeTo(coded);
-        coded.checkNoSpaceLeft();
-        out.writerIndex(size);
-      }
-      return out;
-    } catch (IOException | RuntimeException e) {
-      out.release();
-      throw Status.INTERNAL.withMessage("could not serialize a message").withCause(e).asException();
+      return toBuffer(value, alloc);
+    } catch (StatusException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw couldNotSerialize(e);
     }
   }
 
-  /** Messages up to this size are parsed from a per-thread copy: protobuf's fastest decoder. */
-  private static final int SCRATCH_BYTES = 4096;
+  @Override
+  public int length(T value) {
+    return value.getSerializedSize();
+  }
 
-  private static final FastThreadLocal<byte[]> SCRATCH =
+  @Override
+  public void encode(T value, ByteBuf out, int index, int length) {
+    if (length == 0) {
+      return;
+    }
+    try {
+      if (out.hasArray()) {
+        CodedOutputStream coded =
+            CodedOutputStream.newInstance(out.array(), out.arrayOffset() + index, length);
+        value.writeTo(coded);
+        coded.checkNoSpaceLeft();
+      } else if (length <= SCRATCH_MESSAGE_BYTES
+          && FastThreadLocalThread.currentThreadHasFastThreadLocal()) {
+        Scratch scratch = SCRATCH.get();
+        int at = scratch.encode(value, length);
+        out.setBytes(index, scratch.encoded, at, length);
+      } else {
+        CodedOutputStream coded =
+            CodedOutputStream.newInstance(out.internalNioBuffer(index, length));
+        value.writeTo(coded);
+        coded.checkNoSpaceLeft();
+      }
+    } catch (IOException | RuntimeException e) {
+      throw couldNotSerialize(e);
+    }
+  }
+
+  private static StatusException couldNotSerialize(Exception e) {
+    return Status.INTERNAL.withMessage("could not serialize a message").withCause(e).asException();
+  }
+
+  /** Messages up to this size go through the thread's scratch arrays. */
+  private static final int SCRATCH_MESSAGE_BYTES = 4096;
+
+  /** Each scratch array's size: a reused coder serves this many bytes of messages. */
+  private static final int SCRATCH_ARRAY_BYTES = 64 * 1024;
+
+  private static final FastThreadLocal<Scratch> SCRATCH =
       new FastThreadLocal<>() {
         @Override
-        protected byte[] initialValue() {
-          return new byte[SCRATCH_BYTES];
+        protected Scratch initialValue() {
+          return new Scratch();
         }
       };
+
+  /**
+   * A Netty thread's arrays and the coders reading and writing them; each coder moves along its
+   * array message after message and is replaced when the array is used up or a message failed.
+   */
+  private static final class Scratch {
+    final byte[] encoded = new byte[SCRATCH_ARRAY_BYTES];
+    final byte[] decoded = new byte[SCRATCH_ARRAY_BYTES];
+    CodedOutputStream encoder;
+    CodedInputStream decoder;
+
+    /** Encodes {@code value} ({@code length} bytes) into {@link #encoded}; returns where. */
+    int encode(MessageLite value, int length) throws IOException {
+      CodedOutputStream coded = encoder;
+      if (coded == null || coded.spaceLeft() < length) {
+        coded = CodedOutputStream.newInstance(encoded);
+        encoder = coded;
+      }
+      int at = coded.getTotalBytesWritten();
+      encoder = null; // until the message is written whole
+      value.writeTo(coded);
+      if (coded.getTotalBytesWritten() - at != length) {
+        throw new IOException("the message's size changed while it was written");
+      }
+      encoder = coded;
+      return at;
+    }
+
+    /** Parses the {@code length} readable bytes of {@code data} with {@code parser}. */
+    <T extends MessageLite> T decode(Parser<T> parser, ByteBuf data, int length)
+        throws InvalidProtocolBufferException {
+      CodedInputStream in = decoder;
+      if (in == null || in.getTotalBytesRead() + length > SCRATCH_ARRAY_BYTES) {
+        in = CodedInputStream.newInstance(decoded);
+      }
+      int at = in.getTotalBytesRead();
+      data.getBytes(data.readerIndex(), decoded, at, length);
+      decoder = null; // until the message is read whole
+      int limit = in.pushLimit(length);
+      T value = parser.parsePartialFrom(in, ExtensionRegistryLite.getEmptyRegistry());
+      in.checkLastTagWas(0);
+      in.popLimit(limit);
+      decoder = in;
+      return value;
+    }
+  }
 
   @Override
   public T parse(ByteBuf data) {
     try {
       int length = data.readableBytes();
+      T value;
       if (length == 0) {
-        return parser.parseFrom(CodedInputStream.newInstance(new byte[0]));
-      }
-      if (!data.hasArray() && length <= SCRATCH_BYTES) {
-        // A received frame's bytes: one copy into the thread's scratch array beats a NIO view and
-        // the direct decoder for small messages; protobuf copies what it keeps, so the array is
-        // free again once this returns.
-        byte[] scratch = SCRATCH.get();
-        data.getBytes(data.readerIndex(), scratch, 0, length);
-        return parser.parseFrom(scratch, 0, length);
-      }
-      if (data.hasArray()) {
-        return parser.parseFrom(
-            data.array(), data.arrayOffset() + data.readerIndex(), data.readableBytes());
-      }
-      if (data.nioBufferCount() == 1) {
+        value = defaultInstance; // what parsing no bytes gives
+      } else if (!data.hasArray()
+          && length <= SCRATCH_MESSAGE_BYTES
+          && FastThreadLocalThread.currentThreadHasFastThreadLocal()) {
+        value = SCRATCH.get().decode(parser, data, length);
+      } else if (data.hasArray()) {
+        return parser.parseFrom(data.array(), data.arrayOffset() + data.readerIndex(), length);
+      } else if (data.nioBufferCount() == 1) {
         CodedInputStream in =
-            CodedInputStream.newInstance(data.nioBuffer(data.readerIndex(), data.readableBytes()));
-        T value = parser.parseFrom(in, ExtensionRegistryLite.getEmptyRegistry());
+            CodedInputStream.newInstance(data.nioBuffer(data.readerIndex(), length));
+        value = parser.parsePartialFrom(in, ExtensionRegistryLite.getEmptyRegistry());
         in.checkLastTagWas(0); // as the array and stream paths check: no stray end-group tag
-        return value;
+      } else {
+        return parser.parseFrom(new ByteBufInputStream(data.duplicate()));
       }
-      return parser.parseFrom(new ByteBufInputStream(data.duplicate()));
+      if (!value.isInitialized()) {
+        throw new InvalidProtocolBufferException("the message lacks required fields");
+      }
+      return value;
     } catch (InvalidProtocolBufferException e) {
       throw Status.INTERNAL
           .withMessage("invalid protobuf message: " + e.getMessage())

@@ -1,5 +1,6 @@
 package io.millrace.rpc;
 
+import io.millrace.core.PayloadEncoder;
 import io.millrace.core.StreamErrorException;
 import io.millrace.streams.Payload;
 import io.netty.buffer.ByteBuf;
@@ -45,6 +46,7 @@ final class ResponsePublisher<Resp> implements Publisher<Payload>, Subscriber<Re
 
   private final ServerContext context;
   private final Marshaller<Resp> marshaller;
+  private final PayloadEncoder<Resp> encoder; // null: messages are serialized when emitted
   private final boolean unary;
   private final boolean routing;
   private final ByteBufAllocator alloc;
@@ -75,6 +77,7 @@ final class ResponsePublisher<Resp> implements Publisher<Payload>, Subscriber<Re
       Runnable whenDone) {
     this.context = context;
     this.marshaller = marshaller;
+    this.encoder = marshaller == null ? null : marshaller.encoder();
     this.unary = unary;
     this.routing = routing;
     this.alloc = alloc;
@@ -178,9 +181,10 @@ final class ResponsePublisher<Resp> implements Publisher<Payload>, Subscriber<Re
   }
 
   private Payload toPayload(Resp value) {
-    ByteBuf data = marshaller.serialize(value, alloc);
+    // With an encoder the message is written later, straight into the frame that carries it.
+    ByteBuf data = encoder == null ? marshaller.serialize(value, alloc) : null;
     if (routing) {
-      return Payload.of(data);
+      return data == null ? Payload.encoded(null, value, encoder) : Payload.of(data);
     }
     ByteBuf metadata = null;
     try {
@@ -190,9 +194,11 @@ final class ResponsePublisher<Resp> implements Publisher<Payload>, Subscriber<Re
         metadata = alloc.buffer();
         ResponseMetadata.encode(metadata, headers, trailers != null ? Status.OK : null, trailers);
       }
-      return Payload.of(metadata, data);
+      return data == null ? Payload.encoded(metadata, value, encoder) : Payload.of(metadata, data);
     } catch (RuntimeException e) {
-      data.release();
+      if (data != null) {
+        data.release();
+      }
       if (metadata != null) {
         metadata.release();
       }

@@ -4,6 +4,7 @@ import io.millrace.core.NoRoomException;
 import io.millrace.core.StreamErrorException;
 import io.millrace.frame.ErrorCode;
 import io.millrace.streams.Payload;
+import io.millrace.streams.internal.ReadsInPlace;
 import java.util.ArrayDeque;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -29,7 +30,8 @@ import org.reactivestreams.Subscription;
  * finds it busy leaves its work to the one inside); the lock guards the state only and is never
  * held while the subscriber runs.
  */
-final class ResponseReader<Resp> implements Publisher<Resp>, Subscriber<Payload>, Subscription {
+final class ResponseReader<Resp>
+    implements Publisher<Resp>, Subscriber<Payload>, Subscription, ReadsInPlace {
   private final Supplier<Publisher<Payload>> call;
   private final Marshaller<Resp> marshaller;
   private final CallOptions options;

@@ -92,4 +92,84 @@ class ProtobufMarshallerTest {
               assertThat(e.getMessage()).contains("invalid protobuf message");
             });
   }
+
+  /** Runs {@code body} on a Netty thread, where the marshaller reuses its scratch coders. */
+  private static void onNettyThread(ThrowingRunnable body) throws Exception {
+    java.util.concurrent.atomic.AtomicReference<Throwable> failure =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    Thread t =
+        new io.netty.util.concurrent.FastThreadLocalThread(
+            () -> {
+              try {
+                body.run();
+              } catch (Throwable e) {
+                failure.set(e);
+              }
+            });
+    t.start();
+    t.join(30_000);
+    assertThat(t.isAlive()).isFalse();
+    if (failure.get() != null) {
+      throw new AssertionError(failure.get());
+    }
+  }
+
+  interface ThrowingRunnable {
+    void run() throws Exception;
+  }
+
+  @Test
+  void manyMessagesOfEverySize_roundTripThroughTheReusedCoders_pastABadOne() throws Exception {
+    onNettyThread(
+        () -> {
+          java.util.Random random = new java.util.Random(7);
+          // 2,000 messages of 0 to 5,000 bytes: the 64 KiB scratch arrays are used up many times,
+          // messages above 4 KiB take the other path, and each parse follows the last one's bytes.
+          for (int i = 0; i < 2_000; i++) {
+            byte[] bytes = new byte[random.nextInt(5_000)];
+            random.nextBytes(bytes);
+            BytesValue value = BytesValue.of(ByteString.copyFrom(bytes));
+            ByteBuf frame = PooledByteBufAllocator.DEFAULT.directBuffer(16 + bytes.length + 8);
+            try {
+              frame.writerIndex(16); // encoded behind other bytes, as into a frame batch
+              int length = BYTES.length(value);
+              BYTES.encode(value, frame, 16, length);
+              frame.writerIndex(16 + length);
+              frame.readerIndex(16);
+              assertThat(BYTES.parse(frame)).isEqualTo(value);
+            } finally {
+              frame.release();
+            }
+            if (i % 100 == 50) {
+              // A truncated message (a length prefix with too few bytes) fails alone.
+              ByteBuf bad = Unpooled.directBuffer(3).writeByte(0x0A).writeByte(100).writeByte(1);
+              try {
+                assertThatThrownBy(() -> BYTES.parse(bad)).isInstanceOf(StatusException.class);
+              } finally {
+                bad.release();
+              }
+            }
+          }
+        });
+  }
+
+  @Test
+  void aStrayEndGroupTag_isRejectedOnTheReusedDecoderToo() throws Exception {
+    onNettyThread(
+        () -> {
+          // Field 1 as an end-group tag (wire type 4): valid bytes for no message.
+          ByteBuf bad = Unpooled.directBuffer(1).writeByte(0x0C);
+          try {
+            assertThatThrownBy(() -> STRUCT.parse(bad)).isInstanceOf(StatusException.class);
+          } finally {
+            bad.release();
+          }
+          ByteBuf good = STRUCT.serialize(MESSAGE, PooledByteBufAllocator.DEFAULT);
+          try {
+            assertThat(STRUCT.parse(good)).isEqualTo(MESSAGE);
+          } finally {
+            good.release();
+          }
+        });
+  }
 }

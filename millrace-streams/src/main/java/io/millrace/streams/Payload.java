@@ -1,6 +1,9 @@
 package io.millrace.streams;
 
+import io.millrace.core.PayloadEncoder;
+import io.millrace.core.Stream;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
 
@@ -21,19 +24,35 @@ import java.nio.charset.StandardCharsets;
 public final class Payload {
   private final ByteBuf metadata;
 
-  /** The data; null while it is only {@link #bytes} (a received copy, not yet asked for). */
+  /**
+   * The data; null while it is only {@link #bytes} (a received copy, not yet asked for) or only
+   * {@link #value} (an {@link #encoded} payload, not yet asked for).
+   */
   private ByteBuf data;
 
   /** The data of a {@link #received} payload until {@link #data()} wraps it; else null. */
   private final byte[] bytes;
 
+  /** The data of an {@link #encoded} payload until it is sent or {@link #data()} encodes it. */
+  private Object value;
+
+  private PayloadEncoder<Object> encoder;
+
+  /** Whether the buffers are only lent, for the duration of one callback ({@link #lent}). */
+  private final boolean lent;
+
   private Payload(ByteBuf metadata, ByteBuf data) {
+    this(metadata, data, false);
+  }
+
+  private Payload(ByteBuf metadata, ByteBuf data, boolean lent) {
     if (data == null) {
       throw new NullPointerException("data");
     }
     this.metadata = metadata;
     this.data = data;
     this.bytes = null;
+    this.lent = lent;
   }
 
   private Payload(ByteBuf metadata, byte[] bytes) {
@@ -42,6 +61,22 @@ public final class Payload {
     }
     this.metadata = metadata;
     this.bytes = bytes;
+    this.lent = false;
+  }
+
+  @SuppressWarnings("unchecked")
+  private Payload(ByteBuf metadata, Object value, PayloadEncoder<?> encoder) {
+    if (value == null) {
+      throw new NullPointerException("value");
+    }
+    if (encoder == null) {
+      throw new NullPointerException("encoder");
+    }
+    this.metadata = metadata;
+    this.bytes = null;
+    this.value = value;
+    this.encoder = (PayloadEncoder<Object>) encoder;
+    this.lent = false;
   }
 
   /** A payload of {@code data} without metadata (ownership taken). */
@@ -81,6 +116,49 @@ public final class Payload {
     return new Payload(metadata, data);
   }
 
+  /**
+   * A payload whose data is {@code value}, written by {@code encoder} straight into the outbound
+   * frame when it is sent, so that it is encoded once, into the buffer that carries it ({@code
+   * metadata}: null for none, ownership taken). {@code value} must not change afterwards. Asking
+   * for {@link #data()} first encodes it into a buffer of its own.
+   */
+  public static <T> Payload encoded(ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
+    return new Payload(metadata, value, encoder);
+  }
+
+  /**
+   * Sends this payload as {@code stream}'s next one ({@link Stream#next(ByteBuf, ByteBuf)}, or with
+   * {@code complete} {@link Stream#nextAndComplete(ByteBuf, ByteBuf)}); the stream takes it over.
+   * An {@link #encoded} payload is written straight into the frame. On the stream's event loop.
+   */
+  public void sendOn(Stream stream, boolean complete) {
+    PayloadEncoder<Object> e = encoder;
+    if (e != null && data == null) {
+      Object v = value;
+      value = null;
+      encoder = null;
+      if (complete) {
+        stream.nextAndComplete(metadata, v, e);
+      } else {
+        stream.next(metadata, v, e);
+      }
+    } else if (complete) {
+      stream.nextAndComplete(metadata, data());
+    } else {
+      stream.next(metadata, data());
+    }
+  }
+
+  /**
+   * A payload that only lends {@code metadata} (null: none) and {@code data}: they stay their
+   * owner's, are valid until the callback that delivers the payload returns, and {@link #release()}
+   * leaves them alone. For subscribers that read a payload in place and keep nothing of it ({@link
+   * io.millrace.streams.internal.ReadsInPlace}); one that has to keep it copies what it needs.
+   */
+  public static Payload lent(ByteBuf metadata, ByteBuf data) {
+    return new Payload(metadata, data, true);
+  }
+
   /** An empty payload: no metadata, no data. */
   public static Payload empty() {
     return new Payload(null, Unpooled.EMPTY_BUFFER);
@@ -96,7 +174,13 @@ public final class Payload {
   public ByteBuf data() {
     ByteBuf d = data;
     if (d == null) {
-      d = bytes.length == 0 ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(bytes);
+      if (bytes != null) {
+        d = bytes.length == 0 ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(bytes);
+      } else {
+        d = encoder.toBuffer(value, ByteBufAllocator.DEFAULT);
+        value = null;
+        encoder = null;
+      }
       data = d;
     }
     return d;
@@ -113,9 +197,9 @@ public final class Payload {
 
   /** The data decoded as UTF-8. */
   public String dataUtf8() {
-    return data == null
+    return data == null && bytes != null
         ? new String(bytes, StandardCharsets.UTF_8)
-        : data.toString(StandardCharsets.UTF_8);
+        : data().toString(StandardCharsets.UTF_8);
   }
 
   /** The metadata decoded as UTF-8, or null when there is none. */
@@ -125,16 +209,20 @@ public final class Payload {
 
   /** A copy of the data's bytes. */
   public byte[] dataBytes() {
-    if (data == null) {
+    if (data == null && bytes != null) {
       return bytes.clone();
     }
-    byte[] copy = new byte[data.readableBytes()];
-    data.getBytes(data.readerIndex(), copy);
+    ByteBuf d = data();
+    byte[] copy = new byte[d.readableBytes()];
+    d.getBytes(d.readerIndex(), copy);
     return copy;
   }
 
-  /** Retains both buffers; returns this. */
+  /** Retains both buffers; returns this. A {@link #lent} payload cannot be kept this way. */
   public Payload retain() {
+    if (lent) {
+      throw new IllegalStateException("a lent payload's buffers are not its own: copy them");
+    }
     data().retain();
     if (metadata != null) {
       metadata.retain();
@@ -144,9 +232,14 @@ public final class Payload {
 
   /** Releases both buffers (optional for payloads whose bytes are on the heap). */
   public void release() {
-    if (data != null) {
-      data.release(); // (data only in an array has nothing to release)
+    if (lent) {
+      return; // the owner releases them
     }
+    if (data != null) {
+      data.release(); // (data only in an array or a value has nothing to release)
+    }
+    value = null;
+    encoder = null;
     if (metadata != null) {
       metadata.release();
     }
@@ -157,7 +250,9 @@ public final class Payload {
     return "Payload[metadata="
         + (metadata == null ? "none" : metadata.readableBytes() + " B")
         + ", data="
-        + (data == null ? bytes.length : data.readableBytes())
+        + (data != null
+            ? data.readableBytes()
+            : bytes != null ? bytes.length : encoder != null ? encoder.length(value) : 0)
         + " B]";
   }
 }

@@ -1,13 +1,19 @@
 package io.millrace.streams;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
-/** A received payload's heap copy is wrapped in a buffer only when the buffer is asked for. */
+/**
+ * A received payload's heap copy is wrapped in a buffer only when the buffer is asked for; an
+ * encoded payload is encoded only when its bytes are; a lent one never releases its owner's
+ * buffers.
+ */
 class PayloadTest {
 
   @Test
@@ -43,5 +49,53 @@ class PayloadTest {
   @Test
   void anEmptyArrayIsTheEmptyBuffer() {
     assertThat(Payload.received(null, new byte[0]).data()).isSameAs(Unpooled.EMPTY_BUFFER);
+  }
+
+  /** Strings in UTF-8, counting what it encoded. */
+  static final class Utf8Encoder implements io.millrace.core.PayloadEncoder<String> {
+    final AtomicInteger encoded = new AtomicInteger();
+
+    @Override
+    public int length(String value) {
+      return value.getBytes(StandardCharsets.UTF_8).length;
+    }
+
+    @Override
+    public void encode(String value, ByteBuf out, int index, int length) {
+      encoded.incrementAndGet();
+      out.setBytes(index, value.getBytes(StandardCharsets.UTF_8));
+    }
+  }
+
+  @Test
+  void anEncodedPayloadEncodesOnlyWhenItsBytesAreAskedFor() {
+    Utf8Encoder utf8 = new Utf8Encoder();
+    Payload p = Payload.encoded(Unpooled.copiedBuffer("m", StandardCharsets.UTF_8), "héllo", utf8);
+    assertThat(p.toString()).contains("data=6 B");
+    assertThat(utf8.encoded).hasValue(0);
+    assertThat(p.dataUtf8()).isEqualTo("héllo");
+    assertThat(p.dataUtf8()).isEqualTo("héllo");
+    assertThat(utf8.encoded).hasValue(1); // encoded once, kept as its buffer
+    ByteBuf data = p.data();
+    ByteBuf metadata = p.metadata();
+    p.release();
+    assertThat(data.refCnt()).isZero();
+    assertThat(metadata.refCnt()).isZero();
+
+    Payload dropped = Payload.encoded(null, "never sent", utf8);
+    dropped.release(); // nothing was encoded, nothing to release
+    assertThat(utf8.encoded).hasValue(1);
+  }
+
+  @Test
+  void aLentPayloadReadsItsOwnersBuffersAndNeitherReleasesNorKeepsThem() {
+    ByteBuf data = Unpooled.copiedBuffer("lent", StandardCharsets.UTF_8);
+    Payload p = Payload.lent(null, data);
+    assertThat(p.dataUtf8()).isEqualTo("lent");
+    p.release();
+    assertThat(data.refCnt()).isEqualTo(1); // still its owner's
+    assertThatThrownBy(p::retain).isInstanceOf(IllegalStateException.class);
+    assertThat(data.refCnt()).isEqualTo(1);
+    data.release();
   }
 }

@@ -469,4 +469,99 @@ class ReactiveStreamsTest {
     assertThat(failed.await(10, TimeUnit.SECONDS)).isTrue();
     assertThat(error.get()).isInstanceOf(StreamErrorException.class);
   }
+
+  /** Reads each payload in place, keeping what it read and whether the payload was lent. */
+  private static final class InPlaceReader
+      implements Subscriber<Payload>, io.millrace.streams.internal.ReadsInPlace {
+    final List<String> read = new java.util.concurrent.CopyOnWriteArrayList<>();
+    final List<Boolean> lent = new java.util.concurrent.CopyOnWriteArrayList<>();
+    final CountDownLatch done = new CountDownLatch(1);
+    final long firstRequest;
+    volatile Subscription subscription;
+
+    InPlaceReader(long firstRequest) {
+      this.firstRequest = firstRequest;
+    }
+
+    @Override
+    public void onSubscribe(Subscription s) {
+      subscription = s;
+      s.request(firstRequest);
+    }
+
+    @Override
+    public void onNext(Payload p) {
+      read.add(p.dataUtf8());
+      boolean wasLent;
+      try {
+        p.retain();
+        p.release(); // the retain above
+        wasLent = false;
+      } catch (IllegalStateException e) {
+        wasLent = true;
+      }
+      lent.add(wasLent);
+      p.release();
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      done.countDown();
+    }
+
+    @Override
+    public void onComplete() {
+      done.countDown();
+    }
+  }
+
+  @Test
+  void aSubscriberThatReadsInPlaceIsLentWhatGoesStraightOutAndOwnsWhatWaited() throws Exception {
+    ReactiveRequester echo = echo();
+    for (boolean zeroCopy : new boolean[] {true, false}) {
+      ReactiveRequester r =
+          ReactiveRequester.of(
+              echo.connection(), StreamsOptions.builder().prefetch(8).zeroCopy(zeroCopy).build());
+      InPlaceReader reader = new InPlaceReader(3);
+      r.requestStream(Payload.of("10")).subscribe(reader);
+      // The first 3 go straight out as they arrive; the other 7 (within the prefetch) wait.
+      long deadline = System.nanoTime() + WAIT.toNanos();
+      while (reader.read.size() < 3 && System.nanoTime() < deadline) {
+        Thread.sleep(5);
+      }
+      Thread.sleep(100); // what the prefetch allows has arrived and waits
+      assertThat(reader.read).hasSize(3);
+      reader.subscription.request(Long.MAX_VALUE);
+      assertThat(reader.done.await(10, TimeUnit.SECONDS)).isTrue();
+      assertThat(reader.read)
+          .containsExactlyElementsOf(
+              IntStream.range(0, 10).mapToObj(Integer::toString).collect(Collectors.toList()));
+      assertThat(reader.lent.subList(0, 3)).containsOnly(true);
+      assertThat(reader.lent.subList(3, 10)).containsOnly(false);
+    }
+  }
+
+  @Test
+  void encodedPayloadsAreSentAsTheirBytes() throws Exception {
+    PayloadTest.Utf8Encoder utf8 = new PayloadTest.Utf8Encoder();
+    pair =
+        new Pair(
+            ReactiveResponder.of(
+                new ReactiveHandler() {
+                  @Override
+                  public Publisher<Payload> requestStream(Payload payload) {
+                    payload.release();
+                    return Flux.range(0, 1000).map(i -> Payload.encoded(null, "é" + i, utf8));
+                  }
+                }));
+    List<String> got =
+        Flux.from(pair.requester().requestStream(Payload.of("go")))
+            .map(Payload::dataUtf8)
+            .collectList()
+            .block(WAIT);
+    assertThat(got)
+        .containsExactlyElementsOf(
+            IntStream.range(0, 1000).mapToObj(i -> "é" + i).collect(Collectors.toList()));
+    assertThat(utf8.encoded).hasValue(1000);
+  }
 }

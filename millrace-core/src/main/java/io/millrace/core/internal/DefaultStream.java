@@ -1,6 +1,7 @@
 package io.millrace.core.internal;
 
 import io.millrace.core.Connection;
+import io.millrace.core.PayloadEncoder;
 import io.millrace.core.Stream;
 import io.millrace.core.StreamListener;
 import io.millrace.frame.ErrorCode;
@@ -179,6 +180,16 @@ final class DefaultStream implements Stream {
     send(metadata, data, FrameHeader.FLAG_NEXT | FrameHeader.FLAG_COMPLETE);
   }
 
+  @Override
+  public <T> void next(ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
+    send(metadata, value, encoder, FrameHeader.FLAG_NEXT);
+  }
+
+  @Override
+  public <T> void nextAndComplete(ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
+    send(metadata, value, encoder, FrameHeader.FLAG_NEXT | FrameHeader.FLAG_COMPLETE);
+  }
+
   /**
    * A requester stream handed over from another thread is not on the wire until the loop has sent
    * its request: sending or granting on it before then would write frames for stream 0.
@@ -190,15 +201,52 @@ final class DefaultStream implements Stream {
   }
 
   private void send(ByteBuf metadata, ByteBuf data, int flags) {
+    if (!takeSendCredit(metadata, data)) {
+      return;
+    }
+    flags = payloadFlags(flags);
+    try {
+      engine.writer().payload(id, flags, metadata, data);
+    } catch (RuntimeException e) {
+      // An unreadable buffer (released by mistake): this stream fails, the connection does not.
+      engine.logUnusableBuffer(this, e);
+      failBothWays(ErrorCode.APPLICATION_ERROR, "the application sent an unusable payload buffer");
+      return;
+    }
+    afterPayload(flags);
+  }
+
+  private <T> void send(ByteBuf metadata, T value, PayloadEncoder<? super T> encoder, int flags) {
+    if (!takeSendCredit(metadata, null)) {
+      return;
+    }
+    flags = payloadFlags(flags);
+    try {
+      engine.writer().payload(id, flags, metadata, value, encoder);
+    } catch (RuntimeException e) {
+      // The encoder failed (or the metadata buffer was unusable): as for an unusable buffer.
+      engine.logUnusableBuffer(this, e);
+      failBothWays(
+          ErrorCode.APPLICATION_ERROR, "the application sent a payload it could not encode");
+      return;
+    }
+    afterPayload(flags);
+  }
+
+  /**
+   * Takes one credit for a payload about to be sent; false when the payload is dropped instead (the
+   * outbound half ended: a producer racing with CANCEL is not a bug), and an exception when it may
+   * never be sent. Either way the buffers are released.
+   */
+  private boolean takeSendCredit(ByteBuf metadata, ByteBuf data) {
     engine.checkInEventLoop();
     if (!hasOutboundHalf()) {
       release(metadata, data);
       throw new IllegalStateException("this side of the stream does not send payloads");
     }
     if (outboundDone()) {
-      // Cancelled by the peer or already ended: a producer racing with CANCEL is not a bug.
       release(metadata, data);
-      return;
+      return false;
     }
     if (outboundCredit <= 0) {
       release(metadata, data);
@@ -211,17 +259,14 @@ final class DefaultStream implements Stream {
     if (outboundCredit != Long.MAX_VALUE) {
       outboundCredit--;
     }
-    if (kind == REQUEST_RESPONSE) {
-      flags |= FrameHeader.FLAG_COMPLETE;
-    }
-    try {
-      engine.writer().payload(id, flags, metadata, data);
-    } catch (RuntimeException e) {
-      // An unreadable buffer (released by mistake): this stream fails, the connection does not.
-      engine.logUnusableBuffer(this, e);
-      failBothWays(ErrorCode.APPLICATION_ERROR, "the application sent an unusable payload buffer");
-      return;
-    }
+    return true;
+  }
+
+  private int payloadFlags(int flags) {
+    return kind == REQUEST_RESPONSE ? flags | FrameHeader.FLAG_COMPLETE : flags;
+  }
+
+  private void afterPayload(int flags) {
     if ((flags & FrameHeader.FLAG_COMPLETE) != 0) {
       markOutboundDone();
       endIfDone();

@@ -1,6 +1,7 @@
 package io.millrace.core.internal;
 
 import io.millrace.core.ConnectionConfig;
+import io.millrace.core.PayloadEncoder;
 import io.millrace.frame.CancelFrame;
 import io.millrace.frame.ErrorFrame;
 import io.millrace.frame.FrameBatch;
@@ -223,6 +224,44 @@ final class FrameWriter {
     } finally {
       release(metadata, data);
     }
+  }
+
+  /**
+   * Sends a PAYLOAD whose data {@code encoder} writes straight into the batch; a payload that does
+   * not go into a batch (too long, or a transport that does not batch) is encoded into a buffer of
+   * its own and sent as above. A value that fails to encode throws, and nothing of its frame is
+   * written.
+   */
+  <T> void payload(
+      int streamId, int flags, ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
+    ByteBuf data;
+    boolean handedOn = false;
+    try {
+      int dataLength = encoder.length(value);
+      int length = FrameBatch.length(0, metadata, null) + dataLength;
+      ByteBuf b = length <= frameLimit ? batchFor(length) : null;
+      if (b != null) {
+        int at =
+            FrameBatch.begin(
+                b,
+                streamId,
+                FrameType.PAYLOAD,
+                flags & (FrameHeader.FLAG_COMPLETE | FrameHeader.FLAG_NEXT),
+                metadata,
+                dataLength);
+        encoder.encode(value, b, at, dataLength);
+        b.writerIndex(at + dataLength);
+        appended();
+        return;
+      }
+      data = encoder.toBuffer(value, alloc);
+      handedOn = true;
+    } finally {
+      if (!handedOn) {
+        releaseIfLive(metadata);
+      }
+    }
+    payload(streamId, flags, metadata, data);
   }
 
   void complete(int streamId) {

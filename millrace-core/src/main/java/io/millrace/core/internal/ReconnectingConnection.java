@@ -4,6 +4,7 @@ import io.millrace.core.CloseReason;
 import io.millrace.core.Connection;
 import io.millrace.core.ConnectionConfig;
 import io.millrace.core.ConnectionListener;
+import io.millrace.core.PayloadEncoder;
 import io.millrace.core.Reconnect;
 import io.millrace.core.Stream;
 import io.millrace.core.StreamListener;
@@ -1131,28 +1132,33 @@ public final class ReconnectingConnection implements Connection {
 
     @Override
     public void next(ByteBuf m, ByteBuf d) {
-      Stream s;
-      try {
-        s = sentOrThrow("send");
-      } catch (IllegalStateException e) {
-        release(m);
-        release(d);
-        throw e;
-      }
-      s.next(m, d);
+      sentForPayload(m, d).next(m, d);
     }
 
     @Override
     public void nextAndComplete(ByteBuf m, ByteBuf d) {
-      Stream s;
+      sentForPayload(m, d).nextAndComplete(m, d);
+    }
+
+    @Override
+    public <T> void next(ByteBuf m, T value, PayloadEncoder<? super T> encoder) {
+      sentForPayload(m, null).next(m, value, encoder);
+    }
+
+    @Override
+    public <T> void nextAndComplete(ByteBuf m, T value, PayloadEncoder<? super T> encoder) {
+      sentForPayload(m, null).nextAndComplete(m, value, encoder);
+    }
+
+    /** The stream sent for this request; releases a payload's buffers when there is none yet. */
+    private Stream sentForPayload(ByteBuf m, ByteBuf d) {
       try {
-        s = sentOrThrow("send");
+        return sentOrThrow("send");
       } catch (IllegalStateException e) {
         release(m);
         release(d);
         throw e;
       }
-      s.nextAndComplete(m, d);
     }
 
     @Override

@@ -87,6 +87,13 @@ public abstract class InboundPublisher extends LoopDrain
   // Event loop only.
   private boolean loopStarted;
   private ArrayDeque<Payload> queue;
+
+  /**
+   * Whether the subscriber {@link ReadsInPlace}: a payload emitted straight from the engine's
+   * callback is then lent, not copied or retained. Written before {@link #downstream}.
+   */
+  private boolean lends;
+
   private long emitted;
 
   /** Credit granted to the peer and payloads received, in total (bounded credit only). */
@@ -188,6 +195,7 @@ public abstract class InboundPublisher extends LoopDrain
               "this Publisher takes one subscriber: it is one call (make the call again)"));
       return;
     }
+    lends = subscriber instanceof ReadsInPlace;
     downstream = subscriber;
     subscriber.onSubscribe(this);
     // Rule 1.3: nothing may be signalled before onSubscribe returns, so a request made inside it
@@ -292,11 +300,10 @@ public abstract class InboundPublisher extends LoopDrain
       stream = s; // the caller thread has not stored it yet
     }
     arrived++;
-    Payload p = Payloads.received(metadata, data, zeroCopy);
     if (!draining && (queue == null || queue.isEmpty()) && canEmit(requested)) {
       draining = true;
       try {
-        emit(s, p);
+        emit(s, lends ? Payload.lent(metadata, data) : Payloads.received(metadata, data, zeroCopy));
       } finally {
         draining = false;
       }
@@ -305,6 +312,7 @@ public abstract class InboundPublisher extends LoopDrain
       }
       return;
     }
+    Payload p = Payloads.received(metadata, data, zeroCopy);
     if (queue == null) {
       queue = new ArrayDeque<>(Math.min(prefetch, 64));
     }

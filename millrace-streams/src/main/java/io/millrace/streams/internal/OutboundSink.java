@@ -180,7 +180,7 @@ public class OutboundSink extends LoopDrain implements Subscriber<Payload>, Stre
     if (s == null) {
       open(p);
     } else {
-      s.next(p.metadata(), p.data());
+      p.sendOn(s, false);
       if (s.isOutboundDone() && !finished) {
         answered = true; // a request-response's one payload
       }

@@ -1,0 +1,41 @@
+package io.millrace.core;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+
+/**
+ * Writes a value as a payload's data straight into the buffer of the outbound frame, so that a
+ * message is encoded once, where it is sent from, instead of into a buffer of its own that is then
+ * copied into the frame and released ({@link Stream#next(ByteBuf, Object, PayloadEncoder)}).
+ *
+ * <p>The value is encoded when the frame is written, on the connection's event loop, possibly later
+ * than it was handed over; it must not change in between (protobuf messages never do).
+ *
+ * @param <T> the type of the values encoded
+ */
+public interface PayloadEncoder<T> {
+  /** The exact number of bytes {@link #encode} writes for {@code value}. */
+  int length(T value);
+
+  /**
+   * Writes exactly {@code length} bytes (the value of {@link #length}) of {@code value} into {@code
+   * out} from {@code index} on, with absolute writes: {@code out}'s indexes do not move, and the
+   * room is there. A failure is thrown as an unchecked exception; the bytes written so far are then
+   * not sent.
+   */
+  void encode(T value, ByteBuf out, int index, int length);
+
+  /** {@code value} encoded into a new buffer from {@code alloc} (the caller owns it). */
+  default ByteBuf toBuffer(T value, ByteBufAllocator alloc) {
+    int length = length(value);
+    ByteBuf buf = alloc.buffer(length, length);
+    try {
+      encode(value, buf, 0, length);
+      buf.writerIndex(length);
+      return buf;
+    } catch (RuntimeException | Error e) {
+      buf.release();
+      throw e;
+    }
+  }
+}
