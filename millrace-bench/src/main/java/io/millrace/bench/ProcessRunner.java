@@ -24,11 +24,20 @@ public final class ProcessRunner {
   private final Path logDir;
   private final List<String> serverOptions;
   private final List<String> clientOptions;
+  private final String gc;
 
   public ProcessRunner(Path logDir, List<String> serverOptions, List<String> clientOptions) {
+    this(logDir, serverOptions, clientOptions, "g1");
+  }
+
+  /** With collector {@code gc} (one of {@link #COLLECTORS}) in every process. */
+  public ProcessRunner(
+      Path logDir, List<String> serverOptions, List<String> clientOptions, String gc) {
+    gcFlag(gc); // fail fast on a typo
     this.logDir = logDir;
     this.serverOptions = serverOptions;
     this.clientOptions = clientOptions;
+    this.gc = gc;
   }
 
   public static boolean pinned() {
@@ -210,7 +219,7 @@ public final class ProcessRunner {
       command.addAll(List.of("/usr/bin/taskset", "-c", cpu));
     }
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.addAll(jvmFlags(heap));
+    command.addAll(jvmFlags(heap, gc));
     command.addAll(cpu.equals("1") ? serverOptions : clientOptions);
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
@@ -219,12 +228,30 @@ public final class ProcessRunner {
     return new ProcessBuilder(command).redirectError(log.toFile()).start();
   }
 
-  /** The same flags for every system. */
+  /** The same flags for every system, with G1. */
   static List<String> jvmFlags(String heap) {
+    return jvmFlags(heap, "g1");
+  }
+
+  /** The collectors {@code --gc} takes. */
+  public static final List<String> COLLECTORS = List.of("g1", "serial", "parallel");
+
+  static String gcFlag(String gc) {
+    return switch (gc) {
+      case "g1" -> "-XX:+UseG1GC";
+      case "serial" -> "-XX:+UseSerialGC";
+      case "parallel" -> "-XX:+UseParallelGC";
+      default ->
+          throw new IllegalArgumentException("--gc takes one of " + COLLECTORS + ", not " + gc);
+    };
+  }
+
+  /** The same flags for every system, with collector {@code gc} (one of {@link #COLLECTORS}). */
+  static List<String> jvmFlags(String heap, String gc) {
     return List.of(
         "-Xms" + heap,
         "-Xmx" + heap,
-        "-XX:+UseG1GC",
+        gcFlag(gc),
         "-Dio.netty.leakDetection.level=disabled",
         "--enable-native-access=ALL-UNNAMED",
         "-Djava.awt.headless=true");

@@ -83,6 +83,14 @@ final class RunCommand implements Callable<Integer> {
   @Option(names = "--heap", defaultValue = "20m", description = "Heap of the small-heap pass.")
   String smallHeap;
 
+  @Option(
+      names = "--gc",
+      defaultValue = "g1",
+      description =
+          "Collector of every process: g1 (the default), serial or parallel. The small-heap pass's"
+              + " loss depends on it more than on the system (docs/benchmarks.md).")
+  String gc;
+
   @Option(names = "--skip-heap", description = "Skip the small-heap pass.")
   boolean skipHeap;
 
@@ -166,8 +174,8 @@ final class RunCommand implements Callable<Integer> {
       chosen.add(Interaction.parse(name));
     }
     Files.createDirectories(logs);
-    ProcessRunner runner = new ProcessRunner(logs, split(serverJvmOpts), split(clientJvmOpts));
-    System.out.println(header());
+    ProcessRunner runner = new ProcessRunner(logs, split(serverJvmOpts), split(clientJvmOpts), gc);
+    System.out.println(header() + " | GC " + gc);
     List<String> heaps = new ArrayList<>(List.of(largeHeap));
     if (!skipHeap) {
       heaps.add(smallHeap);
@@ -704,7 +712,7 @@ final class RunCommand implements Callable<Integer> {
   private void writeCsv(File file) throws IOException {
     try (PrintWriter w = new PrintWriter(file, StandardCharsets.UTF_8)) {
       w.println(
-          "system,level,interaction,payload_bytes,heap,msgs_per_sec_median,msgs_per_sec_min,"
+          "system,level,interaction,payload_bytes,heap,gc,msgs_per_sec_median,msgs_per_sec_min,"
               + "msgs_per_sec_max,alloc_bytes_per_msg_client,alloc_bytes_per_msg_server,resume");
       for (RunResult r : results) {
         if (!r.ok()) {
@@ -712,12 +720,13 @@ final class RunCommand implements Callable<Integer> {
         }
         w.printf(
             Locale.ROOT,
-            "%s,%s,%s,%d,%s,%.0f,%.0f,%.0f,%s,%s,%s%n",
+            "%s,%s,%s,%d,%s,%s,%.0f,%.0f,%.0f,%s,%s,%s%n",
             r.system,
             level,
             r.label(),
             r.size,
             r.heap,
+            gc,
             r.median,
             r.min,
             r.max,

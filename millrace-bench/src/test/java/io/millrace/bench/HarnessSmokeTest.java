@@ -37,6 +37,8 @@ class HarnessSmokeTest {
                 "--skip-heap",
                 "--skip-latency",
                 "--resume",
+                "--gc",
+                "serial",
                 "--logs",
                 dir.resolve("logs").toString(),
                 "--csv",
@@ -49,15 +51,16 @@ class HarnessSmokeTest {
     List<String> lines = Files.readAllLines(csv.toPath());
     assertThat(lines.get(0))
         .isEqualTo(
-            "system,level,interaction,payload_bytes,heap,msgs_per_sec_median,msgs_per_sec_min,"
+            "system,level,interaction,payload_bytes,heap,gc,msgs_per_sec_median,msgs_per_sec_min,"
                 + "msgs_per_sec_max,alloc_bytes_per_msg_client,alloc_bytes_per_msg_server,resume");
     assertThat(lines).hasSize(1 + 4 * 2); // --resume adds millrace-resume next to millrace
     for (String row : lines.subList(1, lines.size())) {
       String[] cells = row.split(",");
-      assertThat(cells).hasSize(11);
-      assertThat(cells[10]).isEqualTo(cells[0].equals("millrace-resume") ? "on" : "off");
+      assertThat(cells).hasSize(12);
+      assertThat(cells[11]).isEqualTo(cells[0].equals("millrace-resume") ? "on" : "off");
       assertThat(cells[1]).isEqualTo("core");
-      assertThat(Double.parseDouble(cells[5])).as("messages flowed: " + row).isPositive();
+      assertThat(cells[5]).isEqualTo("serial");
+      assertThat(Double.parseDouble(cells[6])).as("messages flowed: " + row).isPositive();
     }
     assertThat(png).isNotEmpty();
     assertThat(Files.readAllBytes(png.toPath())).startsWith(0x89, 'P', 'N', 'G');
@@ -105,7 +108,7 @@ class HarnessSmokeTest {
     assertThat(rows.get(1)).startsWith("millrace,core,request-response (thread),8,");
     assertThat(rows.get(2)).startsWith("millrace,core,fire-and-forget (thread),8,");
     for (String row : rows.subList(1, 3)) {
-      assertThat(Double.parseDouble(row.split(",")[5])).as("messages flowed: " + row).isPositive();
+      assertThat(Double.parseDouble(row.split(",")[6])).as("messages flowed: " + row).isPositive();
     }
   }
 
@@ -139,7 +142,7 @@ class HarnessSmokeTest {
     assertThat(rows).hasSize(4);
     for (String row : rows.subList(1, 4)) {
       assertThat(row.split(",")[1]).isEqualTo("rpc");
-      assertThat(Double.parseDouble(row.split(",")[5])).as("messages flowed: " + row).isPositive();
+      assertThat(Double.parseDouble(row.split(",")[6])).as("messages flowed: " + row).isPositive();
     }
     // The RPC system's line carries its ratio to grpc-java and its share of the core.
     assertThat(command.report())

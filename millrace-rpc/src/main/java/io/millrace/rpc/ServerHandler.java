@@ -3,6 +3,7 @@ package io.millrace.rpc;
 import io.millrace.core.Connection;
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveHandler;
+import io.millrace.streams.internal.ReadsInPlace;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import java.util.List;
@@ -10,7 +11,7 @@ import java.util.Objects;
 import org.reactivestreams.Publisher;
 
 /** One connection's RPC calls: finds each call's method and runs its handler. */
-final class ServerHandler implements ReactiveHandler {
+final class ServerHandler implements ReactiveHandler, ReadsInPlace {
   private static final System.Logger LOG = System.getLogger(ServerHandler.class.getName());
 
   /** How the connection's callers name methods. */

@@ -9,6 +9,7 @@ import io.millrace.frame.ErrorCode;
 import io.millrace.streams.internal.NoopSubscription;
 import io.millrace.streams.internal.OutboundSink;
 import io.millrace.streams.internal.Payloads;
+import io.millrace.streams.internal.ReadsInPlace;
 import io.millrace.streams.internal.ResponderChannel;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -32,10 +33,14 @@ public final class ReactiveResponder implements Responder {
   private final StreamsOptions options;
   private final Executor executor;
 
+  /** Whether requests are lent to the handler, which reads them in place on the loop. */
+  private final boolean lends;
+
   private ReactiveResponder(ReactiveHandler handler, StreamsOptions options) {
     this.handler = handler;
     this.options = options;
     this.executor = options.handlerExecutor();
+    this.lends = executor == null && handler instanceof ReadsInPlace;
   }
 
   public static Responder of(ReactiveHandler handler) {
@@ -47,7 +52,9 @@ public final class ReactiveResponder implements Responder {
   }
 
   private Payload received(ByteBuf metadata, ByteBuf data) {
-    return Payloads.received(metadata, data, options.zeroCopy());
+    return lends
+        ? Payload.lent(metadata, data)
+        : Payloads.received(metadata, data, options.zeroCopy());
   }
 
   @Override
