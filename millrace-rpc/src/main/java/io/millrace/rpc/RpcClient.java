@@ -156,8 +156,9 @@ public final class RpcClient {
   private static final Runnable NOTHING = () -> {};
 
   /**
-   * Starts a one-request call and makes its payload when the connection asks for it: one object per
-   * call where lambdas would be three.
+   * Starts a one-request call, with its payload made then: one object per call. The reader calls
+   * {@link #get} once per subscription, so each subscription is a new call without a deferring
+   * Publisher in between; a payload that cannot be made fails that subscription.
    */
   private final class SingleRequest<Req>
       implements java.util.function.Supplier<Publisher<Payload>> {
@@ -165,7 +166,6 @@ public final class RpcClient {
     private final Req request;
     private final CallOptions options;
     private final boolean unary;
-    private final java.util.function.Supplier<Payload> payload;
 
     SingleRequest(
         MethodDescriptor<Req, ?> method, Req request, CallOptions options, boolean unary) {
@@ -173,13 +173,12 @@ public final class RpcClient {
       this.request = request;
       this.options = options;
       this.unary = unary;
-      long timeout = timeoutMicros(options);
-      this.payload = () -> payload(this.method, this.request, this.options, timeout);
     }
 
     @Override
     public Publisher<Payload> get() {
-      return unary ? requester.requestResponse(payload) : requester.requestStream(payload);
+      Payload p = payload(method, request, options, timeoutMicros(options));
+      return unary ? requester.requestResponse(p) : requester.requestStream(p);
     }
   }
 
