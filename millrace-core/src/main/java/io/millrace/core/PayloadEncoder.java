@@ -9,11 +9,23 @@ import io.netty.buffer.ByteBufAllocator;
  * copied into the frame and released ({@link Stream#next(ByteBuf, Object, PayloadEncoder)}).
  *
  * <p>The value is encoded when the frame is written, on the connection's event loop, possibly later
- * than it was handed over; it must not change in between (protobuf messages never do).
+ * than it was handed over: it must not change in between, nor depend on memory that its owner
+ * reuses or frees meanwhile. Protobuf messages do not change; one that wraps a reused array or a
+ * buffer ({@code UnsafeByteOperations.unsafeWrap}) is not safe to hand over this way.
+ *
+ * <p>{@link #encode} must write exactly {@link #length} bytes: fewer would send whatever the frame
+ * buffer held there before.
  *
  * @param <T> the type of the values encoded
  */
 public interface PayloadEncoder<T> {
+  /**
+   * Data up to this many bytes is written straight into the connection's frame batch; longer data
+   * is encoded into a buffer of its own when it is sent (on the event loop), so a caller that can
+   * encode it earlier on its own thread should do that instead.
+   */
+  int IN_FRAME_MAX_BYTES = 4096;
+
   /** The exact number of bytes {@link #encode} writes for {@code value}. */
   int length(T value);
 

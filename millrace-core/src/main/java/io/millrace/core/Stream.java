@@ -49,7 +49,9 @@ public interface Stream {
   /**
    * Sends one payload whose data is {@code value}, which {@code encoder} writes straight into the
    * outbound frame; otherwise as {@link #next(ByteBuf, ByteBuf)} ({@code metadata} is taken over).
-   * A value that fails to encode fails the stream, as an unusable buffer does.
+   * Millrace's streams fail with APPLICATION_ERROR when the value fails to encode, as for an
+   * unusable buffer; this default, for other implementations, encodes into a buffer first and
+   * throws the encoder's exception to the caller.
    */
   default <T> void next(ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
     next(metadata, encodeOrRelease(metadata, value, encoder, connection().alloc()));

@@ -181,8 +181,7 @@ final class ResponsePublisher<Resp> implements Publisher<Payload>, Subscriber<Re
   }
 
   private Payload toPayload(Resp value) {
-    // With an encoder the message is written later, straight into the frame that carries it.
-    ByteBuf data = encoder == null ? marshaller.serialize(value, alloc) : null;
+    ByteBuf data = encodesInFrame(encoder, value) ? null : marshaller.serialize(value, alloc);
     if (routing) {
       return data == null ? Payload.encoded(null, value, encoder) : Payload.of(data);
     }
@@ -204,6 +203,24 @@ final class ResponsePublisher<Resp> implements Publisher<Payload>, Subscriber<Re
       }
       throw e;
     }
+  }
+
+  /**
+   * Whether {@code value} is left to {@code encoder} to write straight into the frame that carries
+   * it (later, on the event loop): a message small enough for the frame batch. A longer one would
+   * get a buffer of its own there anyway, so it is serialized at once, on the emitting thread (a
+   * handler executor's, say), not on the loop.
+   */
+  static <T> boolean encodesInFrame(PayloadEncoder<T> encoder, T value) {
+    return encoder != null && encoder.length(value) <= PayloadEncoder.IN_FRAME_MAX_BYTES;
+  }
+
+  /** A message without metadata, as {@link #encodesInFrame} says. */
+  static <T> Payload message(Marshaller<T> marshaller, T value, ByteBufAllocator alloc) {
+    PayloadEncoder<T> encoder = marshaller.encoder();
+    return encodesInFrame(encoder, value)
+        ? Payload.encoded(null, value, encoder)
+        : Payload.of(marshaller.serialize(value, alloc));
   }
 
   private void emit(Payload payload) {

@@ -1,6 +1,5 @@
 package io.millrace.rpc;
 
-import io.millrace.core.PayloadEncoder;
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveRequester;
 import io.millrace.streams.StreamsOptions;
@@ -228,7 +227,9 @@ public final class RpcClient {
                   ? null
                   : () -> Payload.of(header(method, options, timeout, true), Unpooled.EMPTY_BUFFER),
               requests,
-              routing ? routedMessages(method) : r -> message(marshaller, r),
+              routing
+                  ? routedMessages(method)
+                  : r -> ResponsePublisher.message(marshaller, r, alloc),
               unused -> {});
       new ResponseReader<>(
               () -> requester.requestChannel(outbound),
@@ -241,14 +242,6 @@ public final class RpcClient {
               outbound::close)
           .subscribe(subscriber);
     };
-  }
-
-  /** A channel's request without metadata, encoded into its frame when the marshaller can. */
-  private <Req> Payload message(Marshaller<Req> marshaller, Req request) {
-    PayloadEncoder<Req> encoder = marshaller.encoder();
-    return encoder != null
-        ? Payload.encoded(null, request, encoder)
-        : Payload.of(marshaller.serialize(request, alloc));
   }
 
   /**

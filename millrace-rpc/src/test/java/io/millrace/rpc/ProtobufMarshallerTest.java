@@ -154,6 +154,35 @@ class ProtobufMarshallerTest {
   }
 
   @Test
+  void aMessageMissingRequiredFields_isRejectedOnEveryPath() throws Exception {
+    // proto2's NamePart requires name_part and is_extension; no bytes set neither.
+    ProtobufMarshaller<com.google.protobuf.DescriptorProtos.UninterpretedOption.NamePart> parts =
+        ProtobufMarshaller.of(
+            com.google.protobuf.DescriptorProtos.UninterpretedOption.NamePart.getDefaultInstance());
+    byte[] onlyName = {0x0A, 0x01, 'x'}; // name_part = "x", is_extension missing
+    ThrowingRunnable check =
+        () -> {
+          for (ByteBuf bytes :
+              new ByteBuf[] {
+                Unpooled.EMPTY_BUFFER,
+                Unpooled.directBuffer(3).writeBytes(onlyName),
+                Unpooled.wrappedBuffer(onlyName)
+              }) {
+            try {
+              assertThatThrownBy(() -> parts.parse(bytes))
+                  .isInstanceOfSatisfying(
+                      StatusException.class,
+                      e -> assertThat(e.status().code()).isEqualTo(Status.Code.INTERNAL));
+            } finally {
+              bytes.release();
+            }
+          }
+        };
+    check.run();
+    onNettyThread(check);
+  }
+
+  @Test
   void aStrayEndGroupTag_isRejectedOnTheReusedDecoderToo() throws Exception {
     onNettyThread(
         () -> {

@@ -132,6 +132,16 @@ public final class Payload {
    * An {@link #encoded} payload is written straight into the frame. On the stream's event loop.
    */
   public void sendOn(Stream stream, boolean complete) {
+    if (lent) {
+      // The buffers are their owner's: the stream gets references of its own.
+      ByteBuf m = metadata == null ? null : metadata.retainedSlice();
+      if (complete) {
+        stream.nextAndComplete(m, data.retainedSlice());
+      } else {
+        stream.next(m, data.retainedSlice());
+      }
+      return;
+    }
     PayloadEncoder<Object> e = encoder;
     if (e != null && data == null) {
       Object v = value;
@@ -176,6 +186,8 @@ public final class Payload {
     if (d == null) {
       if (bytes != null) {
         d = bytes.length == 0 ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(bytes);
+      } else if (encoder == null) {
+        throw new IllegalStateException("this payload was sent or released: its data is gone");
       } else {
         d = encoder.toBuffer(value, ByteBufAllocator.DEFAULT);
         value = null;

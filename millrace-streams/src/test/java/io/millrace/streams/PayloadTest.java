@@ -60,10 +60,19 @@ class PayloadTest {
       return value.getBytes(StandardCharsets.UTF_8).length;
     }
 
+    /** Values encoded into a buffer of their own, not straight into a frame. */
+    final AtomicInteger intoBuffers = new AtomicInteger();
+
     @Override
     public void encode(String value, ByteBuf out, int index, int length) {
       encoded.incrementAndGet();
       out.setBytes(index, value.getBytes(StandardCharsets.UTF_8));
+    }
+
+    @Override
+    public ByteBuf toBuffer(String value, io.netty.buffer.ByteBufAllocator alloc) {
+      intoBuffers.incrementAndGet();
+      return io.millrace.core.PayloadEncoder.super.toBuffer(value, alloc);
     }
   }
 
@@ -85,6 +94,9 @@ class PayloadTest {
     Payload dropped = Payload.encoded(null, "never sent", utf8);
     dropped.release(); // nothing was encoded, nothing to release
     assertThat(utf8.encoded).hasValue(1);
+    assertThatThrownBy(dropped::data)
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("released");
   }
 
   @Test

@@ -913,6 +913,10 @@ public final class ConnectionEngine implements Connection, TransportListener {
     LOG.log(Level.WARNING, "unusable payload buffer passed to " + stream, e);
   }
 
+  void logUnusablePayload(DefaultStream stream, Throwable e) {
+    LOG.log(Level.WARNING, "a payload passed to " + stream + " could not be encoded", e);
+  }
+
   void logCallbackFailure(String what, RuntimeException e) {
     LOG.log(Level.WARNING, what + " threw", e);
   }

@@ -223,9 +223,10 @@ final class DefaultStream implements Stream {
     flags = payloadFlags(flags);
     try {
       engine.writer().payload(id, flags, metadata, value, encoder);
-    } catch (RuntimeException e) {
-      // The encoder failed (or the metadata buffer was unusable): as for an unusable buffer.
-      engine.logUnusableBuffer(this, e);
+    } catch (RuntimeException | StackOverflowError | AssertionError | LinkageError e) {
+      // The encoder failed (a deeply nested message, a bug in it) or the metadata buffer was
+      // unusable: as for an unusable buffer, the stream fails and the call does not hang.
+      engine.logUnusablePayload(this, e);
       failBothWays(
           ErrorCode.APPLICATION_ERROR, "the application sent a payload it could not encode");
       return;
