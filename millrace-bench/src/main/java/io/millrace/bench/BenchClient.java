@@ -16,6 +16,15 @@ public interface BenchClient extends AutoCloseable {
   void requestResponse(Runnable onResponse);
 
   /**
+   * As {@link #requestResponse(Runnable)}, with {@code onFailure} run instead when the call fails.
+   * The systems the open-loop scenarios use override it; by default a failed call is only reported
+   * by the system itself and runs neither callback.
+   */
+  default void requestResponse(Runnable onResponse, Runnable onFailure) {
+    requestResponse(onResponse);
+  }
+
+  /**
    * Starts sending fire-and-forget messages as fast as the transport accepts them, pausing while
    * the transport is not writable (never buffering without bound); each message sent increments
    * {@code sent}. Runs until {@link #close}.

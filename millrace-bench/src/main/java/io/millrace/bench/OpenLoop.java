@@ -37,6 +37,7 @@ public final class OpenLoop implements Runnable {
   private volatile int outstanding;
   private volatile long maxLagNanos;
   private volatile long cappedSends;
+  private volatile long failedCalls;
 
   /** Load of {@code rate} requests a second; each answer's latency to {@code latency}. */
   public OpenLoop(BenchClient client, long rate, Recorder latency, LongAdder answered) {
@@ -107,12 +108,18 @@ public final class OpenLoop implements Runnable {
             () -> {
               maxLagNanos = 0;
               cappedSends = 0;
+              failedCalls = 0;
             });
   }
 
   /** The latest a request was sent after its intended time, in nanoseconds. */
   public long maxLagNanos() {
     return maxLagNanos;
+  }
+
+  /** Calls that failed instead of being answered (callbacks on the client's event loop). */
+  public long failedCalls() {
+    return failedCalls;
   }
 
   /** Requests that fell due while {@link #MAX_OUTSTANDING} were in flight (each counted once). */
@@ -152,6 +159,10 @@ public final class OpenLoop implements Runnable {
             latency.recordValue(
                 Math.min(System.nanoTime() - intended, TimeUnit.SECONDS.toNanos(60)));
             answered.increment();
+          },
+          () -> {
+            outstanding--; // not an answer: no latency, and the step says how many failed
+            failedCalls++;
           });
     }
   }

@@ -5,6 +5,7 @@ import io.millrace.core.StreamErrorException;
 import io.millrace.frame.ErrorCode;
 import io.millrace.streams.Payload;
 import io.millrace.streams.internal.ReadsInPlace;
+import io.netty.buffer.ByteBuf;
 import java.util.ArrayDeque;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -190,28 +191,47 @@ final class ResponseReader<Resp>
   /** The message a payload carries, or null when it carries none (a trailer alone). */
   private Resp read(Payload payload) {
     if (!routing && payload.hasMetadata()) {
-      ResponseMetadata m = ResponseMetadata.decode(payload.metadata(), maxHeaderBytes);
-      if (!m.headers().isEmpty() && !sawHeaders) {
-        sawHeaders = true;
-        if (options.headersCallback() != null) {
-          options.headersCallback().accept(m.headers());
-        }
-      }
-      Status status = m.status();
-      if (status != null) {
-        if (options.trailersCallback() != null) {
-          options.trailersCallback().accept(m.trailers());
-        }
-        if (!status.isOk()) {
-          throw status.asException(m.trailers());
-        }
-      }
-      if (m.noMessage()) {
+      int read = readMetadata(payload.metadata(), sawHeaders, options, maxHeaderBytes);
+      sawHeaders |= (read & TOLD_HEADERS) != 0;
+      if ((read & NO_MESSAGE) != 0) {
         return null; // a trailer alone: the completion follows
       }
     }
     responses++;
     return marshaller.parse(payload.data());
+  }
+
+  /** {@link #readMetadata}: the headers were told. */
+  static final int TOLD_HEADERS = 1;
+
+  /** {@link #readMetadata}: the payload carries no message (a trailer alone). */
+  static final int NO_MESSAGE = 2;
+
+  /**
+   * Reads a response payload's metadata: tells its headers (unless {@code headersSeen}) and its
+   * trailers to the call's callbacks, and throws the status's exception when the status is a
+   * failure; returns {@link #TOLD_HEADERS} and {@link #NO_MESSAGE} as they apply.
+   */
+  static int readMetadata(
+      ByteBuf metadata, boolean headersSeen, CallOptions options, int maxHeaderBytes) {
+    ResponseMetadata m = ResponseMetadata.decode(metadata, maxHeaderBytes);
+    int read = 0;
+    if (!m.headers().isEmpty() && !headersSeen) {
+      read |= TOLD_HEADERS;
+      if (options.headersCallback() != null) {
+        options.headersCallback().accept(m.headers());
+      }
+    }
+    Status status = m.status();
+    if (status != null) {
+      if (options.trailersCallback() != null) {
+        options.trailersCallback().accept(m.trailers());
+      }
+      if (!status.isOk()) {
+        throw status.asException(m.trailers());
+      }
+    }
+    return m.noMessage() ? read | NO_MESSAGE : read;
   }
 
   @Override

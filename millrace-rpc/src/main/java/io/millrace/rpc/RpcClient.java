@@ -1,5 +1,8 @@
 package io.millrace.rpc;
 
+import io.millrace.core.Connection;
+import io.millrace.core.Stream;
+import io.millrace.core.StreamListener;
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveRequester;
 import io.millrace.streams.StreamsOptions;
@@ -140,6 +143,9 @@ public final class RpcClient {
   /** A call that sends one request: request-response ({@code unary}) or request-stream. */
   private <Req, Resp> Publisher<Resp> single(
       MethodDescriptor<Req, Resp> method, Req request, CallOptions options, boolean unary) {
+    if (unary) {
+      return new UnaryCall<>(this, requester.connection(), method, request, options);
+    }
     SingleRequest<Req> call = new SingleRequest<>(method, request, options, unary);
     return new ResponseReader<>(
         call,
@@ -261,6 +267,34 @@ public final class RpcClient {
         return Payload.of(metadata, data);
       }
     };
+  }
+
+  /** Sends a unary call's request on {@code connection}; its answer goes to {@code listener}. */
+  <Req> Stream sendUnary(
+      Connection connection,
+      MethodDescriptor<Req, ?> method,
+      Req request,
+      CallOptions options,
+      StreamListener listener) {
+    ByteBuf data = method.requestMarshaller().serialize(request, alloc);
+    ByteBuf metadata;
+    try {
+      metadata =
+          routing ? routeMetadata(method) : header(method, options, timeoutMicros(options), false);
+    } catch (RuntimeException e) {
+      data.release();
+      throw e;
+    }
+    return connection.requestResponse(metadata, data, listener); // (it owns the buffers now)
+  }
+
+  /** Whether calls are routed with composite metadata (no call header, no response metadata). */
+  boolean routes() {
+    return routing;
+  }
+
+  int maxHeaderBytes() {
+    return maxHeaderBytes;
   }
 
   private <Req> Payload payload(

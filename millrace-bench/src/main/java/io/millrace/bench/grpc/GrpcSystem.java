@@ -537,6 +537,11 @@ public final class GrpcSystem implements BenchSystem {
 
     @Override
     public void requestResponse(Runnable onResponse) {
+      requestResponse(onResponse, null);
+    }
+
+    @Override
+    public void requestResponse(Runnable onResponse, Runnable onFailure) {
       ClientCalls.asyncUnaryCall(
           channel.newCall(methods.requestResponse(), CallOptions.DEFAULT),
           payload,
@@ -547,6 +552,9 @@ public final class GrpcSystem implements BenchSystem {
             @Override
             public void onError(Throwable t) {
               error(t);
+              if (onFailure != null) {
+                onFailure.run();
+              }
             }
 
             @Override

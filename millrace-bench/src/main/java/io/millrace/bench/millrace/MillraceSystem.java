@@ -365,6 +365,24 @@ public final class MillraceSystem implements BenchSystem {
       connection.requestResponse(null, payload, lastListener);
     }
 
+    @Override
+    public void requestResponse(Runnable onResponse, Runnable onFailure) {
+      connection.requestResponse(
+          null,
+          payload,
+          new StreamListener() {
+            @Override
+            public void onNext(Stream stream, ByteBuf metadata, ByteBuf data) {
+              onResponse.run();
+            }
+
+            @Override
+            public void onError(Stream stream, int errorCode, String message) {
+              onFailure.run();
+            }
+          });
+    }
+
     private static StreamListener listener(Runnable onResponse) {
       return new StreamListener() {
         @Override

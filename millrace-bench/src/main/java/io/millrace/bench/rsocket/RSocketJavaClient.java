@@ -132,7 +132,12 @@ final class RSocketJavaClient implements BenchClient {
 
   @Override
   public void requestResponse(Runnable onResponse) {
-    rsocket.requestResponse(payload()).subscribe(new ResponseSubscriber(onResponse));
+    rsocket.requestResponse(payload()).subscribe(new ResponseSubscriber(onResponse, null));
+  }
+
+  @Override
+  public void requestResponse(Runnable onResponse, Runnable onFailure) {
+    rsocket.requestResponse(payload()).subscribe(new ResponseSubscriber(onResponse, onFailure));
   }
 
   @Override
@@ -196,9 +201,11 @@ final class RSocketJavaClient implements BenchClient {
   /** Releases the response, then runs the callback. */
   private final class ResponseSubscriber implements CoreSubscriber<Payload> {
     private final Runnable onResponse;
+    private final Runnable onFailure; // null: only reported
 
-    ResponseSubscriber(Runnable onResponse) {
+    ResponseSubscriber(Runnable onResponse, Runnable onFailure) {
       this.onResponse = onResponse;
+      this.onFailure = onFailure;
     }
 
     @Override
@@ -215,6 +222,9 @@ final class RSocketJavaClient implements BenchClient {
     @Override
     public void onError(Throwable error) {
       failed("request-response", error);
+      if (onFailure != null) {
+        onFailure.run();
+      }
     }
 
     @Override

@@ -216,6 +216,7 @@ public final class LatencyLoadCommand implements Callable<Integer> {
     Latency.Summary latency = null;
     long lag = 0;
     long capped = 0;
+    long failedCalls = 0;
     double clientCpu = 0;
     long clientGc = 0;
     long windowStart = 0;
@@ -228,6 +229,7 @@ public final class LatencyLoadCommand implements Callable<Integer> {
       } else if (cells[0].equals("GENERATOR")) {
         lag = Long.parseLong(cells[1]);
         capped = Long.parseLong(cells[2]);
+        failedCalls = Long.parseLong(cells[4]);
       } else if (cells[0].equals("WINDOW")) {
         windowStart = Long.parseLong(cells[1]);
         windowEnd = Long.parseLong(cells[2]);
@@ -237,6 +239,9 @@ public final class LatencyLoadCommand implements Callable<Integer> {
     }
     if (latency == null) {
       return new Step(system, n, size, rate, 0, null, 0, 0, 0, 0, 0, "no result from the client");
+    }
+    if (failedCalls > 0) {
+      return new Step(system, n, size, rate, 0, null, 0, 0, 0, 0, 0, failedCalls + " calls failed");
     }
     double serverCpu = Ticks.cpuShare(out.server(), windowStart, windowEnd);
     return new Step(

@@ -22,10 +22,11 @@ import picocli.CommandLine.Option;
  * closed loop as fast as the system answers (the JIT), the second at the step's load, then measures
  * for {@code duration} seconds, then waits (at most 5 s) for the requests of the window still
  * unanswered, and prints {@code RESULT <answered in the window> <nanoseconds> <latency line>},
- * {@code GENERATOR <max lag ns> <capped sends> <1 if answers were still missing>} (how late the
- * generator sent and how often the in-flight cap held it: see {@link OpenLoop}) and {@code WINDOW
- * <start millis> <end millis> <process CPU ns> <nanoseconds> <GC ms>}, the window and the CPU and
- * collection time this process spent in it.
+ * {@code GENERATOR <max lag ns> <capped sends> <1 if answers were still missing> <failed calls>}
+ * (how late the generator sent, how often the in-flight cap held it, see {@link OpenLoop}, and how
+ * many calls failed instead of being answered) and {@code WINDOW <start millis> <end millis>
+ * <process CPU ns> <nanoseconds> <GC ms>}, the window and the CPU and collection time this process
+ * spent in it.
  */
 @Command(
     name = "latency-load-drive",
@@ -118,12 +119,15 @@ public final class LatencyLoadDriveCommand implements Callable<Integer> {
       Histogram h = latency.getIntervalHistogram();
       long lag = 0;
       long capped = 0;
+      long failed = 0;
       for (OpenLoop load : loads) {
         lag = Math.max(lag, load.maxLagNanos());
         capped += load.cappedSends();
+        failed += load.failedCalls();
       }
       System.out.println("RESULT " + count + " " + elapsed + " " + Latency.line(h));
-      System.out.println("GENERATOR " + lag + " " + capped + " " + (drained ? 0 : 1));
+      System.out.println(
+          "GENERATOR " + lag + " " + capped + " " + (drained ? 0 : 1) + " " + failed);
       System.out.println(
           "WINDOW "
               + startMillis
