@@ -1,12 +1,14 @@
 package io.millrace.rpc;
 
+import static java.util.concurrent.TimeUnit.NANOSECONDS;
+
 import io.millrace.core.Connection;
 import io.millrace.core.Stream;
 import io.millrace.core.StreamErrorException;
 import io.millrace.core.StreamListener;
 import io.netty.buffer.ByteBuf;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
@@ -27,8 +29,8 @@ import org.reactivestreams.Subscription;
  * <p>Ending: the response, a failure from the server or the connection, the deadline, a cancel or
  * an invalid request(n), whichever comes first, claims the end through one atomic state; only that
  * one signals the subscriber, so signals never overlap. Every signal after onSubscribe comes from
- * the event loop, except the failure of an invalid request(n) or of a call that could not be sent,
- * which come from the requesting thread before anything else could.
+ * the event loop (a call that could not be sent is failed there too), except the failure of an
+ * invalid request(n), which comes from the requesting thread once onSubscribe has returned.
  */
 final class UnaryCall<Req, Resp> implements Publisher<Resp>, Subscription, StreamListener {
   private static final int IDLE = 0;
@@ -39,6 +41,10 @@ final class UnaryCall<Req, Resp> implements Publisher<Resp>, Subscription, Strea
   private static final AtomicIntegerFieldUpdater<UnaryCall> STATE =
       AtomicIntegerFieldUpdater.newUpdater(UnaryCall.class, "state");
 
+  @SuppressWarnings("rawtypes")
+  private static final AtomicIntegerFieldUpdater<UnaryCall> SUBSCRIBED =
+      AtomicIntegerFieldUpdater.newUpdater(UnaryCall.class, "subscribed");
+
   private final RpcClient client;
   private final Connection connection;
   private final MethodDescriptor<Req, Resp> method;
@@ -47,7 +53,9 @@ final class UnaryCall<Req, Resp> implements Publisher<Resp>, Subscription, Strea
 
   private Subscriber<? super Resp> downstream;
   private volatile int state = IDLE;
+  private volatile int subscribed;
   private volatile boolean onSubscribeReturned;
+  private volatile Throwable invalidRequest;
   private volatile boolean requested;
   private volatile Stream stream;
   private volatile ScheduledFuture<?> deadlineTimer;
@@ -73,7 +81,8 @@ final class UnaryCall<Req, Resp> implements Publisher<Resp>, Subscription, Strea
     if (subscriber == null) {
       throw new NullPointerException("subscriber"); // rule 1.9
     }
-    if (downstream != null) {
+    if (!SUBSCRIBED.compareAndSet(this, 0, 1)) {
+      // Each subscription is its own call.
       new UnaryCall<>(client, connection, method, request, options).subscribe(subscriber);
       return;
     }
@@ -89,7 +98,10 @@ final class UnaryCall<Req, Resp> implements Publisher<Resp>, Subscription, Strea
     }
     subscriber.onSubscribe(this);
     onSubscribeReturned = true;
-    if (requested) {
+    Throwable invalid = invalidRequest;
+    if (invalid != null) {
+      fail(invalid, true); // asked for a non-positive amount inside onSubscribe: told only now
+    } else if (requested) {
       start();
     }
   }
@@ -97,7 +109,12 @@ final class UnaryCall<Req, Resp> implements Publisher<Resp>, Subscription, Strea
   @Override
   public void request(long n) {
     if (n <= 0) {
-      fail(new IllegalArgumentException("request-n must be positive: " + n), true); // rule 3.9
+      IllegalArgumentException e = new IllegalArgumentException("request-n must be positive: " + n);
+      if (onSubscribeReturned) {
+        fail(e, true); // rule 3.9
+      } else {
+        invalidRequest = e; // rule 1.3: no signal while onSubscribe runs
+      }
       return;
     }
     requested = true;
@@ -111,28 +128,53 @@ final class UnaryCall<Req, Resp> implements Publisher<Resp>, Subscription, Strea
     if (!STATE.compareAndSet(this, IDLE, STARTED)) {
       return; // started already, or ended before it started
     }
+    long deadlineNanos = -1;
     Stream s;
     try {
+      if (options.timeout() != null) {
+        deadlineNanos = options.timeout().toNanos(); // (throws for a deadline beyond ~292 years)
+      }
       s = client.sendUnary(connection, method, request, options, this);
-    } catch (RuntimeException e) {
-      // Not sent (a message that would not serialize, a full hand-off, a closed connection).
+    } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
+      // Not sent: a message that would not serialize, a full hand-off, a closed connection. Told
+      // on the event loop, as every other end of the call is.
       if (STATE.compareAndSet(this, STARTED, DONE)) {
-        downstream.onError(ResponseReader.statusOf(e).asException());
+        StatusException failure = ResponseReader.statusOf(e).asException();
+        onLoop(() -> downstream.onError(failure), true);
       }
       return;
     }
     stream = s;
-    if (options.timeout() != null) {
-      deadlineTimer =
-          connection
-              .executor()
-              .schedule(this::expire, options.timeout().toNanos(), TimeUnit.NANOSECONDS);
+    if (deadlineNanos >= 0) {
+      try {
+        deadlineTimer = connection.executor().schedule(this::expire, deadlineNanos, NANOSECONDS);
+      } catch (RejectedExecutionException loopGone) {
+        return; // the loop has shut down: the connection, and this call with it, failed
+      }
       if (state == DONE) {
         cancelTimer(); // ended while the timer was being set
       }
     }
     if (cancelWanted) {
       cancelStream(); // cancelled meanwhile, before the stream was known
+    }
+  }
+
+  /**
+   * Runs {@code task} on the event loop (here, when this is the loop); when the loop has shut down
+   * it runs here if {@code orHere}, else not at all.
+   */
+  private void onLoop(Runnable task, boolean orHere) {
+    if (connection.executor().inEventLoop()) {
+      task.run();
+      return;
+    }
+    try {
+      connection.executor().execute(task);
+    } catch (RejectedExecutionException loopGone) {
+      if (orHere) {
+        task.run();
+      }
     }
   }
 
@@ -165,12 +207,15 @@ final class UnaryCall<Req, Resp> implements Publisher<Resp>, Subscription, Strea
         return;
       }
     } while (!STATE.compareAndSet(this, was, DONE));
-    cancelTimer();
-    if (cancel && was == STARTED) {
-      cancelWanted = true;
-      cancelStream();
+    try {
+      cancelTimer();
+      if (cancel && was == STARTED) {
+        cancelWanted = true;
+        cancelStream();
+      }
+    } finally {
+      downstream.onError(error);
     }
-    downstream.onError(error);
   }
 
   private void cancelTimer() {
@@ -180,17 +225,13 @@ final class UnaryCall<Req, Resp> implements Publisher<Resp>, Subscription, Strea
     }
   }
 
-  /** Cancels the stream on the event loop (a no-op once it has ended). */
+  /** Cancels the stream on the event loop (a no-op once it has ended, or with the loop gone). */
   private void cancelStream() {
     Stream s = stream;
     if (s == null) {
       return; // start() cancels it once it has it
     }
-    if (connection.executor().inEventLoop()) {
-      s.cancel();
-    } else {
-      connection.executor().execute(s::cancel);
-    }
+    onLoop(s::cancel, false);
   }
 
   // ------------------------------------------------------------------ StreamListener (loop)

@@ -51,31 +51,93 @@ class RpcCallsTest {
     assertThat(call.block(WAIT)).isEqualTo(text("hi"));
   }
 
+  /** Counts every signal a unary call sends, to catch one too many as well as one too few. */
+  private static final class CountingSubscriber
+      implements org.reactivestreams.Subscriber<StringValue> {
+    final java.util.concurrent.CountDownLatch ended = new java.util.concurrent.CountDownLatch(1);
+    final java.util.concurrent.atomic.AtomicInteger nexts =
+        new java.util.concurrent.atomic.AtomicInteger();
+    final java.util.concurrent.atomic.AtomicInteger ends =
+        new java.util.concurrent.atomic.AtomicInteger();
+    final AtomicReference<Object> last = new AtomicReference<>();
+    final long request;
+    volatile org.reactivestreams.Subscription subscription;
+
+    CountingSubscriber(long request) {
+      this.request = request;
+    }
+
+    @Override
+    public void onSubscribe(org.reactivestreams.Subscription s) {
+      subscription = s;
+      s.request(request);
+      // Anything signalled inside request() would have come before this returned: rule 1.3.
+      if (ends.get() != 0 || nexts.get() != 0) {
+        last.set(new AssertionError("signalled while onSubscribe ran"));
+      }
+    }
+
+    @Override
+    public void onNext(StringValue v) {
+      nexts.incrementAndGet();
+      last.compareAndSet(null, v);
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      ends.incrementAndGet();
+      last.compareAndSet(null, t);
+      ended.countDown();
+    }
+
+    @Override
+    public void onComplete() {
+      ends.incrementAndGet();
+      ended.countDown();
+    }
+  }
+
   @Test
-  void unaryCalls_fromManyThreads_eachAnsweredOnce() throws Exception {
+  void unaryCalls_fromManyThreads_withDeadlines_eachSignalledExactlyOnce() throws Exception {
     java.util.concurrent.ExecutorService threads =
         java.util.concurrent.Executors.newFixedThreadPool(8);
+    CallOptions withDeadline = CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(30));
     try {
-      List<java.util.concurrent.Future<Integer>> results = new java.util.ArrayList<>();
+      List<java.util.concurrent.Future<List<CountingSubscriber>>> results =
+          new java.util.ArrayList<>();
       for (int t = 0; t < 8; t++) {
         int thread = t;
         results.add(
             threads.submit(
                 () -> {
-                  int answered = 0;
+                  List<CountingSubscriber> calls = new java.util.ArrayList<>();
                   for (int i = 0; i < 300; i++) {
-                    String text = thread + "-" + i;
-                    StringValue reply =
-                        Mono.from(rpc.unary(TestService.ECHO, text(text), CallOptions.DEFAULT))
-                            .block(WAIT);
-                    assertThat(reply).isEqualTo(text(text));
-                    answered++;
+                    CountingSubscriber c = new CountingSubscriber(1);
+                    rpc.unary(TestService.ECHO, text(thread + "-" + i), withDeadline).subscribe(c);
+                    calls.add(c);
+                    if (i % 50 == 49) {
+                      c.ended.await(10, TimeUnit.SECONDS); // bounded in flight
+                    }
                   }
-                  return answered;
+                  return calls;
                 }));
       }
-      for (java.util.concurrent.Future<Integer> r : results) {
-        assertThat(r.get(60, TimeUnit.SECONDS)).isEqualTo(300);
+      for (int t = 0; t < 8; t++) {
+        List<CountingSubscriber> calls = results.get(t).get(60, TimeUnit.SECONDS);
+        for (int i = 0; i < calls.size(); i++) {
+          CountingSubscriber c = calls.get(i);
+          assertThat(c.ended.await(10, TimeUnit.SECONDS)).isTrue();
+          assertThat(c.last.get()).isEqualTo(text(t + "-" + i));
+          assertThat(c.nexts).hasValue(1);
+          assertThat(c.ends).hasValue(1);
+        }
+      }
+      Thread.sleep(50); // a signal after the end would come now
+      for (java.util.concurrent.Future<List<CountingSubscriber>> r : results) {
+        for (CountingSubscriber c : r.get()) {
+          assertThat(c.nexts).hasValue(1);
+          assertThat(c.ends).hasValue(1);
+        }
       }
     } finally {
       threads.shutdownNow();
@@ -83,39 +145,41 @@ class RpcCallsTest {
   }
 
   @Test
-  void aUnaryCall_refusesANonPositiveRequest_andCancelledCallsEndQuietly() throws Exception {
-    AtomicReference<Throwable> failure = new AtomicReference<>();
-    java.util.concurrent.CountDownLatch ended = new java.util.concurrent.CountDownLatch(1);
-    rpc.unary(TestService.ECHO, text("x"), CallOptions.DEFAULT)
-        .subscribe(
-            new org.reactivestreams.Subscriber<StringValue>() {
-              @Override
-              public void onSubscribe(org.reactivestreams.Subscription s) {
-                s.request(0);
-              }
+  void aNonPositiveRequest_failsTheCallAfterOnSubscribe_andSendsNothing() throws Exception {
+    CountingSubscriber c = new CountingSubscriber(0);
+    rpc.unary(TestService.ECHO, text("x"), CallOptions.DEFAULT).subscribe(c);
+    assertThat(c.ended.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(c.last.get()).isInstanceOf(IllegalArgumentException.class);
+    assertThat(c.nexts).hasValue(0);
+    assertThat(c.ends).hasValue(1);
+  }
 
-              @Override
-              public void onNext(StringValue v) {
-                failure.set(new AssertionError("answered without demand"));
-              }
-
-              @Override
-              public void onError(Throwable t) {
-                failure.compareAndSet(null, t);
-                ended.countDown();
-              }
-
-              @Override
-              public void onComplete() {
-                ended.countDown();
-              }
-            });
-    assertThat(ended.await(10, TimeUnit.SECONDS)).isTrue();
-    assertThat(failure.get()).isInstanceOf(IllegalArgumentException.class);
-
-    // Calls cancelled as soon as they are sent, racing their answers: each ends one way or the
-    // other, nothing leaks (the leak detector is paranoid in tests), and the connection still
-    // works.
+  @Test
+  void cancellingManyCallsInFlight_reachesTheirHandlers_andSignalsNothingAfter() throws Exception {
+    // "slow" is answered only when cancelled; each cancel must reach the server's handler.
+    List<CountingSubscriber> calls = new java.util.ArrayList<>();
+    for (int i = 0; i < 50; i++) {
+      CountingSubscriber c = new CountingSubscriber(1);
+      rpc.unary(TestService.ECHO, text("slow"), CallOptions.DEFAULT).subscribe(c);
+      calls.add(c);
+    }
+    Thread.sleep(100); // the 50 reach the server's handlers
+    assertThat(service.cancels).hasValue(0);
+    Thread cancelling = new Thread(() -> calls.forEach(c -> c.subscription.cancel()));
+    cancelling.start();
+    cancelling.join(10_000);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (service.cancels.get() < 50 && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
+    assertThat(service.cancels).hasValue(50);
+    Thread.sleep(100);
+    for (CountingSubscriber c : calls) {
+      assertThat(c.nexts).hasValue(0);
+      assertThat(c.ends).hasValue(0); // a cancelled call is not signalled
+    }
+    // Calls cancelled as soon as they are sent, racing their answers, leak nothing (the leak
+    // detector is paranoid in tests), and the connection still works.
     for (int i = 0; i < 500; i++) {
       Mono.from(rpc.unary(TestService.ECHO, text("c" + i), CallOptions.DEFAULT))
           .subscribe()

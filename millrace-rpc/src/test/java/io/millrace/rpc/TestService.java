@@ -81,6 +81,8 @@ final class TestService {
   final LinkedBlockingQueue<String> logged = new LinkedBlockingQueue<>();
   final AtomicReference<Status> cancelledWith = new AtomicReference<>();
   final CountDownLatch cancelled = new CountDownLatch(1);
+  final java.util.concurrent.atomic.AtomicInteger cancels =
+      new java.util.concurrent.atomic.AtomicInteger();
   final AtomicReference<String> seenHeader = new AtomicReference<>();
 
   static StringValue text(String s) {
@@ -145,6 +147,7 @@ final class TestService {
       ctx.onCancel(
           () -> {
             cancelledWith.set(ctx.cancellation());
+            cancels.incrementAndGet();
             cancelled.countDown();
           });
       return Mono.never();
