@@ -53,6 +53,12 @@ public final class LoopBlockingExtension implements AfterEachCallback, AfterAllC
           .allowBlockingCallsInside("java.util.concurrent.ThreadPoolExecutor", "execute")
           .allowBlockingCallsInside("java.util.concurrent.ForkJoinPool", "execute")
           .allowBlockingCallsInside("java.util.concurrent.ThreadPerTaskExecutor", "execute")
+          // Netty's integration allows the pooled allocator's arena and chunk locks but not the
+          // adaptive allocator's: when two loops contend for its magazines it grows them under a
+          // StampedLock held for an array swap (seen on a frame batch's ensureWritable).
+          .allowBlockingCallsInside(
+              "io.netty.buffer.AdaptivePoolingAllocator$MagazineGroup", "tryExpandMagazines")
+          .allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$Magazine", "free")
           .blockingMethodCallback(LoopBlockingExtension::blocked)
           .install();
       return true;
