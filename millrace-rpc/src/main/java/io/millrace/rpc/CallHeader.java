@@ -114,6 +114,24 @@ final class CallHeader {
     }
   }
 
+  /** The first byte of a plain call header: this version, no flags. */
+  private static final int PLAIN_FIRST_BYTE = Wire.firstByte(VERSION, 0);
+
+  /**
+   * Whether {@code metadata} is a plain call header: this version, no flags, the 8-byte method id
+   * only (most calls), which a server reads with {@link #plainMethodId} without decoding.
+   */
+  static boolean isPlain(ByteBuf metadata) {
+    return metadata != null
+        && metadata.readableBytes() == 1 + Long.BYTES
+        && metadata.getUnsignedByte(metadata.readerIndex()) == PLAIN_FIRST_BYTE;
+  }
+
+  /** The method id of a {@linkplain #isPlain plain} call header. */
+  static long plainMethodId(ByteBuf metadata) {
+    return metadata.getLong(metadata.readerIndex() + 1);
+  }
+
   /**
    * Reads the call header in {@code metadata} (from its reader index, which is left unchanged).
    *

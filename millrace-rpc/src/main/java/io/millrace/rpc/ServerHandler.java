@@ -215,7 +215,11 @@ final class ServerHandler implements ReactiveHandler, ReadsInPlace {
     boolean noMessage = false;
     String name;
     long id = 0;
-    if (mode == Mode.NATIVE) {
+    if (mode == Mode.NATIVE && CallHeader.isPlain(metadata)) {
+      id = CallHeader.plainMethodId(metadata); // the common case: no header object per call
+      method = server.method(id);
+      name = null;
+    } else if (mode == Mode.NATIVE) {
       CallHeader header = CallHeader.decode(metadata, server.maxHeaderBytes());
       id = header.methodId();
       method = server.method(id);

@@ -33,9 +33,33 @@ class CallHeaderTest {
       assertThat(h.timeoutMicros()).isEqualTo(CallHeader.NO_TIMEOUT);
       assertThat(h.headers()).isSameAs(Headers.EMPTY);
       assertThat(b.readerIndex()).as("decoding leaves the metadata as it was").isZero();
+      assertThat(CallHeader.isPlain(b)).isTrue();
+      assertThat(CallHeader.plainMethodId(b)).isEqualTo(id);
     } finally {
       b.release();
     }
+  }
+
+  @Test
+  void onlyTheNineByteForm_isPlain() {
+    long id = MethodIds.of(ECHO);
+    Headers headers = new Headers().put("k", "v");
+    for (Consumer<ByteBuf> header :
+        java.util.List.<Consumer<ByteBuf>>of(
+            out -> CallHeader.encode(out, id, null, 5, null),
+            out -> CallHeader.encode(out, id, null, CallHeader.NO_TIMEOUT, headers),
+            out -> CallHeader.encode(out, 0, ECHO, CallHeader.NO_TIMEOUT, null),
+            out -> CallHeader.encode(out, id, null, CallHeader.NO_TIMEOUT, null, true),
+            out -> out.writeByte(0x40).writeLong(id), // another version
+            out -> out.writeByte(0x20).writeLong(id).writeByte(0))) { // a byte too many
+      ByteBuf b = encoded(header);
+      try {
+        assertThat(CallHeader.isPlain(b)).as(b.toString()).isFalse();
+      } finally {
+        b.release();
+      }
+    }
+    assertThat(CallHeader.isPlain(null)).isFalse();
   }
 
   @Test
