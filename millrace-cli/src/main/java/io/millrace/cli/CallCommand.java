@@ -149,7 +149,14 @@ final class CallCommand implements Callable<Integer> {
       description = "An RPC request in protobuf's JSON mapping; repeat it for a stream.")
   List<String> json = new ArrayList<>();
 
-  @Option(names = "--metadata-mime", defaultValue = "application/binary")
+  @Option(
+      names = "--metadata-mime",
+      description =
+          "Metadata MIME type of the connection (default application/binary). With --rpc: "
+              + RpcServer.METADATA_MIME_TYPE
+              + " (the default, Millrace's call header) or "
+              + RpcServer.ROUTED_METADATA_MIME_TYPE
+              + " (the route in composite metadata, as rsocket-java and Spring clients call).")
   String metadataMime;
 
   @Option(names = "--data-mime", defaultValue = "application/binary")
@@ -179,6 +186,19 @@ final class CallCommand implements Callable<Integer> {
     }
     MethodDescriptor<?, ?> rpc = null;
     if (rpcMethod != null) {
+      if (metadataMime != null
+          && !metadataMime.equals(RpcServer.METADATA_MIME_TYPE)
+          && !routedRpc()) {
+        err.println(
+            "--rpc calls with metadata "
+                + RpcServer.METADATA_MIME_TYPE
+                + " or "
+                + RpcServer.ROUTED_METADATA_MIME_TYPE
+                + ", not "
+                + metadataMime);
+        err.flush();
+        return picocli.CommandLine.ExitCode.USAGE;
+      }
       rpc = RpcCall.method(rpcMethod);
       if (rpc == null) {
         err.println("unknown RPC method " + rpcMethod + "; this build knows " + RpcCall.known());
@@ -204,7 +224,7 @@ final class CallCommand implements Callable<Integer> {
     ConnectionConfig.Builder config =
         transport
             .config()
-            .mimeTypes(rpc != null ? RpcServer.METADATA_MIME_TYPE : metadataMime, dataMime)
+            .mimeTypes(connectionMetadataMime(), dataMime)
             .drainTimeout(Duration.ofSeconds(timeoutSeconds));
     if (reconnect) {
       config.reconnect(
@@ -258,6 +278,18 @@ final class CallCommand implements Callable<Integer> {
 
   private List<Object> rpcRequests;
 
+  /** Whether an RPC call routes with composite metadata instead of Millrace's call header. */
+  private boolean routedRpc() {
+    return RpcServer.ROUTED_METADATA_MIME_TYPE.equals(metadataMime);
+  }
+
+  private String connectionMetadataMime() {
+    if (rpcMethod != null) {
+      return routedRpc() ? RpcServer.ROUTED_METADATA_MIME_TYPE : RpcServer.METADATA_MIME_TYPE;
+    }
+    return metadataMime != null ? metadataMime : "application/binary";
+  }
+
   /** Makes the RPC call once and waits for its end; returns its exit code. */
   private int rpcOnce(
       Connection connection, MethodDescriptor<?, ?> method, PrintWriter out, PrintWriter err)
@@ -268,6 +300,7 @@ final class CallCommand implements Callable<Integer> {
             method,
             rpcRequests,
             CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(timeoutSeconds)),
+            routedRpc(),
             out,
             err),
         timeoutSeconds + 1,

@@ -75,9 +75,10 @@ final class RpcCall {
       MethodDescriptor<?, ?> method,
       List<Object> requests,
       CallOptions options,
+      boolean routed,
       PrintWriter out,
       PrintWriter err) {
-    return startTyped(connection, method, requests, options, out, err);
+    return startTyped(connection, method, requests, options, routed, out, err);
   }
 
   @SuppressWarnings("unchecked")
@@ -86,10 +87,12 @@ final class RpcCall {
       MethodDescriptor<Req, Resp> method,
       List<Object> parsed,
       CallOptions options,
+      boolean routed,
       PrintWriter out,
       PrintWriter err) {
     List<Req> requests = (List<Req>) (List<?>) parsed;
-    RpcClient rpc = RpcClient.of(ReactiveRequester.of(connection));
+    ReactiveRequester requester = ReactiveRequester.of(connection);
+    RpcClient rpc = routed ? RpcClient.routing(requester) : RpcClient.of(requester);
     Publisher<?> replies =
         method.fireAndForget()
             ? rpc.fireAndForget(method, requests.get(0), options)

@@ -71,6 +71,40 @@ class RpcCallCommandTest {
   }
 
   @Test
+  void routedCalls_likeRsocketJavasAndSprings_reachTheSameMethods() {
+    Result r =
+        call(
+            "--rpc",
+            "millrace.echo.v1.EchoService/Echo",
+            "--metadata-mime",
+            "message/x.rsocket.composite-metadata.v0",
+            "--json",
+            "{\"payload\":\"aGk=\"}");
+    assertThat(r.code()).as(r.err()).isZero();
+    assertThat(r.out().trim()).isEqualTo("{\"payload\":\"aGk=\"}");
+    Result failed =
+        call(
+            "--rpc",
+            "millrace.echo.v1.EchoService/Echo",
+            "--metadata-mime",
+            "message/x.rsocket.composite-metadata.v0",
+            "--json",
+            "{\"failWithStatus\":5,\"failMessage\":\"gone\"}");
+    assertThat(failed.code()).isEqualTo(1);
+    assertThat(failed.err()).contains("NOT_FOUND").contains("gone");
+    Result other =
+        call(
+            "--rpc",
+            "millrace.echo.v1.EchoService/Echo",
+            "--metadata-mime",
+            "application/json",
+            "--json",
+            "{}");
+    assertThat(other.code()).isEqualTo(2);
+    assertThat(other.err()).contains("--rpc calls with metadata");
+  }
+
+  @Test
   void count_printsALinePerReply() {
     Result r = call("--rpc", "millrace.echo.v1.EchoService/Count", "--json", "{\"n\":3}");
     assertThat(r.code()).isZero();

@@ -34,6 +34,12 @@ public final class RpcServer {
   /** The SETUP metadata MIME type of native RPC connections. */
   public static final String METADATA_MIME_TYPE = CallHeader.MIME_TYPE;
 
+  /**
+   * The metadata MIME type of callers that route with composite metadata (rsocket-java's and
+   * Spring's clients, and {@link RpcClient#routing}).
+   */
+  public static final String ROUTED_METADATA_MIME_TYPE = Routing.COMPOSITE_MIME_TYPE;
+
   /** Request headers larger than this (keys and values) fail with RESOURCE_EXHAUSTED. */
   public static final int DEFAULT_MAX_HEADER_BYTES = 8 * 1024;
 
