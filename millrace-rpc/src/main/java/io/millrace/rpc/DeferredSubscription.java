@@ -6,29 +6,34 @@ import org.reactivestreams.Subscription;
  * The subscription to a source that may arrive after demand or a cancel: demand is kept until it
  * arrives, and a cancel made before cancels it on arrival. Requests and cancels may come from any
  * thread; the lock is taken per request and per cancel, never per item.
+ *
+ * <p>The source's subscription is called by one thread at a time (Reactive Streams rule 2.7): the
+ * thread that finds no other one calling it passes on all the demand made meanwhile, and a cancel
+ * made while it does so is passed on by it, after its request.
  */
 final class DeferredSubscription {
   private Subscription upstream;
   private long requested;
   private boolean cancelled;
 
+  /** Whether a thread is calling {@link #upstream} (guarded by this). */
+  private boolean calling;
+
   /** The source's subscription arrived. */
   void set(Subscription s) {
-    long n;
+    boolean refused;
     synchronized (this) {
-      if (upstream != null || cancelled) {
-        n = -1;
-      } else {
+      refused = upstream != null || cancelled;
+      if (!refused) {
         upstream = s;
-        n = requested;
-        requested = 0;
+        calling = true;
       }
     }
-    if (n < 0) {
-      s.cancel();
-    } else if (n > 0) {
-      s.request(n);
+    if (refused) {
+      s.cancel(); // (never stored: no other thread calls it)
+      return;
     }
+    passOn(s);
   }
 
   void request(long n) {
@@ -37,15 +42,15 @@ final class DeferredSubscription {
       if (cancelled) {
         return;
       }
-      s = upstream;
-      if (s == null) {
-        long r = requested + n;
-        requested = r < 0 ? Long.MAX_VALUE : r;
+      long r = requested + n;
+      requested = r < 0 ? Long.MAX_VALUE : r;
+      if (upstream == null || calling) {
+        return; // kept for set(), or passed on by the thread calling upstream
       }
+      calling = true;
+      s = upstream;
     }
-    if (s != null) {
-      s.request(n);
-    }
+    passOn(s);
   }
 
   void cancel() {
@@ -55,10 +60,34 @@ final class DeferredSubscription {
         return;
       }
       cancelled = true;
+      if (calling) {
+        return; // the thread calling upstream cancels it after its request
+      }
       s = upstream;
     }
     if (s != null) {
       s.cancel();
     }
+  }
+
+  /** Passes on the demand made so far, then a cancel made meanwhile; as the calling thread. */
+  private void passOn(Subscription s) {
+    while (true) {
+      long n;
+      synchronized (this) {
+        if (cancelled) {
+          calling = false;
+          break;
+        }
+        n = requested;
+        requested = 0;
+        if (n == 0) {
+          calling = false;
+          return;
+        }
+      }
+      s.request(n);
+    }
+    s.cancel();
   }
 }

@@ -1,0 +1,108 @@
+package io.millrace.rpc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.reactivestreams.Subscription;
+
+class DeferredSubscriptionTest {
+
+  /** A source's subscription that records demand and fails on a second caller at once. */
+  private static final class Strict implements Subscription {
+    final AtomicInteger inside = new AtomicInteger();
+    final AtomicInteger overlaps = new AtomicInteger();
+    final AtomicLong requested = new AtomicLong();
+    final AtomicInteger cancels = new AtomicInteger();
+
+    private void enter() {
+      if (inside.incrementAndGet() > 1) {
+        overlaps.incrementAndGet();
+      }
+      Thread.onSpinWait(); // widen the window a little
+    }
+
+    @Override
+    public void request(long n) {
+      enter();
+      requested.addAndGet(n);
+      inside.decrementAndGet();
+    }
+
+    @Override
+    public void cancel() {
+      enter();
+      cancels.incrementAndGet();
+      inside.decrementAndGet();
+    }
+  }
+
+  @Test
+  void demandBeforeTheSource_isPassedOnWhenItArrives_andACancelBeforeCancelsIt() {
+    DeferredSubscription d = new DeferredSubscription();
+    d.request(3);
+    d.request(4);
+    Strict s = new Strict();
+    d.set(s);
+    assertThat(s.requested).hasValue(7);
+    d.request(2);
+    assertThat(s.requested).hasValue(9);
+    d.cancel();
+    d.request(1); // after the cancel: not passed on
+    assertThat(s.requested).hasValue(9);
+    assertThat(s.cancels).hasValue(1);
+
+    DeferredSubscription cancelledFirst = new DeferredSubscription();
+    cancelledFirst.request(5);
+    cancelledFirst.cancel();
+    Strict late = new Strict();
+    cancelledFirst.set(late);
+    assertThat(late.requested).hasValue(0);
+    assertThat(late.cancels).hasValue(1);
+  }
+
+  @Test
+  void requestsAndCancelsFromManyThreads_neverCallTheSourceAtOnce_andNoDemandIsLost()
+      throws Exception {
+    for (int round = 0; round < 200; round++) {
+      DeferredSubscription d = new DeferredSubscription();
+      Strict s = new Strict();
+      int threads = 4;
+      CyclicBarrier start = new CyclicBarrier(threads + 1);
+      Thread[] requesters = new Thread[threads];
+      for (int t = 0; t < threads; t++) {
+        requesters[t] =
+            new Thread(
+                () -> {
+                  try {
+                    start.await();
+                  } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                  }
+                  for (int i = 0; i < 500; i++) {
+                    d.request(1);
+                  }
+                });
+        requesters[t].start();
+      }
+      start.await();
+      d.set(s);
+      for (Thread t : requesters) {
+        t.join(10_000);
+      }
+      assertThat(s.overlaps).as("round " + round).hasValue(0);
+      assertThat(s.requested).as("round " + round).hasValue(threads * 500L);
+      Thread canceller = new Thread(d::cancel);
+      canceller.start();
+      for (int i = 0; i < 100; i++) {
+        d.request(1);
+      }
+      canceller.join(10_000);
+      d.cancel();
+      assertThat(s.overlaps).as("round " + round).hasValue(0);
+      assertThat(s.cancels).as("cancelled once, round " + round).hasValue(1);
+    }
+  }
+}
