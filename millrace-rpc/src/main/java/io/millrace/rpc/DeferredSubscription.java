@@ -21,23 +21,27 @@ final class DeferredSubscription {
 
   /** The source's subscription arrived. */
   void set(Subscription s) {
-    boolean refused;
+    long n;
     synchronized (this) {
-      refused = upstream != null || cancelled;
-      if (!refused) {
+      if (upstream != null || cancelled) {
+        n = -1;
+      } else {
         upstream = s;
         calling = true;
+        n = requested;
+        requested = 0;
       }
     }
-    if (refused) {
+    if (n < 0) {
       s.cancel(); // (never stored: no other thread calls it)
       return;
     }
-    passOn(s);
+    passOn(s, n);
   }
 
   void request(long n) {
     Subscription s;
+    long all;
     synchronized (this) {
       if (cancelled) {
         return;
@@ -49,8 +53,10 @@ final class DeferredSubscription {
       }
       calling = true;
       s = upstream;
+      all = requested;
+      requested = 0;
     }
-    passOn(s);
+    passOn(s, all);
   }
 
   void cancel() {
@@ -70,10 +76,15 @@ final class DeferredSubscription {
     }
   }
 
-  /** Passes on the demand made so far, then a cancel made meanwhile; as the calling thread. */
-  private void passOn(Subscription s) {
+  /**
+   * As the calling thread: passes on {@code n}, then the demand and a cancel made meanwhile (one
+   * lock per round; the first round's demand was taken with the caller's lock).
+   */
+  private void passOn(Subscription s, long n) {
     while (true) {
-      long n;
+      if (n > 0) {
+        s.request(n);
+      }
       synchronized (this) {
         if (cancelled) {
           calling = false;
@@ -86,7 +97,6 @@ final class DeferredSubscription {
           return;
         }
       }
-      s.request(n);
     }
     s.cancel();
   }

@@ -7,12 +7,12 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageLite;
 import com.google.protobuf.Parser;
 import io.millrace.core.PayloadEncoder;
+import io.millrace.streams.internal.Payloads;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufInputStream;
 import io.netty.util.concurrent.FastThreadLocal;
 import io.netty.util.concurrent.FastThreadLocalThread;
-import io.netty.util.internal.PlatformDependent;
 import java.io.IOException;
 
 /**
@@ -107,12 +107,6 @@ public final class ProtobufMarshaller<T extends MessageLite>
     return Status.INTERNAL.withMessage("could not serialize a message").withCause(e).asException();
   }
 
-  /**
-   * Whether Netty copies raw memory with sun.misc.Unsafe (JDK 17; on JDK 24+ without
-   * --sun-misc-unsafe-memory-access=allow it has no Unsafe, while buffers still report addresses).
-   */
-  private static final boolean UNSAFE_COPY = PlatformDependent.hasUnsafe();
-
   /** Messages up to this size go through the thread's scratch arrays. */
   private static final int SCRATCH_MESSAGE_BYTES = 4096;
 
@@ -162,14 +156,7 @@ public final class ProtobufMarshaller<T extends MessageLite>
         in = CodedInputStream.newInstance(decoded);
       }
       int at = in.getTotalBytesRead();
-      if (UNSAFE_COPY && data.hasMemoryAddress()) {
-        // One liveness check (memoryAddress) where getBytes checks each layer of the received
-        // slice, its parent and the chunk: that was a quarter of a unary server's time.
-        PlatformDependent.copyMemory(
-            data.memoryAddress() + data.readerIndex(), decoded, at, length);
-      } else {
-        data.getBytes(data.readerIndex(), decoded, at, length);
-      }
+      Payloads.copyReadable(data, decoded, at);
       decoder = null; // until the message is read whole
       int limit = in.pushLimit(length);
       T value = parser.parsePartialFrom(in, ExtensionRegistryLite.getEmptyRegistry());

@@ -277,14 +277,7 @@ public final class RpcClient {
       CallOptions options,
       StreamListener listener) {
     ByteBuf data = method.requestMarshaller().serialize(request, alloc);
-    ByteBuf metadata;
-    try {
-      metadata =
-          routing ? routeMetadata(method) : header(method, options, timeoutMicros(options), false);
-    } catch (RuntimeException e) {
-      data.release();
-      throw e;
-    }
+    ByteBuf metadata = requestMetadata(method, options, timeoutMicros(options), data);
     return connection.requestResponse(metadata, data, listener); // (it owns the buffers now)
   }
 
@@ -300,10 +293,14 @@ public final class RpcClient {
   private <Req> Payload payload(
       MethodDescriptor<Req, ?> method, Req request, CallOptions options, long timeoutMicros) {
     ByteBuf data = method.requestMarshaller().serialize(request, alloc);
+    return Payload.of(requestMetadata(method, options, timeoutMicros, data), data);
+  }
+
+  /** A one-request call's metadata: its route or its call header; releases {@code data} if not. */
+  private ByteBuf requestMetadata(
+      MethodDescriptor<?, ?> method, CallOptions options, long timeoutMicros, ByteBuf data) {
     try {
-      ByteBuf metadata =
-          routing ? routeMetadata(method) : header(method, options, timeoutMicros, false);
-      return Payload.of(metadata, data);
+      return routing ? routeMetadata(method) : header(method, options, timeoutMicros, false);
     } catch (RuntimeException e) {
       data.release();
       throw e;

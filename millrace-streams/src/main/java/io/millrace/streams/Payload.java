@@ -127,19 +127,14 @@ public final class Payload {
   }
 
   /**
-   * Sends this payload as {@code stream}'s next one ({@link Stream#next(ByteBuf, ByteBuf)}, or with
-   * {@code complete} {@link Stream#nextAndComplete(ByteBuf, ByteBuf)}); the stream takes it over.
-   * An {@link #encoded} payload is written straight into the frame. On the stream's event loop.
+   * Sends this payload as {@code stream}'s next one ({@link Stream#next(ByteBuf, ByteBuf)}); the
+   * stream takes it over. An {@link #encoded} payload is written straight into the frame. On the
+   * stream's event loop.
    */
-  public void sendOn(Stream stream, boolean complete) {
+  public void sendOn(Stream stream) {
     if (lent) {
       // The buffers are their owner's: the stream gets references of its own.
-      ByteBuf m = metadata == null ? null : metadata.retainedSlice();
-      if (complete) {
-        stream.nextAndComplete(m, data.retainedSlice());
-      } else {
-        stream.next(m, data.retainedSlice());
-      }
+      stream.next(metadata == null ? null : metadata.retainedSlice(), data.retainedSlice());
       return;
     }
     PayloadEncoder<Object> e = encoder;
@@ -147,13 +142,7 @@ public final class Payload {
       Object v = value;
       value = null;
       encoder = null;
-      if (complete) {
-        stream.nextAndComplete(metadata, v, e);
-      } else {
-        stream.next(metadata, v, e);
-      }
-    } else if (complete) {
-      stream.nextAndComplete(metadata, data());
+      stream.next(metadata, v, e);
     } else {
       stream.next(metadata, data());
     }

@@ -180,7 +180,7 @@ public class OutboundSink extends LoopDrain implements Subscriber<Payload>, Stre
     if (s == null) {
       open(p);
     } else {
-      p.sendOn(s, false);
+      p.sendOn(s);
       if (s.isOutboundDone() && !finished) {
         answered = true; // a request-response's one payload
       }

@@ -35,13 +35,21 @@ public final class Payloads {
       return NO_BYTES;
     }
     byte[] bytes = new byte[n];
-    if (UNSAFE_COPY && b.hasMemoryAddress()) {
-      // One liveness check (memoryAddress) instead of one per layer of the receive buffer's
-      // slice, parent and chunk, which was a third of a stream consumer's time at 8 bytes.
-      PlatformDependent.copyMemory(b.memoryAddress() + b.readerIndex(), bytes, 0, n);
-    } else {
-      b.getBytes(b.readerIndex(), bytes);
-    }
+    copyReadable(b, bytes, 0);
     return bytes;
+  }
+
+  /**
+   * Copies {@code b}'s readable bytes into {@code dst} at {@code at}, leaving {@code b}'s indexes
+   * as they are. With one liveness check (memoryAddress) where {@code getBytes} checks each layer
+   * of a received slice, its parent and the chunk: that was a third of a stream consumer's time at
+   * 8 bytes, and a quarter of a unary RPC server's.
+   */
+  public static void copyReadable(ByteBuf b, byte[] dst, int at) {
+    if (UNSAFE_COPY && b.hasMemoryAddress()) {
+      PlatformDependent.copyMemory(b.memoryAddress() + b.readerIndex(), dst, at, b.readableBytes());
+    } else {
+      b.getBytes(b.readerIndex(), dst, at, b.readableBytes());
+    }
   }
 }
