@@ -14,6 +14,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Supplier;
+import org.reactivestreams.Publisher;
 
 /**
  * Serves services' methods to the connections whose SETUP says they speak RPC: native callers
@@ -48,9 +50,11 @@ public final class RpcServer {
   private final int maxHeaderBytes;
   private final StreamsOptions options;
   private final List<ServerInterceptor> interceptors;
+  private final List<ServiceDefinition> services;
 
   private RpcServer(Builder b) {
     this.interceptors = List.copyOf(b.interceptors);
+    this.services = List.copyOf(b.services);
     this.byId = new LongObjectHashMap<>(b.byId.size());
     this.byId.putAll(b.byId);
     this.byRoute = Map.copyOf(b.byRoute);
@@ -80,6 +84,11 @@ public final class RpcServer {
 
   StreamsOptions options() {
     return options;
+  }
+
+  /** The executor handlers run on (null: the connection's event loop). */
+  public java.util.concurrent.Executor handlerExecutor() {
+    return options.handlerExecutor();
   }
 
   /** Whether connections declaring {@code metadataMimeType} are served by RPC. */
@@ -195,6 +204,46 @@ public final class RpcServer {
     return interceptors;
   }
 
+  /** The services served, in the order they were added. */
+  public List<ServiceDefinition> services() {
+    return services;
+  }
+
+  /**
+   * Runs the interceptors' {@code onCall} and then {@code handler}, and wraps the responses in the
+   * interceptors' {@code onResponses}: the Publisher the caller is answered with. Never throws: an
+   * interceptor's refusal, a handler that throws or returns null become a failing Publisher, which
+   * the interceptors that accepted the call see.
+   */
+  <Resp> Publisher<Resp> intercepted(ServerContext context, Supplier<Publisher<Resp>> handler) {
+    Publisher<Resp> responses;
+    int entered = 0; // interceptors whose onCall accepted the call: they see how it ends
+    try {
+      for (; entered < interceptors.size(); entered++) {
+        interceptors.get(entered).onCall(context);
+      }
+      responses = handler.get();
+      if (responses == null) {
+        responses =
+            Publishers.failed(
+                Status.INTERNAL.withMessage("the handler returned null").asException());
+      }
+    } catch (RuntimeException e) {
+      responses = Publishers.failed(Status.fromThrowable(e).asException());
+    }
+    try {
+      for (int i = entered - 1; i >= 0; i--) {
+        responses =
+            Objects.requireNonNull(
+                interceptors.get(i).onResponses(context, responses),
+                "an interceptor's onResponses returned null");
+      }
+    } catch (RuntimeException e) {
+      return Publishers.failed(Status.fromThrowable(e).asException());
+    }
+    return responses;
+  }
+
   /** Builds an {@link RpcServer}. */
   public static final class Builder {
     private final LongObjectHashMap<ServerMethod<?, ?>> byId = new LongObjectHashMap<>();
@@ -202,6 +251,7 @@ public final class RpcServer {
     private int maxHeaderBytes = DEFAULT_MAX_HEADER_BYTES;
     private StreamsOptions options = StreamsOptions.DEFAULT;
     private final List<ServerInterceptor> interceptors = new ArrayList<>();
+    private final List<ServiceDefinition> services = new ArrayList<>();
 
     /** Adds an interceptor around every call; the first added runs outermost. */
     public Builder interceptor(ServerInterceptor interceptor) {
@@ -211,7 +261,7 @@ public final class RpcServer {
 
     /** Adds a service's methods; a method already served, or whose id collides, is refused. */
     public Builder service(ServiceDefinition service) {
-      for (ServerMethod<?, ?> m : service.methods()) {
+      for (ServerMethod<?, ?> m : service.serverMethods()) {
         MethodDescriptor<?, ?> d = m.descriptor();
         ServerMethod<?, ?> same = byId.get(d.id());
         if (same != null) {
@@ -234,6 +284,7 @@ public final class RpcServer {
           byRoute.put(d.route(), m); // longer routes cannot be a routing tag: native calls only
         }
       }
+      services.add(service);
       return this;
     }
 

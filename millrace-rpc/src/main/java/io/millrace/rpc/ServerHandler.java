@@ -6,8 +6,6 @@ import io.millrace.streams.ReactiveHandler;
 import io.millrace.streams.internal.ReadsInPlace;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import java.util.List;
-import java.util.Objects;
 import org.reactivestreams.Publisher;
 
 /** One connection's RPC calls: finds each call's method and runs its handler. */
@@ -148,32 +146,7 @@ final class ServerHandler implements ReactiveHandler, ReadsInPlace {
       java.util.function.Supplier<Publisher<Resp>> handler,
       boolean oneResponse,
       Runnable whenDone) {
-    Publisher<Resp> responses;
-    List<ServerInterceptor> interceptors = server.interceptors();
-    int entered = 0; // interceptors whose onCall accepted the call: they see how it ends
-    try {
-      for (; entered < interceptors.size(); entered++) {
-        interceptors.get(entered).onCall(context);
-      }
-      responses = handler.get();
-      if (responses == null) {
-        responses = failing(Status.INTERNAL.withMessage("the handler returned null"));
-      }
-    } catch (RuntimeException e) {
-      // Refused by an interceptor, or the handler threw: the interceptors outside see the failure.
-      responses = failing(Status.fromThrowable(e));
-    }
-    try {
-      for (int i = entered - 1; i >= 0; i--) {
-        responses =
-            Objects.requireNonNull(
-                interceptors.get(i).onResponses(context, responses),
-                "an interceptor's onResponses returned null");
-      }
-    } catch (RuntimeException e) {
-      whenDone.run();
-      return failed(context, Status.fromThrowable(e), NOTHING);
-    }
+    Publisher<Resp> responses = server.intercepted(context, handler);
     ResponsePublisher<Resp> answer =
         new ResponsePublisher<>(
             context,
@@ -200,11 +173,6 @@ final class ServerHandler implements ReactiveHandler, ReadsInPlace {
   private ServerContext context(MethodDescriptor<?, ?> method, Headers headers, long timeout) {
     return new ServerContext(
         method, headers, timeout, connection.executor(), server.options().prefetch());
-  }
-
-  /** A Publisher that fails at once with {@code status}. */
-  private static <T> Publisher<T> failing(Status status) {
-    return Publishers.failed(status.asException());
   }
 
   /** Finds the method and checks that it was called the way it is served. */

@@ -1,5 +1,6 @@
 package io.millrace.rpc;
 
+import com.google.protobuf.Descriptors;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -13,10 +14,12 @@ public final class ServiceDefinition {
 
   private final String name;
   private final List<ServerMethod<?, ?>> methods;
+  private final Descriptors.ServiceDescriptor schema;
 
-  private ServiceDefinition(String name, List<ServerMethod<?, ?>> methods) {
-    this.name = name;
-    this.methods = Collections.unmodifiableList(methods);
+  private ServiceDefinition(Builder b) {
+    this.name = b.name;
+    this.methods = Collections.unmodifiableList(new ArrayList<>(b.methods));
+    this.schema = b.schema;
   }
 
   /** A service named {@code name} ({@code package.Service}). */
@@ -28,17 +31,46 @@ public final class ServiceDefinition {
     return name;
   }
 
-  List<ServerMethod<?, ?>> methods() {
+  List<ServerMethod<?, ?>> serverMethods() {
     return methods;
+  }
+
+  /** The service's methods, in the order they were added. */
+  public List<MethodDescriptor<?, ?>> methods() {
+    List<MethodDescriptor<?, ?>> descriptors = new ArrayList<>(methods.size());
+    for (ServerMethod<?, ?> m : methods) {
+      descriptors.add(m.descriptor());
+    }
+    return descriptors;
+  }
+
+  /**
+   * The service as its .proto file declares it, or null when the binding gave none (generated
+   * bindings give it unless the file is for protobuf's lite runtime): what gRPC server reflection
+   * describes.
+   */
+  public Descriptors.ServiceDescriptor schema() {
+    return schema;
   }
 
   /** Builds a {@link ServiceDefinition}. */
   public static final class Builder {
     private final String name;
     private final List<ServerMethod<?, ?>> methods = new ArrayList<>();
+    private Descriptors.ServiceDescriptor schema;
 
     private Builder(String name) {
       this.name = Objects.requireNonNull(name, "name");
+    }
+
+    /** The service's protobuf descriptor, which must have the service's full name. */
+    public Builder schema(Descriptors.ServiceDescriptor schema) {
+      if (schema != null && !schema.getFullName().equals(name)) {
+        throw new IllegalArgumentException(
+            "the schema describes " + schema.getFullName() + ", not " + name);
+      }
+      this.schema = schema;
+      return this;
     }
 
     /** A unary, server-streaming or fire-and-forget method. */
@@ -88,7 +120,7 @@ public final class ServiceDefinition {
     }
 
     public ServiceDefinition build() {
-      return new ServiceDefinition(name, new ArrayList<>(methods));
+      return new ServiceDefinition(this);
     }
   }
 }

@@ -83,6 +83,15 @@ final class Generators {
     }
     w.line("return java.util.List.of(" + all + ");");
     w.close("}");
+    if (s.outerClass() != null) {
+      w.blank();
+      w.line(
+          "/** The service as its .proto file declares it: what gRPC server reflection describes. */");
+      w.open("public static com.google.protobuf.Descriptors.ServiceDescriptor schema() {");
+      w.line(
+          "return " + s.outerClass() + ".getDescriptor().findServiceByName(\"" + s.name() + "\");");
+      w.close("}");
+    }
 
     w.blank();
     w.line("/** The service as Reactive Streams: each method's Publisher is its responses. */");
@@ -96,6 +105,9 @@ final class Generators {
     w.line("/** Serves {@code service}: add the result to an {@code RpcServer}. */");
     w.open("public static " + RPC + "ServiceDefinition bind(Service service) {");
     w.line("return " + RPC + "ServiceDefinition.builder(SERVICE_NAME)");
+    if (s.outerClass() != null) {
+      w.line("    .schema(schema())");
+    }
     for (Method m : s.methods()) {
       String register =
           m.fireAndForget()

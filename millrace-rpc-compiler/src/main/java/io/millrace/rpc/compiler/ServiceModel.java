@@ -1,6 +1,7 @@
 package io.millrace.rpc.compiler;
 
 import com.google.protobuf.DescriptorProtos.FileDescriptorProto;
+import com.google.protobuf.DescriptorProtos.FileOptions;
 import com.google.protobuf.DescriptorProtos.MethodDescriptorProto;
 import com.google.protobuf.DescriptorProtos.MethodOptions;
 import com.google.protobuf.DescriptorProtos.ServiceDescriptorProto;
@@ -9,9 +10,18 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 
-/** One service as the generators see it: Java names resolved, method options read. */
+/**
+ * One service as the generators see it: Java names resolved, method options read. {@code
+ * outerClass} is the Java class holding the file's descriptor, null for the lite runtime (which has
+ * no descriptors).
+ */
 record ServiceModel(
-    String protoFile, String javaPackage, String name, String fullName, List<Method> methods) {
+    String protoFile,
+    String javaPackage,
+    String name,
+    String fullName,
+    String outerClass,
+    List<Method> methods) {
 
   /**
    * The field number of {@code millrace.rpc.fire_and_forget} in {@code millrace/rpc/options.proto}.
@@ -63,8 +73,13 @@ record ServiceModel(
               level == MethodOptions.IdempotencyLevel.IDEMPOTENT
                   || level == MethodOptions.IdempotencyLevel.NO_SIDE_EFFECTS));
     }
+    String javaPackage = JavaNames.javaPackage(file);
+    String outerClass =
+        file.getOptions().getOptimizeFor() == FileOptions.OptimizeMode.LITE_RUNTIME
+            ? null
+            : (javaPackage.isEmpty() ? "" : javaPackage + ".") + JavaNames.outerClassName(file);
     return new ServiceModel(
-        file.getName(), JavaNames.javaPackage(file), service.getName(), fullName, methods);
+        file.getName(), javaPackage, service.getName(), fullName, outerClass, methods);
   }
 
   /**

@@ -35,11 +35,13 @@ public final class EventLoops {
     return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(name, true), handler);
   }
 
-  static Class<? extends ServerChannel> serverChannel() {
+  /** The server channel class of the transport in use. */
+  public static Class<? extends ServerChannel> serverChannel() {
     return EPOLL ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
   }
 
-  static Class<? extends SocketChannel> clientChannel() {
+  /** The client channel class of the transport in use. */
+  public static Class<? extends SocketChannel> clientChannel() {
     return EPOLL ? EpollSocketChannel.class : NioSocketChannel.class;
   }
 }

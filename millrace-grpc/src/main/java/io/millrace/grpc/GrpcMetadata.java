@@ -1,0 +1,111 @@
+package io.millrace.grpc;
+
+import com.google.protobuf.ByteString;
+import io.grpc.Metadata;
+import io.millrace.rpc.Headers;
+import io.millrace.rpc.Status;
+
+/**
+ * Headers and statuses across the bridge: gRPC's {@link Metadata} and {@link io.grpc.Status} to
+ * Millrace's {@link Headers} and {@link Status} and back. The codes are the same seventeen on both
+ * sides; details travel in gRPC's {@code grpc-status-details-bin} trailer.
+ */
+final class GrpcMetadata {
+  static final String DETAILS_KEY = "grpc-status-details-bin";
+  static final Metadata.Key<byte[]> DETAILS =
+      Metadata.Key.of(DETAILS_KEY, Metadata.BINARY_BYTE_MARSHALLER);
+
+  private GrpcMetadata() {}
+
+  /**
+   * The application's entries of {@code metadata}: keys gRPC reserves ({@code grpc-*}) and the
+   * transport's own ({@code content-type}, {@code te}) are left out.
+   *
+   * @throws IllegalArgumentException when an entry is not a valid header (a text value outside
+   *     printable ASCII)
+   */
+  static Headers toHeaders(Metadata metadata) {
+    Headers headers = null;
+    for (String key : metadata.keys()) {
+      if (reserved(key)) {
+        continue;
+      }
+      if (headers == null) {
+        headers = new Headers();
+      }
+      if (Headers.isBinary(key)) {
+        for (byte[] v : metadata.getAll(Metadata.Key.of(key, Metadata.BINARY_BYTE_MARSHALLER))) {
+          headers.putBinary(key, v);
+        }
+      } else {
+        for (String v : metadata.getAll(Metadata.Key.of(key, Metadata.ASCII_STRING_MARSHALLER))) {
+          headers.put(key, v);
+        }
+      }
+    }
+    return headers == null ? Headers.EMPTY : headers;
+  }
+
+  /** Adds {@code headers}' entries (null: none) to {@code metadata}. */
+  static Metadata addTo(Metadata metadata, Headers headers) {
+    if (headers == null) {
+      return metadata;
+    }
+    for (int i = 0; i < headers.size(); i++) {
+      String key = headers.keyAt(i);
+      if (Headers.isBinary(key)) {
+        metadata.put(Metadata.Key.of(key, Metadata.BINARY_BYTE_MARSHALLER), headers.valueAt(i));
+      } else {
+        metadata.put(
+            Metadata.Key.of(key, Metadata.ASCII_STRING_MARSHALLER),
+            new String(headers.valueAt(i), java.nio.charset.StandardCharsets.US_ASCII));
+      }
+    }
+    return metadata;
+  }
+
+  /** Whether gRPC or HTTP/2 owns {@code key}: it is not an application header. */
+  static boolean reserved(String key) {
+    return key.startsWith("grpc-")
+        || key.startsWith(":")
+        || key.equals("content-type")
+        || key.equals("te");
+  }
+
+  /** {@code status} as gRPC's (details go in the trailers: {@link #trailers}). */
+  static io.grpc.Status toGrpc(Status status) {
+    io.grpc.Status s = io.grpc.Status.fromCodeValue(status.code().value());
+    if (status.message() != null) {
+      s = s.withDescription(status.message());
+    }
+    if (status.cause() != null) {
+      s = s.withCause(status.cause());
+    }
+    return s;
+  }
+
+  /** The trailers to send with {@code status}: {@code headers}, and the status's details. */
+  static Metadata trailers(Status status, Headers headers) {
+    Metadata trailers = addTo(new Metadata(), headers);
+    if (status.details() != null) {
+      trailers.put(DETAILS, status.details().toByteArray());
+    }
+    return trailers;
+  }
+
+  /** gRPC's {@code status} with the details of {@code trailers} (null: none) as Millrace's. */
+  static Status fromGrpc(io.grpc.Status status, Metadata trailers) {
+    Status s = Status.Code.of(status.getCode().value()).toStatus();
+    if (status.getDescription() != null) {
+      s = s.withMessage(status.getDescription());
+    }
+    if (status.getCause() != null) {
+      s = s.withCause(status.getCause());
+    }
+    byte[] details = trailers == null ? null : trailers.get(DETAILS);
+    if (details != null) {
+      s = s.withDetails(ByteString.copyFrom(details));
+    }
+    return s;
+  }
+}

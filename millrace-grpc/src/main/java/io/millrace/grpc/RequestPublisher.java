@@ -1,0 +1,179 @@
+package io.millrace.grpc;
+
+import io.grpc.ServerCall;
+import io.millrace.rpc.Status;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+
+/**
+ * A gRPC client's stream of requests as the Publisher a Millrace streaming handler reads: the
+ * handler's demand becomes {@link ServerCall#request}, so gRPC delivers no message nobody asked for
+ * and HTTP/2 flow control holds the client back; nothing is queued here.
+ *
+ * <p>One subscriber. gRPC's listener callbacks (one at a time) deliver the messages; the end of the
+ * stream or its cancellation may come before the handler subscribes, and is then delivered when it
+ * does.
+ */
+final class RequestPublisher<Req> implements Publisher<Req>, Subscription {
+  /** At most this many messages are asked of gRPC ahead of delivery. */
+  private static final long MAX_GRANTED = 1 << 30;
+
+  private final ServerCall<Req, ?> call;
+
+  private Subscriber<? super Req> subscriber; // guarded by this
+  private long demand; // asked by the subscriber, not yet passed to gRPC; guarded by this
+  private long granted; // passed to gRPC, not yet delivered; guarded by this
+  private boolean cancelled; // guarded by this
+  private boolean ended; // onComplete or onError was delivered or is due; guarded by this
+  private Throwable endError; // the end that waits for a subscriber; guarded by this
+  private boolean endPending; // guarded by this
+
+  RequestPublisher(ServerCall<Req, ?> call) {
+    this.call = call;
+  }
+
+  @Override
+  public void subscribe(Subscriber<? super Req> s) {
+    boolean first;
+    synchronized (this) {
+      first = subscriber == null;
+      if (first) {
+        subscriber = s;
+      }
+    }
+    if (!first) {
+      s.onSubscribe(
+          new Subscription() {
+            @Override
+            public void request(long n) {}
+
+            @Override
+            public void cancel() {}
+          });
+      s.onError(new IllegalStateException("the requests of a call can be read once"));
+      return;
+    }
+    s.onSubscribe(this);
+    Throwable error;
+    synchronized (this) {
+      if (!endPending || cancelled) {
+        return;
+      }
+      endPending = false;
+      error = endError;
+      endError = null;
+    }
+    deliverEnd(s, error);
+  }
+
+  @Override
+  public void request(long n) {
+    if (n <= 0) {
+      cancel();
+      deliverEndOnce(new IllegalArgumentException("rule 3.9: request(" + n + ")"));
+      return;
+    }
+    int grant;
+    synchronized (this) {
+      if (cancelled || ended) {
+        return;
+      }
+      demand = demand + n < 0 ? Long.MAX_VALUE : demand + n;
+      grant = takeGrant();
+    }
+    if (grant > 0) {
+      call.request(grant);
+    }
+  }
+
+  /** Moves demand to gRPC, keeping at most {@link #MAX_GRANTED} ahead. Holds the lock. */
+  private int takeGrant() {
+    long room = MAX_GRANTED - granted;
+    int grant = (int) Math.min(demand, room);
+    if (grant > 0) {
+      granted += grant;
+      if (demand != Long.MAX_VALUE) {
+        demand -= grant;
+      }
+    }
+    return grant;
+  }
+
+  @Override
+  public void cancel() {
+    synchronized (this) {
+      cancelled = true;
+    }
+  }
+
+  /** A message from the client (gRPC's listener). */
+  void onMessage(Req message) {
+    Subscriber<? super Req> s;
+    int grant = 0;
+    synchronized (this) {
+      if (cancelled || ended) {
+        return;
+      }
+      s = subscriber;
+      granted--;
+      if (demand > 0 && granted < MAX_GRANTED / 2) {
+        grant = takeGrant();
+      }
+    }
+    s.onNext(message);
+    if (grant > 0) {
+      call.request(grant);
+    }
+  }
+
+  /** The client sent its last message. */
+  void onHalfClose() {
+    end(null);
+  }
+
+  /** The call was cancelled: the handler's read of the requests fails with {@code status}. */
+  void onCancel(Status status) {
+    end(status.asException());
+  }
+
+  private void end(Throwable error) {
+    Subscriber<? super Req> s;
+    synchronized (this) {
+      if (ended) {
+        return;
+      }
+      ended = true;
+      s = subscriber;
+      if (s == null) {
+        endPending = true;
+        endError = error;
+        return;
+      }
+      if (cancelled) {
+        return;
+      }
+    }
+    deliverEnd(s, error);
+  }
+
+  private void deliverEndOnce(Throwable error) {
+    Subscriber<? super Req> s;
+    synchronized (this) {
+      if (ended) {
+        return;
+      }
+      ended = true;
+      s = subscriber;
+    }
+    deliverEnd(s, error);
+  }
+
+  private static void deliverEnd(Subscriber<?> s, Throwable error) {
+    if (error == null) {
+      s.onComplete();
+    } else {
+      s.onError(error);
+    }
+  }
+}
