@@ -5,10 +5,12 @@ import io.millrace.core.ConnectionConfig;
 import io.millrace.core.LeaseIssuer;
 import io.millrace.echo.EchoServiceImpl;
 import io.millrace.echo.v1.EchoServiceReactor;
+import io.millrace.grpc.GrpcEndpoint;
 import io.millrace.rpc.RpcServer;
 import io.millrace.transport.netty.EventLoops;
 import io.millrace.transport.netty.TcpServer;
 import java.io.PrintWriter;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
@@ -34,6 +36,8 @@ import picocli.CommandLine.Option;
       "On the same port, RPC: millrace.echo.v1.EchoService for connections whose metadata MIME",
       "  type is application/x.millrace.rpc.v1, and for routing callers (composite metadata with",
       "  a route such as millrace.echo.v1.EchoService.Echo); try: millrace call --rpc ...",
+      "With --grpc-port, EchoService is also served to gRPC clients (HTTP/2 without TLS), with",
+      "  the health and reflection services: grpcurl and ghz work without the .proto file.",
       "SIGTERM or SIGINT drains every connection (at most --drain-timeout s) and exits 0."
     })
 final class EchoServerCommand implements Callable<Integer> {
@@ -61,6 +65,13 @@ final class EchoServerCommand implements Callable<Integer> {
               + " (default: ${DEFAULT-VALUE}).")
   long drainTimeoutSeconds;
 
+  @Option(
+      names = "--grpc-port",
+      defaultValue = "-1",
+      description =
+          "Also serve EchoService to gRPC clients on this port (h2c, on --host; 0: a free port).")
+  int grpcPort;
+
   @Override
   public Integer call() throws Exception {
     ConnectionConfig.Builder config =
@@ -68,16 +79,23 @@ final class EchoServerCommand implements Callable<Integer> {
     if (leaseRequests > 0) {
       config.leaseIssuer(LeaseIssuer.fixed(leaseTtl, leaseRequests));
     }
+    RpcServer rpc = echoRpc();
     TcpServer server =
         TcpServer.builder()
             .bindAddress(transport.host, transport.port)
             .config(config.build())
             .eventLoopThreads(eventLoops)
-            .acceptor(acceptor())
+            .acceptor(acceptor(rpc))
             .bind();
+    GrpcEndpoint grpc =
+        grpcPort < 0
+            ? null
+            : GrpcEndpoint.builder(rpc)
+                .address(new InetSocketAddress(transport.host, grpcPort))
+                .start();
     PrintWriter out = spec.commandLine().getOut();
     Runtime.getRuntime()
-        .addShutdownHook(new Thread(() -> shutDown(server, out), "millrace-shutdown"));
+        .addShutdownHook(new Thread(() -> shutDown(server, grpc, out), "millrace-shutdown"));
     out.println(
         "millrace echo-server listening on "
             + server.address().getHostString()
@@ -87,17 +105,28 @@ final class EchoServerCommand implements Callable<Integer> {
             + (transport.resume
                 ? ", resumption on (sessions kept " + transport.resumeSessionTtlSeconds + " s)"
                 : ""));
+    if (grpc != null) {
+      out.println(
+          "millrace echo-server: gRPC (h2c) on "
+              + transport.host
+              + ":"
+              + grpc.port()
+              + ", with grpc.health.v1.Health and server reflection");
+    }
     out.flush();
     server.awaitTermination();
     return 0;
   }
 
   /** The raw echo responder, with EchoService over RPC on the same connections. */
-  static Acceptor acceptor() {
+  static Acceptor acceptor(RpcServer rpc) {
     EchoResponder responder = new EchoResponder();
-    RpcServer rpc =
-        RpcServer.builder().service(EchoServiceReactor.bind(new EchoServiceImpl())).build();
     return (setup, connection) -> rpc.responder(setup, connection, responder);
+  }
+
+  /** EchoService, as RPC. */
+  static RpcServer echoRpc() {
+    return RpcServer.builder().service(EchoServiceReactor.bind(new EchoServiceImpl())).build();
   }
 
   /**
@@ -105,7 +134,7 @@ final class EchoServerCommand implements Callable<Integer> {
    * JVM ended by a signal would otherwise exit with 128 + the signal's number. The halt skips other
    * shutdown hooks; the echo server registers none (its logging writes straight through).
    */
-  private void shutDown(TcpServer server, PrintWriter out) {
+  private void shutDown(TcpServer server, GrpcEndpoint grpc, PrintWriter out) {
     out.println(
         "millrace echo-server: shutting down, draining "
             + server.connectionCount()
@@ -114,12 +143,21 @@ final class EchoServerCommand implements Callable<Integer> {
             + " s");
     out.flush();
     server.shutdown();
+    Thread grpcDrain = null;
+    if (grpc != null) {
+      grpcDrain =
+          new Thread(() -> grpc.close(Duration.ofSeconds(drainTimeoutSeconds)), "grpc-drain");
+      grpcDrain.start();
+    }
     boolean drained = false;
     try {
       drained = server.awaitTermination(drainTimeoutSeconds * 1000 + 2000, TimeUnit.MILLISECONDS);
       if (!drained) {
         server.shutdownNow();
         server.awaitTermination(5, TimeUnit.SECONDS);
+      }
+      if (grpcDrain != null) {
+        grpcDrain.join(drainTimeoutSeconds * 1000 + 7000);
       }
     } catch (InterruptedException e) {
       server.shutdownNow();

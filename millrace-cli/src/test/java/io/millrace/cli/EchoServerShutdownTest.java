@@ -11,17 +11,11 @@ import io.millrace.frame.ErrorCode;
 import io.millrace.transport.netty.TcpClient;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import java.io.File;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -29,62 +23,6 @@ import org.junit.jupiter.api.Test;
  * connections (open streams finish, new requests are refused) and the process exits 0.
  */
 class EchoServerShutdownTest {
-
-  /**
-   * The echo server's process. Its output goes to a file: a pipe read while the process exits may
-   * lose the last lines (the JDK swaps the pipe's stream at exit under a blocked reader).
-   */
-  private static final class EchoServer implements AutoCloseable {
-    final Process process;
-    final Path output;
-
-    EchoServer(String... extra) throws Exception {
-      List<String> command = new ArrayList<>();
-      command.add(
-          System.getProperty("java.home") + File.separator + "bin" + File.separator + "java");
-      command.add("-cp");
-      command.add(System.getProperty("java.class.path"));
-      command.add(Main.class.getName());
-      command.add("echo-server");
-      command.add("--port");
-      command.add("0");
-      command.addAll(List.of(extra));
-      output = Files.createTempFile("echo-server", ".log");
-      process =
-          new ProcessBuilder(command)
-              .redirectErrorStream(true)
-              .redirectOutput(output.toFile())
-              .start();
-    }
-
-    String output() throws java.io.IOException {
-      return Files.readString(output, StandardCharsets.UTF_8);
-    }
-
-    int port() throws Exception {
-      Pattern listening = Pattern.compile("listening on 127\\.0\\.0\\.1:(\\d+)");
-      for (int i = 0; i < 1000; i++) {
-        Matcher m = listening.matcher(output());
-        if (m.find()) {
-          return Integer.parseInt(m.group(1));
-        }
-        Thread.sleep(10);
-      }
-      throw new AssertionError("the echo server did not report its port: " + output());
-    }
-
-    /** Waits for the exit (bounded) and returns everything it printed. */
-    String awaitExit() throws Exception {
-      assertThat(process.waitFor(15, TimeUnit.SECONDS)).as("the server exits").isTrue();
-      return output();
-    }
-
-    @Override
-    public void close() throws java.io.IOException {
-      process.destroyForcibly();
-      Files.deleteIfExists(output);
-    }
-  }
 
   /** Counts a stream's items, granting one at a time when told. */
   private static final class Items implements StreamListener {
@@ -109,7 +47,7 @@ class EchoServerShutdownTest {
 
   @Test
   void sigterm_drainsOpenStream_refusesNewRequests_exitsZero() throws Exception {
-    try (EchoServer server = new EchoServer("--drain-timeout", "20");
+    try (EchoServerProcess server = new EchoServerProcess("--drain-timeout", "20");
         TcpClient client = TcpClient.builder().build()) {
       int port = server.port();
       Connection connection = client.connect("127.0.0.1", port).get(5, TimeUnit.SECONDS);
@@ -157,7 +95,7 @@ class EchoServerShutdownTest {
 
   @Test
   void sigterm_streamNeverFinishes_forcedAfterDrainTimeout_exitsZero() throws Exception {
-    try (EchoServer server = new EchoServer("--drain-timeout", "1");
+    try (EchoServerProcess server = new EchoServerProcess("--drain-timeout", "1");
         TcpClient client = TcpClient.builder().build()) {
       int port = server.port();
       Connection connection = client.connect("127.0.0.1", port).get(5, TimeUnit.SECONDS);

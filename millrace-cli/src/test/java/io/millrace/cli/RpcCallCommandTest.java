@@ -19,7 +19,7 @@ class RpcCallCommandTest {
     server =
         TcpServer.builder()
             .bindAddress("127.0.0.1", 0)
-            .acceptor(EchoServerCommand.acceptor())
+            .acceptor(EchoServerCommand.acceptor(EchoServerCommand.echoRpc()))
             .bind();
   }
 

@@ -87,10 +87,37 @@ final class GrpcMetadata {
   /** The trailers to send with {@code status}: {@code headers}, and the status's details. */
   static Metadata trailers(Status status, Headers headers) {
     Metadata trailers = addTo(new Metadata(), headers);
-    if (status.details() != null) {
-      trailers.put(DETAILS, status.details().toByteArray());
+    byte[] details = detailsOnTheWire(status);
+    if (details != null) {
+      trailers.put(DETAILS, details);
     }
     return trailers;
+  }
+
+  /**
+   * {@code status}'s details as gRPC sends them, or null when it has none: a {@code
+   * google.rpc.Status} whose code and message are the status's own, since gRPC clients (grpc-go's,
+   * and so grpcurl and ghz) fail a call whose details disagree with its status. Details that are a
+   * {@code google.rpc.Status}, as Millrace's convention has them, keep their entries; other bytes
+   * cannot be told to a gRPC client and are left out.
+   */
+  static byte[] detailsOnTheWire(Status status) {
+    if (status.details().isEmpty()) {
+      return null;
+    }
+    com.google.rpc.Status.Builder rpc;
+    try {
+      rpc = com.google.rpc.Status.parseFrom(status.details()).toBuilder();
+    } catch (com.google.protobuf.InvalidProtocolBufferException notAStatus) {
+      rpc = com.google.rpc.Status.newBuilder();
+    }
+    rpc.setCode(status.code().value());
+    if (status.message() != null) {
+      rpc.setMessage(status.message());
+    } else {
+      rpc.clearMessage();
+    }
+    return rpc.build().toByteArray();
   }
 
   /** gRPC's {@code status} with the details of {@code trailers} (null: none) as Millrace's. */
@@ -103,7 +130,7 @@ final class GrpcMetadata {
       s = s.withCause(status.getCause());
     }
     byte[] details = trailers == null ? null : trailers.get(DETAILS);
-    if (details != null) {
+    if (details != null && details.length > 0) {
       s = s.withDetails(ByteString.copyFrom(details));
     }
     return s;

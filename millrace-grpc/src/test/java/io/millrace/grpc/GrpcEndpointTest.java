@@ -32,7 +32,6 @@ import io.millrace.rpc.ServerContext;
 import io.millrace.rpc.ServerInterceptor;
 import io.millrace.rpc.ServiceDefinition;
 import io.millrace.rpc.Status;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -96,7 +95,15 @@ class GrpcEndpointTest {
                     Mono.error(
                         Status.of(Status.Code.FAILED_PRECONDITION)
                             .withMessage("détails ✓ 100%")
-                            .withDetails(ByteString.copyFromUtf8("opaque details"))
+                            .withDetails(
+                                com.google.rpc.Status.newBuilder()
+                                    .addDetails(
+                                        com.google.protobuf.Any.pack(
+                                            com.google.rpc.ErrorInfo.newBuilder()
+                                                .setReason("STOCK_EMPTY")
+                                                .build()))
+                                    .build()
+                                    .toByteString())
                             .asException()))
             .build();
     ServerInterceptor refuseNoEntry =
@@ -361,9 +368,36 @@ class GrpcEndpointTest {
               assertThat(e.getStatus().getCode())
                   .isEqualTo(io.grpc.Status.Code.FAILED_PRECONDITION);
               assertThat(e.getStatus().getDescription()).isEqualTo("détails ✓ 100%");
-              assertThat(e.getTrailers().get(GrpcMetadata.DETAILS))
-                  .isEqualTo("opaque details".getBytes(StandardCharsets.UTF_8));
+              // As grpc-java's StatusProto reads it: code and message agree with the status.
+              com.google.rpc.Status details = io.grpc.protobuf.StatusProto.fromThrowable(e);
+              assertThat(details.getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION.value());
+              assertThat(details.getMessage()).isEqualTo("détails ✓ 100%");
+              assertThat(details.getDetails(0).getTypeUrl()).endsWith("google.rpc.ErrorInfo");
             });
+  }
+
+  @Test
+  void detailsOnTheWire_agreeWithTheStatus_whateverTheHandlerGave() throws Exception {
+    assertThat(GrpcMetadata.detailsOnTheWire(Status.of(Status.Code.INTERNAL))).isNull();
+    Status opaque =
+        Status.of(Status.Code.ABORTED)
+            .withMessage("m")
+            .withDetails(ByteString.copyFrom(new byte[] {(byte) 0xFF, 0x01}));
+    com.google.rpc.Status sent =
+        com.google.rpc.Status.parseFrom(GrpcMetadata.detailsOnTheWire(opaque));
+    assertThat(sent.getCode()).isEqualTo(Status.Code.ABORTED.value());
+    assertThat(sent.getMessage()).isEqualTo("m");
+    Status disagreeing =
+        Status.of(Status.Code.ABORTED)
+            .withDetails(
+                com.google.rpc.Status.newBuilder()
+                    .setCode(5)
+                    .setMessage("x")
+                    .build()
+                    .toByteString());
+    sent = com.google.rpc.Status.parseFrom(GrpcMetadata.detailsOnTheWire(disagreeing));
+    assertThat(sent.getCode()).isEqualTo(Status.Code.ABORTED.value());
+    assertThat(sent.getMessage()).isEmpty();
   }
 
   @Test
