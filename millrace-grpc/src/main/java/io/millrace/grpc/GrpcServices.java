@@ -100,6 +100,24 @@ public final class GrpcServices {
     return b.build();
   }
 
+  /** A grpc-java method as Millrace describes it: same name, shape and messages. */
+  static <Req, Resp> MethodDescriptor<Req, Resp> fromGrpc(io.grpc.MethodDescriptor<Req, Resp> m) {
+    MethodDescriptor.Type type =
+        switch (m.getType()) {
+          case UNARY -> MethodDescriptor.Type.UNARY;
+          case SERVER_STREAMING -> MethodDescriptor.Type.SERVER_STREAMING;
+          case CLIENT_STREAMING -> MethodDescriptor.Type.CLIENT_STREAMING;
+          case BIDI_STREAMING, UNKNOWN -> MethodDescriptor.Type.BIDI_STREAMING;
+        };
+    return MethodDescriptor.newBuilder(
+            m.getFullMethodName(),
+            type,
+            Marshallers.fromGrpc(m.getRequestMarshaller()),
+            Marshallers.fromGrpc(m.getResponseMarshaller()))
+        .idempotent(m.isIdempotent() || m.isSafe())
+        .build();
+  }
+
   static io.grpc.MethodDescriptor.MethodType type(MethodDescriptor.Type type) {
     return switch (type) {
       case UNARY -> io.grpc.MethodDescriptor.MethodType.UNARY;

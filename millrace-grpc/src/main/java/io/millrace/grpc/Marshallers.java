@@ -1,5 +1,6 @@
 package io.millrace.grpc;
 
+import com.google.protobuf.MessageLite;
 import io.grpc.protobuf.lite.ProtoLiteUtils;
 import io.millrace.rpc.Marshaller;
 import io.millrace.rpc.ProtobufMarshaller;
@@ -68,10 +69,17 @@ final class Marshallers {
   }
 
   /**
-   * gRPC's {@code m} as Millrace's: a message is serialized through the stream gRPC gives, and
-   * parsed from a stream over the received buffer.
+   * gRPC's {@code m} as Millrace's. grpc-java's protobuf marshaller (what its generated code uses)
+   * becomes Millrace's, which writes messages straight into the frame and parses them in place; any
+   * other goes through the stream gRPC gives, and is parsed from a stream over the received buffer.
    */
+  @SuppressWarnings({"unchecked", "rawtypes"})
   static <T> Marshaller<T> fromGrpc(io.grpc.MethodDescriptor.Marshaller<T> m) {
+    if (m instanceof io.grpc.MethodDescriptor.PrototypeMarshaller<T> p
+        && p.getMessagePrototype() instanceof MessageLite prototype
+        && m.getClass().getName().startsWith("io.grpc.protobuf.")) {
+      return (Marshaller) ProtobufMarshaller.of(prototype.getDefaultInstanceForType());
+    }
     return new Marshaller<>() {
       @Override
       public ByteBuf serialize(T value, io.netty.buffer.ByteBufAllocator alloc) {

@@ -43,7 +43,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
-import reactor.core.publisher.Mono;
 
 /**
  * Millrace services called by grpc-java's own client (its generated stubs for echo.proto and its
@@ -54,58 +53,14 @@ import reactor.core.publisher.Mono;
 class GrpcEndpointTest {
   private static final long WAIT_S = 10;
 
-  /** A test service next to the echo service: headers, trailers, details, and a call that hangs. */
-  private static final String PROBE = "millrace.test.Probe";
-
-  private static final MethodDescriptor<EchoRequest, EchoReply> HEADERS = unary(PROBE + "/Headers");
-  private static final MethodDescriptor<EchoRequest, EchoReply> HANG = unary(PROBE + "/Hang");
-  private static final MethodDescriptor<EchoRequest, EchoReply> DETAILS = unary(PROBE + "/Details");
-
-  private static MethodDescriptor<EchoRequest, EchoReply> unary(String name) {
-    return MethodDescriptor.newBuilder(
-            name,
-            MethodDescriptor.Type.UNARY,
-            ProtobufMarshaller.of(EchoRequest.getDefaultInstance()),
-            ProtobufMarshaller.of(EchoReply.getDefaultInstance()))
-        .build();
-  }
-
   private final EchoServiceImpl echo = new EchoServiceImpl();
-  private final CompletableFuture<Status> hangCancelled = new CompletableFuture<>();
-  private final CountDownLatch hangStarted = new CountDownLatch(1);
+  private final ProbeService probe = new ProbeService();
   private final AtomicInteger intercepted = new AtomicInteger();
   private GrpcEndpoint endpoint;
   private ManagedChannel channel;
 
   @BeforeEach
   void start() {
-    ServiceDefinition probe =
-        ServiceDefinition.builder(PROBE)
-            .method(HEADERS, (request, context) -> headers(context))
-            .method(
-                HANG,
-                (request, context) -> {
-                  context.onCancel(() -> hangCancelled.complete(context.cancellation()));
-                  hangStarted.countDown();
-                  return Mono.never();
-                })
-            .method(
-                DETAILS,
-                (request, context) ->
-                    Mono.error(
-                        Status.of(Status.Code.FAILED_PRECONDITION)
-                            .withMessage("détails ✓ 100%")
-                            .withDetails(
-                                com.google.rpc.Status.newBuilder()
-                                    .addDetails(
-                                        com.google.protobuf.Any.pack(
-                                            com.google.rpc.ErrorInfo.newBuilder()
-                                                .setReason("STOCK_EMPTY")
-                                                .build()))
-                                    .build()
-                                    .toByteString())
-                            .asException()))
-            .build();
     ServerInterceptor refuseNoEntry =
         new ServerInterceptor() {
           @Override
@@ -119,7 +74,7 @@ class GrpcEndpointTest {
     RpcServer rpc =
         RpcServer.builder()
             .service(EchoServiceReactor.bind(echo))
-            .service(probe)
+            .service(probe.definition())
             .interceptor(refuseNoEntry)
             .build();
     endpoint =
@@ -129,18 +84,6 @@ class GrpcEndpointTest {
             .usePlaintext()
             .directExecutor()
             .build();
-  }
-
-  private static Mono<EchoReply> headers(ServerContext context) {
-    context.responseHeaders().put("x-served-by", "millrace");
-    context.trailers().putBinary("x-trailer-bin", new byte[] {0, 1, (byte) 0xFF});
-    String token = context.requestHeaders().get("x-token");
-    byte[] binary = context.requestHeaders().getBinary("x-blob-bin");
-    return Mono.just(
-        EchoReply.newBuilder()
-            .setPayload(
-                ByteString.copyFromUtf8(token + "/" + (binary == null ? "-" : binary.length)))
-            .build());
   }
 
   @AfterEach
@@ -326,7 +269,7 @@ class GrpcEndpointTest {
     EchoReply reply =
         ClientCalls.blockingUnaryCall(
             channel.newCall(
-                GrpcServices.toGrpc(HEADERS, null),
+                GrpcServices.toGrpc(ProbeService.HEADERS, null),
                 CallOptions.DEFAULT.withDeadlineAfter(WAIT_S, TimeUnit.SECONDS)),
             request(""));
     assertThat(reply.getPayload().toStringUtf8()).isEqualTo("null/-"); // no headers sent yet
@@ -339,7 +282,7 @@ class GrpcEndpointTest {
     reply =
         ClientCalls.blockingUnaryCall(
             withHeaders,
-            GrpcServices.toGrpc(HEADERS, null),
+            GrpcServices.toGrpc(ProbeService.HEADERS, null),
             CallOptions.DEFAULT.withDeadlineAfter(WAIT_S, TimeUnit.SECONDS),
             request(""));
     assertThat(reply.getPayload().toStringUtf8()).isEqualTo("t0k3n/7");
@@ -359,7 +302,7 @@ class GrpcEndpointTest {
             () ->
                 ClientCalls.blockingUnaryCall(
                     channel,
-                    GrpcServices.toGrpc(DETAILS, null),
+                    GrpcServices.toGrpc(ProbeService.DETAILS, null),
                     CallOptions.DEFAULT.withDeadlineAfter(WAIT_S, TimeUnit.SECONDS),
                     request("")))
         .isInstanceOfSatisfying(
@@ -406,7 +349,7 @@ class GrpcEndpointTest {
             () ->
                 ClientCalls.blockingUnaryCall(
                     channel,
-                    GrpcServices.toGrpc(HANG, null),
+                    GrpcServices.toGrpc(ProbeService.HANG, null),
                     CallOptions.DEFAULT.withDeadlineAfter(200, TimeUnit.MILLISECONDS),
                     request("")))
         .isInstanceOfSatisfying(
@@ -414,21 +357,22 @@ class GrpcEndpointTest {
             e ->
                 assertThat(e.getStatus().getCode())
                     .isEqualTo(io.grpc.Status.Code.DEADLINE_EXCEEDED));
-    assertThat(hangCancelled.get(WAIT_S, TimeUnit.SECONDS).code())
+    assertThat(probe.hangCancelled.get(WAIT_S, TimeUnit.SECONDS).code())
         .isEqualTo(Status.Code.DEADLINE_EXCEEDED);
   }
 
   @Test
   void clientCancellation_reachesTheHandler() throws Exception {
     ClientCall<EchoRequest, EchoReply> call =
-        channel.newCall(GrpcServices.toGrpc(HANG, null), CallOptions.DEFAULT);
+        channel.newCall(GrpcServices.toGrpc(ProbeService.HANG, null), CallOptions.DEFAULT);
     call.start(new ClientCall.Listener<>() {}, new Metadata());
     call.sendMessage(request(""));
     call.halfClose();
     call.request(1);
-    assertThat(hangStarted.await(WAIT_S, TimeUnit.SECONDS)).isTrue();
+    assertThat(probe.hangStarted.await(WAIT_S, TimeUnit.SECONDS)).isTrue();
     call.cancel("changed my mind", null);
-    assertThat(hangCancelled.get(WAIT_S, TimeUnit.SECONDS).code()).isEqualTo(Status.Code.CANCELLED);
+    assertThat(probe.hangCancelled.get(WAIT_S, TimeUnit.SECONDS).code())
+        .isEqualTo(Status.Code.CANCELLED);
   }
 
   @Test
@@ -451,7 +395,8 @@ class GrpcEndpointTest {
 
   @Test
   void unknownMethod_isUnimplemented() {
-    MethodDescriptor<EchoRequest, EchoReply> missing = unary("millrace.echo.v1.EchoService/Nope");
+    MethodDescriptor<EchoRequest, EchoReply> missing =
+        ProbeService.unary("millrace.echo.v1.EchoService/Nope");
     assertThatThrownBy(
             () ->
                 ClientCalls.blockingUnaryCall(
@@ -486,13 +431,16 @@ class GrpcEndpointTest {
   @Test
   void health_saysServing_forTheServerAndEachService() {
     HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(channel);
-    for (String service : List.of("", "millrace.echo.v1.EchoService", PROBE)) {
+    for (String service : List.of("", "millrace.echo.v1.EchoService", ProbeService.NAME)) {
       assertThat(
               health.check(HealthCheckRequest.newBuilder().setService(service).build()).getStatus())
           .isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
     }
-    endpoint.health().setStatus(PROBE, HealthCheckResponse.ServingStatus.NOT_SERVING);
-    assertThat(health.check(HealthCheckRequest.newBuilder().setService(PROBE).build()).getStatus())
+    endpoint.health().setStatus(ProbeService.NAME, HealthCheckResponse.ServingStatus.NOT_SERVING);
+    assertThat(
+            health
+                .check(HealthCheckRequest.newBuilder().setService(ProbeService.NAME).build())
+                .getStatus())
         .isEqualTo(HealthCheckResponse.ServingStatus.NOT_SERVING);
   }
 
@@ -535,7 +483,7 @@ class GrpcEndpointTest {
             "millrace.echo.v1.EchoService",
             "grpc.health.v1.Health",
             "grpc.reflection.v1.ServerReflection")
-        .doesNotContain(PROBE);
+        .doesNotContain(ProbeService.NAME);
     List<ByteString> files =
         answers.get(1).getFileDescriptorResponse().getFileDescriptorProtoList();
     assertThat(files).isNotEmpty();

@@ -1,0 +1,287 @@
+package io.millrace.grpc;
+
+import io.grpc.CallOptions;
+import io.grpc.ClientCall;
+import io.grpc.Context;
+import io.grpc.Deadline;
+import io.grpc.Metadata;
+import io.millrace.rpc.Headers;
+import io.millrace.rpc.MethodDescriptor;
+import io.millrace.rpc.RpcClient;
+import io.millrace.rpc.Status;
+import io.millrace.rpc.StatusException;
+import java.time.Duration;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+
+/**
+ * One grpc-java call made over Millrace: the {@link ClientCall} the stubs drive, and the Subscriber
+ * of the Millrace call's responses. A unary or server-streaming call starts at {@code halfClose}
+ * (when its one request is known); a streaming call at {@code start}, its requests sent as the
+ * server's credit allows ({@link ClientRequests}). The listener's callbacks go through a {@link
+ * SerializingExecutor}, in order: headers, messages, close.
+ */
+final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
+    implements Subscriber<Resp>, Context.CancellationListener {
+  private static final Executor DIRECT = Runnable::run;
+
+  private final RpcClient rpc;
+  private final MethodDescriptor<Req, Resp> method;
+  private final CallOptions grpcOptions;
+  private final SerializingExecutor callbacks;
+
+  private Listener<Resp> listener;
+  private io.millrace.rpc.CallOptions options;
+  private Context context;
+  private Req request; // a one-request call's, until halfClose
+  private boolean halfClosed;
+  private ClientRequests<Req> requests; // a streaming call's
+  private Headers trailers; // set by the Millrace call before it ends
+
+  // Demand and cancellation may come from any thread; the subscription arrives on the loop.
+  private Subscription subscription; // guarded by this
+  private long pendingDemand; // guarded by this
+  private boolean cancelled; // guarded by this
+  private boolean closed; // guarded by this
+  private volatile boolean headersDelivered;
+
+  MillraceClientCall(
+      RpcClient rpc,
+      MethodDescriptor<Req, Resp> method,
+      CallOptions grpcOptions,
+      Executor executor) {
+    this.rpc = rpc;
+    this.method = method;
+    this.grpcOptions = grpcOptions;
+    this.callbacks = new SerializingExecutor(executor != null ? executor : DIRECT);
+  }
+
+  @Override
+  public void start(Listener<Resp> responseListener, Metadata headers) {
+    if (listener != null) {
+      throw new IllegalStateException("already started");
+    }
+    listener = responseListener;
+    context = Context.current();
+    Deadline deadline = earliest(grpcOptions.getDeadline(), context.getDeadline());
+    if (deadline != null && deadline.isExpired()) {
+      close(
+          io.grpc.Status.DEADLINE_EXCEEDED.withDescription(
+              "the deadline passed before the call started"),
+          new Metadata());
+      return;
+    }
+    Headers requestHeaders;
+    try {
+      requestHeaders = GrpcMetadata.toHeaders(headers);
+    } catch (IllegalArgumentException e) {
+      close(
+          io.grpc.Status.INTERNAL.withDescription("a request header is invalid: " + e.getMessage()),
+          new Metadata());
+      return;
+    }
+    io.millrace.rpc.CallOptions o =
+        io.millrace.rpc.CallOptions.DEFAULT
+            .withHeaders(requestHeaders)
+            .onHeaders(this::onHeaders)
+            .onTrailers(t -> trailers = t);
+    if (deadline != null) {
+      o =
+          o.withTimeout(
+              Duration.ofNanos(Math.max(0, deadline.timeRemaining(TimeUnit.NANOSECONDS))));
+    }
+    options = o;
+    context.addListener(this, DIRECT); // a cancelled Context cancels the call
+    if (method.type().clientSendsStream()) {
+      requests = new ClientRequests<>(() -> callbacks.execute(listener::onReady));
+      Publisher<Resp> responses =
+          method.type() == MethodDescriptor.Type.CLIENT_STREAMING
+              ? rpc.clientStreaming(method, requests, options)
+              : rpc.bidiStreaming(method, requests, options);
+      responses.subscribe(this);
+    } else {
+      callbacks.execute(listener::onReady); // a one-request call can always take its request
+    }
+  }
+
+  private static Deadline earliest(Deadline a, Deadline b) {
+    return a == null ? b : b == null ? a : a.minimum(b);
+  }
+
+  @Override
+  public void request(int numMessages) {
+    if (numMessages <= 0) {
+      throw new IllegalArgumentException("numMessages must be positive: " + numMessages);
+    }
+    Subscription s;
+    synchronized (this) {
+      s = subscription;
+      if (s == null) {
+        pendingDemand += numMessages;
+        return;
+      }
+    }
+    s.request(numMessages);
+  }
+
+  @Override
+  public void cancel(String message, Throwable cause) {
+    if (message == null && cause == null) {
+      cause = new java.util.concurrent.CancellationException("cancelled without a message");
+    }
+    io.grpc.Status status = io.grpc.Status.CANCELLED;
+    if (message != null) {
+      status = status.withDescription(message);
+    }
+    if (cause != null) {
+      status = status.withCause(cause);
+    }
+    cancelWith(status);
+  }
+
+  private void cancelWith(io.grpc.Status status) {
+    Subscription s;
+    synchronized (this) {
+      if (cancelled || closed) {
+        return;
+      }
+      cancelled = true;
+      s = subscription;
+    }
+    if (s != null) {
+      s.cancel();
+    }
+    if (requests != null) {
+      requests.fail(GrpcMetadata.fromGrpc(status, null).asException());
+    }
+    close(status, new Metadata());
+  }
+
+  @Override
+  public void halfClose() {
+    if (halfClosed) {
+      throw new IllegalStateException("already half-closed");
+    }
+    halfClosed = true;
+    if (requests != null) {
+      requests.halfClose();
+      return;
+    }
+    synchronized (this) {
+      if (cancelled || closed) {
+        return;
+      }
+    }
+    Req r = request;
+    request = null;
+    if (r == null) {
+      cancelWith(io.grpc.Status.INTERNAL.withDescription("the call ended without a request"));
+      return;
+    }
+    Publisher<Resp> responses =
+        method.type() == MethodDescriptor.Type.UNARY
+            ? rpc.unary(method, r, options)
+            : rpc.serverStreaming(method, r, options);
+    responses.subscribe(this);
+  }
+
+  @Override
+  public void sendMessage(Req message) {
+    if (halfClosed) {
+      throw new IllegalStateException("sendMessage after halfClose");
+    }
+    if (requests != null) {
+      requests.send(message);
+    } else if (request != null) {
+      cancelWith(io.grpc.Status.INTERNAL.withDescription("too many requests for " + method));
+    } else {
+      request = message;
+    }
+  }
+
+  @Override
+  public boolean isReady() {
+    if (requests != null) {
+      return requests.isReady();
+    }
+    synchronized (this) {
+      return !halfClosed && !cancelled && !closed;
+    }
+  }
+
+  // ---- The Millrace call's responses ----
+
+  @Override
+  public void onSubscribe(Subscription s) {
+    long demand;
+    boolean cancelNow;
+    synchronized (this) {
+      subscription = s;
+      cancelNow = cancelled || closed;
+      demand = pendingDemand;
+      pendingDemand = 0;
+    }
+    if (cancelNow) {
+      s.cancel();
+    } else if (demand > 0) {
+      s.request(demand);
+    }
+  }
+
+  private void onHeaders(Headers headers) {
+    Metadata metadata = GrpcMetadata.addTo(new Metadata(), headers);
+    headersDelivered = true;
+    callbacks.execute(() -> listener.onHeaders(metadata));
+  }
+
+  @Override
+  public void onNext(Resp response) {
+    if (!headersDelivered) {
+      headersDelivered = true; // gRPC listeners always see headers before messages
+      callbacks.execute(() -> listener.onHeaders(new Metadata()));
+    }
+    callbacks.execute(() -> listener.onMessage(response));
+  }
+
+  @Override
+  public void onError(Throwable t) {
+    Status status = Status.fromThrowable(t);
+    Headers t2 =
+        t instanceof StatusException se && se.trailers() != null ? se.trailers() : trailers;
+    close(GrpcMetadata.toGrpc(status), GrpcMetadata.trailers(status, t2));
+  }
+
+  @Override
+  public void onComplete() {
+    close(io.grpc.Status.OK, GrpcMetadata.addTo(new Metadata(), trailers));
+  }
+
+  /** The io.grpc.Context the call started in was cancelled (or its deadline passed). */
+  @Override
+  public void cancelled(Context c) {
+    Throwable cause = c.cancellationCause();
+    io.grpc.Status status =
+        cause instanceof java.util.concurrent.TimeoutException
+            ? io.grpc.Status.DEADLINE_EXCEEDED.withDescription("the context's deadline passed")
+            : io.grpc.Status.CANCELLED
+                .withDescription("the context was cancelled")
+                .withCause(cause);
+    cancelWith(status);
+  }
+
+  private void close(io.grpc.Status status, Metadata trailers) {
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+    }
+    if (context != null) {
+      context.removeListener(this);
+    }
+    callbacks.execute(() -> listener.onClose(status, trailers));
+  }
+}

@@ -1,0 +1,48 @@
+package io.millrace.grpc;
+
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Runs tasks one at a time, in the order given, on {@code delegate}: gRPC's listeners are called
+ * this way (never two callbacks of one call at once), whichever threads the events come from. With
+ * a direct delegate the thread that submits into an idle executor runs the tasks, including those
+ * submitted meanwhile by others.
+ */
+final class SerializingExecutor implements Executor, Runnable {
+  private static final System.Logger LOG = System.getLogger(SerializingExecutor.class.getName());
+
+  private final Executor delegate;
+  private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+  private final AtomicInteger wip = new AtomicInteger();
+
+  SerializingExecutor(Executor delegate) {
+    this.delegate = delegate;
+  }
+
+  @Override
+  public void execute(Runnable task) {
+    tasks.add(task);
+    if (wip.getAndIncrement() == 0) {
+      delegate.execute(this);
+    }
+  }
+
+  @Override
+  public void run() {
+    int missed = 1;
+    do {
+      Runnable task;
+      while ((task = tasks.poll()) != null) {
+        try {
+          task.run();
+        } catch (RuntimeException e) {
+          LOG.log(System.Logger.Level.WARNING, "a gRPC listener callback threw", e);
+        }
+      }
+      missed = wip.addAndGet(-missed);
+    } while (missed != 0);
+  }
+}

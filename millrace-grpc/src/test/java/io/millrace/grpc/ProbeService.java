@@ -1,0 +1,81 @@
+package io.millrace.grpc;
+
+import com.google.protobuf.ByteString;
+import io.millrace.echo.v1.EchoReply;
+import io.millrace.echo.v1.EchoRequest;
+import io.millrace.rpc.MethodDescriptor;
+import io.millrace.rpc.ProtobufMarshaller;
+import io.millrace.rpc.ServerContext;
+import io.millrace.rpc.ServiceDefinition;
+import io.millrace.rpc.Status;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import reactor.core.publisher.Mono;
+
+/**
+ * A Millrace service for the bridge's tests, next to the echo service: headers and trailers, status
+ * details, and a call that never answers until it is cancelled (recording how).
+ */
+final class ProbeService {
+  static final String NAME = "millrace.test.Probe";
+
+  static final MethodDescriptor<EchoRequest, EchoReply> HEADERS = unary(NAME + "/Headers");
+  static final MethodDescriptor<EchoRequest, EchoReply> HANG = unary(NAME + "/Hang");
+  static final MethodDescriptor<EchoRequest, EchoReply> DETAILS = unary(NAME + "/Details");
+
+  /** How the hanging call was cancelled. */
+  final CompletableFuture<Status> hangCancelled = new CompletableFuture<>();
+
+  final CountDownLatch hangStarted = new CountDownLatch(1);
+
+  static MethodDescriptor<EchoRequest, EchoReply> unary(String name) {
+    return MethodDescriptor.newBuilder(
+            name,
+            MethodDescriptor.Type.UNARY,
+            ProtobufMarshaller.of(EchoRequest.getDefaultInstance()),
+            ProtobufMarshaller.of(EchoReply.getDefaultInstance()))
+        .build();
+  }
+
+  ServiceDefinition definition() {
+    return ServiceDefinition.builder(NAME)
+        .method(HEADERS, (request, context) -> headers(context))
+        .method(
+            HANG,
+            (request, context) -> {
+              context.onCancel(() -> hangCancelled.complete(context.cancellation()));
+              hangStarted.countDown();
+              return Mono.never();
+            })
+        .method(
+            DETAILS,
+            (request, context) ->
+                Mono.error(
+                    Status.of(Status.Code.FAILED_PRECONDITION)
+                        .withMessage("détails ✓ 100%")
+                        .withDetails(
+                            com.google.rpc.Status.newBuilder()
+                                .addDetails(
+                                    com.google.protobuf.Any.pack(
+                                        com.google.rpc.ErrorInfo.newBuilder()
+                                            .setReason("STOCK_EMPTY")
+                                            .build()))
+                                .build()
+                                .toByteString())
+                        .asException()))
+        .build();
+  }
+
+  /** Answers {@code x-token/length of x-blob-bin}; sets a response header and a binary trailer. */
+  private static Mono<EchoReply> headers(ServerContext context) {
+    context.responseHeaders().put("x-served-by", "millrace");
+    context.trailers().putBinary("x-trailer-bin", new byte[] {0, 1, (byte) 0xFF});
+    String token = context.requestHeaders().get("x-token");
+    byte[] binary = context.requestHeaders().getBinary("x-blob-bin");
+    return Mono.just(
+        EchoReply.newBuilder()
+            .setPayload(
+                ByteString.copyFromUtf8(token + "/" + (binary == null ? "-" : binary.length)))
+            .build());
+  }
+}
