@@ -38,8 +38,8 @@ final class SerializingExecutor implements Executor, Runnable {
       while ((task = tasks.poll()) != null) {
         try {
           task.run();
-        } catch (RuntimeException e) {
-          LOG.log(System.Logger.Level.WARNING, "a gRPC listener callback threw", e);
+        } catch (Throwable t) { // whatever it was, the callbacks after it still run
+          LOG.log(System.Logger.Level.WARNING, "a gRPC listener callback threw", t);
         }
       }
       missed = wip.addAndGet(-missed);

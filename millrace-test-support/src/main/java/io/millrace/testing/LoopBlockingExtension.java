@@ -59,6 +59,14 @@ public final class LoopBlockingExtension implements AfterEachCallback, AfterAllC
           .allowBlockingCallsInside(
               "io.netty.buffer.AdaptivePoolingAllocator$MagazineGroup", "tryExpandMagazines")
           .allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$Magazine", "free")
+          // grpc-java's blocking stub hands each message of a stream to the reading thread through
+          // a lock-guarded queue; run on the loop (a call without an executor, as with grpc-java's
+          // directExecutor), that lock is contended only for as long as the reader's take() holds
+          // it.
+          .allowBlockingCallsInside(
+              "io.grpc.stub.ClientCalls$BlockingResponseStream$QueuingListener", "onMessage")
+          .allowBlockingCallsInside(
+              "io.grpc.stub.ClientCalls$BlockingResponseStream$QueuingListener", "onClose")
           .blockingMethodCallback(LoopBlockingExtension::blocked)
           .install();
       return true;
