@@ -46,6 +46,11 @@ final class GrpcMetadata {
     return headers == null ? Headers.EMPTY : headers;
   }
 
+  /** Adds {@code metadata}'s application entries (see {@link #toHeaders}) to {@code into}. */
+  static void putAll(Headers into, Metadata metadata) {
+    into.putAll(toHeaders(metadata));
+  }
+
   /** Adds {@code headers}' entries (null: none) to {@code metadata}. */
   static Metadata addTo(Metadata metadata, Headers headers) {
     if (headers == null) {
