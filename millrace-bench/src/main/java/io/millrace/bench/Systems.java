@@ -22,6 +22,8 @@ public final class Systems {
           "millrace-rpc-observer",
           "grpc-java",
           "grpc-java-rpc",
+          "grpc-java-to-millrace",
+          "millrace-grpc-stubs",
           "rsocket-java");
 
   private Systems() {}
@@ -56,6 +58,10 @@ public final class Systems {
         return instantiate("io.millrace.bench.grpc.GrpcSystem");
       case "grpc-java-rpc":
         return io.millrace.bench.grpc.GrpcSystem.rpcLevel();
+      case "grpc-java-to-millrace":
+        return io.millrace.bench.grpc.GrpcSystem.millraceEndpoint();
+      case "millrace-grpc-stubs":
+        return new io.millrace.bench.millrace.MillraceGrpcStubsSystem();
       case "rsocket-java":
         return instantiate("io.millrace.bench.rsocket.RSocketJavaSystem");
       default:

@@ -132,13 +132,43 @@ public final class GrpcSystem implements BenchSystem {
   private final String name;
   private final Methods methods;
 
+  /** The server is Millrace RPC behind its gRPC endpoint, not grpc-java's server. */
+  private final boolean millraceEndpoint;
+
   public GrpcSystem() {
-    this("grpc-java", BYTES);
+    this("grpc-java", BYTES, false);
   }
 
-  GrpcSystem(String name, Methods methods) {
+  GrpcSystem(String name, Methods methods, boolean millraceEndpoint) {
     this.name = name;
     this.methods = methods;
+    this.millraceEndpoint = millraceEndpoint;
+  }
+
+  /**
+   * grpc-java-rpc's client against Millrace RPC's bench service served through Millrace's gRPC
+   * endpoint ({@code GrpcEndpoint}, grpc-java's Netty server with the same settings as here: one
+   * event loop, the same flow-control window and message limit, direct executor): what gRPC clients
+   * get from a Millrace service. Fire-and-forget is not measured: the bench service's Send is
+   * Millrace's fire-and-forget, which gRPC clients call as a unary method.
+   */
+  public static GrpcSystem millraceEndpoint() {
+    String service = "millrace.bench.v1.BenchService";
+    BenchMessageMarshaller m = new BenchMessageMarshaller();
+    return new GrpcSystem(
+        "grpc-java-to-millrace",
+        new Methods(
+            service,
+            Methods.method(service, m, MethodDescriptor.MethodType.UNARY, "Echo"),
+            Methods.method(service, m, MethodDescriptor.MethodType.CLIENT_STREAMING, "Send"),
+            Methods.method(service, m, MethodDescriptor.MethodType.SERVER_STREAMING, "Stream"),
+            Methods.method(service, m, MethodDescriptor.MethodType.BIDI_STREAMING, "Channel")),
+        true);
+  }
+
+  @Override
+  public boolean supports(io.millrace.bench.Interaction interaction) {
+    return !millraceEndpoint || interaction != io.millrace.bench.Interaction.FIRE_AND_FORGET;
   }
 
   /**
@@ -149,7 +179,8 @@ public final class GrpcSystem implements BenchSystem {
   public static GrpcSystem rpcLevel() {
     return new GrpcSystem(
         "grpc-java-rpc",
-        Methods.of("millrace.bench.v1.BenchService", new BenchMessageMarshaller()));
+        Methods.of("millrace.bench.v1.BenchService", new BenchMessageMarshaller()),
+        false);
   }
 
   @Override
@@ -226,6 +257,9 @@ public final class GrpcSystem implements BenchSystem {
 
   private BenchServer startServer(int port, int payloadSize, LongAdder handled, boolean idle)
       throws Exception {
+    if (millraceEndpoint) {
+      return startMillraceEndpoint(port, payloadSize, handled);
+    }
     byte[] response = payload(payloadSize);
     ServerServiceDefinition service =
         ServerServiceDefinition.builder(methods.service())
@@ -272,6 +306,32 @@ public final class GrpcSystem implements BenchSystem {
       } finally {
         shutdown(group);
       }
+    };
+  }
+
+  private static BenchServer startMillraceEndpoint(int port, int payloadSize, LongAdder handled) {
+    EventLoopGroup group = EventLoops.newGroup(1, "grpc-server");
+    io.millrace.grpc.GrpcEndpoint endpoint;
+    try {
+      endpoint =
+          io.millrace.grpc.GrpcEndpoint.builder(
+                  io.millrace.bench.millrace.MillraceRpcSystem.benchServer(payloadSize, handled))
+              .address(new InetSocketAddress("127.0.0.1", port))
+              .eventLoops(group)
+              .health(false)
+              .reflection(false)
+              .configure(
+                  b ->
+                      b.flowControlWindow(FLOW_CONTROL_WINDOW)
+                          .maxInboundMessageSize(MAX_INBOUND_MESSAGE_SIZE))
+              .start();
+    } catch (RuntimeException | Error e) {
+      shutdown(group);
+      throw e;
+    }
+    return () -> {
+      endpoint.close(java.time.Duration.ZERO);
+      shutdown(group);
     };
   }
 

@@ -23,6 +23,25 @@ public final class MillraceRpcSystem extends RpcFlavourSystem {
 
   @Override
   ServiceDefinition service(BenchMessage reply, LongAdder handled) {
+    return reactorService(reply, handled);
+  }
+
+  /**
+   * The bench service this system serves, as an RpcServer answering {@code payloadSize}-byte
+   * messages: what the gRPC endpoint system serves to grpc-java's client.
+   */
+  public static io.millrace.rpc.RpcServer benchServer(int payloadSize, LongAdder handled) {
+    io.netty.buffer.ByteBuf payload = MillraceSystem.payload(payloadSize);
+    try {
+      return io.millrace.rpc.RpcServer.builder()
+          .service(reactorService(message(payload), handled))
+          .build();
+    } finally {
+      payload.unwrap().release();
+    }
+  }
+
+  static ServiceDefinition reactorService(BenchMessage reply, LongAdder handled) {
     return BenchServiceReactor.bind(
         new BenchServiceReactor.Service() {
           @Override
