@@ -1,9 +1,11 @@
 package io.millrace.grpc;
 
 import com.google.protobuf.ByteString;
+import io.grpc.InternalMetadata;
 import io.grpc.Metadata;
 import io.millrace.rpc.Headers;
 import io.millrace.rpc.Status;
+import java.nio.charset.StandardCharsets;
 
 /**
  * Headers and statuses across the bridge: gRPC's {@link Metadata} and {@link io.grpc.Status} to
@@ -19,14 +21,18 @@ final class GrpcMetadata {
 
   /**
    * The application's entries of {@code metadata}: keys gRPC reserves ({@code grpc-*}) and the
-   * transport's own ({@code content-type}, {@code te}) are left out.
+   * transport's own ({@code content-type}, {@code te}, {@code user-agent}) are left out.
    *
    * @throws IllegalArgumentException when an entry is not a valid header (a text value outside
    *     printable ASCII)
    */
   static Headers toHeaders(Metadata metadata) {
+    // The entries as stored (names and raw values, binary ones not base64): one array, where
+    // keys() and a Key per name would build a set and look each name up again, on every call.
+    byte[][] entries = InternalMetadata.serialize(metadata);
     Headers headers = null;
-    for (String key : metadata.keys()) {
+    for (int i = 0; i + 1 < entries.length; i += 2) {
+      String key = new String(entries[i], StandardCharsets.US_ASCII);
       if (reserved(key)) {
         continue;
       }
@@ -34,13 +40,9 @@ final class GrpcMetadata {
         headers = new Headers();
       }
       if (Headers.isBinary(key)) {
-        for (byte[] v : metadata.getAll(Metadata.Key.of(key, Metadata.BINARY_BYTE_MARSHALLER))) {
-          headers.putBinary(key, v);
-        }
+        headers.putBinary(key, entries[i + 1]);
       } else {
-        for (String v : metadata.getAll(Metadata.Key.of(key, Metadata.ASCII_STRING_MARSHALLER))) {
-          headers.put(key, v);
-        }
+        headers.put(key, new String(entries[i + 1], StandardCharsets.US_ASCII));
       }
     }
     return headers == null ? Headers.EMPTY : headers;
@@ -69,12 +71,16 @@ final class GrpcMetadata {
     return metadata;
   }
 
-  /** Whether gRPC or HTTP/2 owns {@code key}: it is not an application header. */
+  /**
+   * Whether gRPC or HTTP/2 owns {@code key}: it is not an application header. {@code user-agent}
+   * names the caller's gRPC library, which a call over RSocket does not carry either.
+   */
   static boolean reserved(String key) {
     return key.startsWith("grpc-")
         || key.startsWith(":")
         || key.equals("content-type")
-        || key.equals("te");
+        || key.equals("te")
+        || key.equals("user-agent");
   }
 
   /** {@code status} as gRPC's (details go in the trailers: {@link #trailers}). */
