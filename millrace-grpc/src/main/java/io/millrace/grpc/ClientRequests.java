@@ -23,6 +23,7 @@ final class ClientRequests<Req> implements Publisher<Req>, Subscription {
   private Throwable error; // guarded by this
   private boolean cancelled; // guarded by this
   private boolean terminated; // the drain loop only
+  private boolean subscribed; // guarded by this
 
   /** {@code onReady} runs when the call becomes ready to send after it was not. */
   ClientRequests(Runnable onReady) {
@@ -39,18 +40,13 @@ final class ClientRequests<Req> implements Publisher<Req>, Subscription {
       }
     }
     if (!first) {
-      s.onSubscribe(
-          new Subscription() {
-            @Override
-            public void request(long n) {}
-
-            @Override
-            public void cancel() {}
-          });
-      s.onError(new IllegalStateException("the requests of a call can be read once"));
+      NoSubscription.refuseSecond(s, "the requests of a call");
       return;
     }
     s.onSubscribe(this);
+    synchronized (this) {
+      subscribed = true; // onSubscribe returned: signals may go out
+    }
     drain();
   }
 
@@ -132,7 +128,7 @@ final class ClientRequests<Req> implements Publisher<Req>, Subscription {
         Throwable failure = null;
         synchronized (this) {
           s = subscriber;
-          if (s == null || terminated || (cancelled && error == null)) {
+          if (!subscribed || terminated || (cancelled && error == null)) {
             break;
           }
           if (error != null) {

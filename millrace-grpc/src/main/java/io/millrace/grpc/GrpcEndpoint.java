@@ -169,10 +169,21 @@ public final class GrpcEndpoint implements AutoCloseable {
     }
 
     /** Starts listening. */
-    @SuppressWarnings("deprecation") // v1alpha reflection: older grpcurl and ghz still ask it
     public GrpcEndpoint start() {
       EventLoopGroup group = loops != null ? loops : EventLoops.newGroup(0, "millrace-grpc");
       EventLoopGroup owned = loops != null ? null : group;
+      try {
+        return start(group, owned);
+      } catch (RuntimeException | Error e) {
+        if (owned != null) {
+          owned.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+        }
+        throw e;
+      }
+    }
+
+    @SuppressWarnings("deprecation") // v1alpha reflection: older grpcurl and ghz still ask it
+    private GrpcEndpoint start(EventLoopGroup group, EventLoopGroup owned) {
       NettyServerBuilder b =
           NettyServerBuilder.forAddress(address)
               .channelType(EventLoops.serverChannel())
@@ -205,9 +216,6 @@ public final class GrpcEndpoint implements AutoCloseable {
       try {
         server.start();
       } catch (IOException e) {
-        if (owned != null) {
-          owned.shutdownGracefully(0, 0, TimeUnit.SECONDS);
-        }
         throw new UncheckedIOException("the gRPC endpoint could not listen on " + address, e);
       }
       return new GrpcEndpoint(server, healthManager, owned);

@@ -6,11 +6,15 @@ import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.millrace.rpc.ServerContext;
+import io.millrace.rpc.Status;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
@@ -22,10 +26,16 @@ import org.reactivestreams.Subscription;
  * cancelled with the Millrace call, so {@code Context.current().isCancelled()} works in the service
  * as under grpc-java's server.
  *
- * <p>Listener callbacks run one at a time ({@link SerializingExecutor}) with the call's Context
- * attached. {@link #isReady} is the Millrace caller's demand: a service that sends while not ready
- * is buffered here, as grpc-java's transport buffers it; services that respect isReady/onReady
- * (grpc-java's flow-control pattern) keep memory bounded.
+ * <p>Listener callbacks run one at a time ({@link SerializingExecutor}, on the executor given to
+ * {@link HostedServices}, else on the thread that brings the event) with the call's Context
+ * attached, and none after {@code onComplete} or {@code onCancel}. {@link #isReady} is the Millrace
+ * caller's demand: a service that sends while not ready is buffered here, as grpc-java's transport
+ * buffers it; services that respect isReady/onReady keep memory bounded.
+ *
+ * <p>The end, as grpc-java's server has it: the service's {@code close} ends the call (a second
+ * close throws); a cancel (the caller, its deadline, the connection, a failing request stream or a
+ * listener that throws) ends it at once, after which the service's sends and close are ignored and
+ * it hears {@code onCancel}.
  */
 final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
     implements Publisher<Resp>, Subscription {
@@ -34,36 +44,47 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
   private final io.grpc.MethodDescriptor<Req, Resp> method;
   private final ServerCallHandler<Req, Resp> handler;
   private final ServerContext context;
-  private final SerializingExecutor callbacks = new SerializingExecutor(Runnable::run);
+  private final SerializingExecutor callbacks;
   private final Req singleRequest; // unary and server-streaming calls
   private final Publisher<Req> requests; // client-streaming and bidi calls
   private final AtomicInteger wip = new AtomicInteger();
-
-  private Context.CancellableContext grpcContext;
   private final Context.CancellationListener onContextCancelled =
-      c -> cancelledBy(c.cancellationCause());
-  private Listener<Req> listener; // written and read by the serialized callbacks
+      c ->
+          cancelledBy(
+              c.cancellationCause() instanceof TimeoutException
+                  ? Status.DEADLINE_EXCEEDED
+                  : Status.CANCELLED);
+
   private Subscriber<? super Resp> downstream;
-  private RequestReader requestReader;
+  private volatile Context.CancellableContext grpcContext;
+  private volatile RequestReader requestReader;
+
+  // The serialized callbacks' own.
+  private Listener<Req> listener;
+  private boolean finished; // onComplete or onCancel was delivered
 
   // Guarded by this.
   private final ArrayDeque<Resp> queue = new ArrayDeque<>();
   private long demand;
-  private io.grpc.Status closeStatus; // set by close(): the end, once the queue is sent
-  private boolean done; // the end was signalled downstream, or the caller cancelled
+  private boolean subscribed; // onSubscribe returned: signals may go downstream
+  private io.grpc.Status end; // the end to signal once the queue is sent
+  private Metadata endTrailers;
+  private boolean done; // the end was signalled downstream, or downstream cancelled
+  private boolean serviceClosed;
   private boolean cancelled;
   private boolean singleDelivered;
-  private boolean subscribed; // onSubscribe returned: signals may go downstream
 
   private HostedCall(
       io.grpc.MethodDescriptor<Req, Resp> method,
       ServerCallHandler<Req, Resp> handler,
       ServerContext context,
+      Executor executor,
       Req singleRequest,
       Publisher<Req> requests) {
     this.method = method;
     this.handler = handler;
     this.context = context;
+    this.callbacks = new SerializingExecutor(executor != null ? executor : Runnable::run);
     this.singleRequest = singleRequest;
     this.requests = requests;
   }
@@ -71,29 +92,30 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
   static <Req, Resp> Publisher<Resp> single(
       io.grpc.MethodDescriptor<Req, Resp> method,
       ServerCallHandler<Req, Resp> handler,
+      Executor executor,
       Req request,
       ServerContext context) {
-    return new HostedCall<>(method, handler, context, request, null);
+    return new HostedCall<>(method, handler, context, executor, request, null);
   }
 
   static <Req, Resp> Publisher<Resp> streaming(
       io.grpc.MethodDescriptor<Req, Resp> method,
       ServerCallHandler<Req, Resp> handler,
+      Executor executor,
       Publisher<Req> requests,
       ServerContext context) {
-    return new HostedCall<>(method, handler, context, null, requests);
+    return new HostedCall<>(method, handler, context, executor, null, requests);
   }
 
   @Override
   public void subscribe(Subscriber<? super Resp> subscriber) {
     if (downstream != null) {
-      subscriber.onSubscribe(this);
-      subscriber.onError(new IllegalStateException("a hosted call answers one subscriber"));
+      NoSubscription.refuseSecond(subscriber, "a hosted call's responses");
       return;
     }
     downstream = subscriber;
     Duration left = context.timeRemaining();
-    grpcContext =
+    Context.CancellableContext c =
         left == null
             ? Context.current().withCancellation()
             : Context.current()
@@ -101,77 +123,96 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
                     Math.max(0, left.toNanos()),
                     TimeUnit.NANOSECONDS,
                     GlobalEventExecutor.INSTANCE);
-    grpcContext.addListener(onContextCancelled, Runnable::run);
-    Metadata headers = GrpcMetadata.addTo(new Metadata(), context.requestHeaders());
+    grpcContext = c;
+    c.addListener(onContextCancelled, Runnable::run);
     if (requests != null) {
       requestReader = new RequestReader();
     }
-    // startCall first: every later callback (onReady on the first demand) finds the listener.
+    Metadata headers = GrpcMetadata.addTo(new Metadata(), context.requestHeaders());
+    // startCall first: every later callback finds the listener.
     callbacks.execute(
         () -> {
-          Context previous = grpcContext.attach();
+          Context previous = c.attach();
           try {
             listener = handler.startCall(this, headers);
-          } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "starting a call of " + method + " failed", e);
-            close(io.grpc.Status.fromThrowable(e), new Metadata());
+          } catch (Throwable t) {
             listener = new Listener<>() {};
+            serviceFailed(t);
           } finally {
-            grpcContext.detach(previous);
+            c.detach(previous);
           }
         });
+    context.onCancel(() -> cancelledBy(context.cancellation()));
     subscriber.onSubscribe(this);
     synchronized (this) {
       subscribed = true; // what the service did meanwhile (a refusal, say) may go out now
     }
     drain();
-    context.onCancel(() -> cancelledBy(null)); // the caller, its deadline, the connection
     if (requests != null) {
       requests.subscribe(requestReader); // the service's request(n) from startCall is kept
     }
   }
 
-  /** Runs a listener callback, in order, with the call's Context attached. */
-  private void deliver(java.util.function.Consumer<Listener<Req>> callback) {
+  /** Runs a listener callback, in order, with the call's Context attached; none after the end. */
+  private void deliver(Consumer<Listener<Req>> callback, boolean last) {
     callbacks.execute(
         () -> {
+          if (finished) {
+            return;
+          }
+          finished = last;
           Context previous = grpcContext.attach();
           try {
             callback.accept(listener);
+          } catch (Throwable t) {
+            serviceFailed(t);
           } finally {
             grpcContext.detach(previous);
           }
         });
   }
 
+  /** A listener callback threw: the call ends UNKNOWN, as grpc-java's server ends it. */
+  private void serviceFailed(Throwable t) {
+    LOG.log(System.Logger.Level.WARNING, "a listener of " + method + " threw", t);
+    cancelledBy(Status.UNKNOWN.withCause(t));
+  }
+
   /**
-   * The Millrace call ended early (the caller, its deadline, the connection) or the Context's
-   * deadline passed: the service hears onCancel, once, and never after it closed the call.
+   * The call ends early, with {@code why}: the caller cancelled (CANCELLED), its deadline passed
+   * (DEADLINE_EXCEEDED), the request stream failed or the service threw. The response ends with
+   * {@code why}, the Context is cancelled, and the service hears onCancel; once, and never after it
+   * closed the call itself.
    */
-  private void cancelledBy(Throwable cause) {
+  private void cancelledBy(Status why) {
+    if (why == null) {
+      why = Status.CANCELLED;
+    }
     synchronized (this) {
-      if (cancelled || closeStatus != null) {
+      if (cancelled || serviceClosed) {
         return;
       }
       cancelled = true;
     }
-    if (cause instanceof java.util.concurrent.TimeoutException) {
-      // The Context's deadline, which is the Millrace call's: whichever timer fires first ends it.
-      fail(io.grpc.Status.DEADLINE_EXCEEDED.withDescription("the deadline passed"));
+    fail(GrpcMetadata.toGrpc(why));
+    grpcContext.cancel(
+        why.code() == Status.Code.DEADLINE_EXCEEDED
+            ? new TimeoutException("the deadline passed")
+            : GrpcMetadata.toGrpc(why).asRuntimeException());
+    RequestReader reader = requestReader;
+    if (reader != null) {
+      reader.cancel();
     }
-    grpcContext.cancel(cause);
-    if (requestReader != null) {
-      requestReader.cancel();
-    }
-    deliver(Listener::onCancel);
+    deliver(Listener::onCancel, true);
   }
 
   // ---- ServerCall: what the service does ----
 
   @Override
   public void request(int numMessages) {
-    if (requests != null) {
-      requestReader.request(numMessages);
+    RequestReader reader = requestReader;
+    if (reader != null) {
+      reader.request(numMessages);
       return;
     }
     synchronized (this) {
@@ -181,8 +222,8 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
       singleDelivered = true;
     }
     Req r = singleRequest;
-    deliver(l -> l.onMessage(r));
-    deliver(Listener::onHalfClose);
+    deliver(l -> l.onMessage(r), false);
+    deliver(Listener::onHalfClose, false);
   }
 
   @Override
@@ -193,11 +234,11 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
   @Override
   public void sendMessage(Resp message) {
     synchronized (this) {
-      if (closeStatus != null) {
+      if (serviceClosed) {
         throw new IllegalStateException("sendMessage after close");
       }
-      if (done) {
-        return; // cancelled: grpc-java drops messages of a cancelled call too
+      if (end != null || done) {
+        return; // cancelled: grpc-java drops what a cancelled call sends too
       }
       queue.add(message);
     }
@@ -207,35 +248,46 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
   @Override
   public boolean isReady() {
     synchronized (this) {
-      return !done && closeStatus == null && demand > queue.size();
+      return !done && end == null && demand > queue.size();
     }
   }
 
   @Override
   public void close(io.grpc.Status status, Metadata trailers) {
-    GrpcMetadata.putAll(context.trailers(), trailers);
+    boolean ends;
     synchronized (this) {
-      if (closeStatus != null) {
+      if (serviceClosed) {
         throw new IllegalStateException("call already closed");
       }
-      closeStatus = status;
-      lastTrailers = trailers;
+      serviceClosed = true;
+      ends = end == null && !done && !cancelled;
+      if (ends) {
+        GrpcMetadata.putAll(context.trailers(), trailers);
+        end = status;
+        endTrailers = trailers;
+      }
+    }
+    if (!ends) {
+      return; // already cancelled: the service hears (or heard) onCancel
     }
     drain();
-    deliver(Listener::onComplete);
-    grpcContext.removeListener(onContextCancelled);
-    grpcContext.cancel(null); // grpc-java cancels a call's Context once it is over
+    RequestReader reader = requestReader;
+    if (reader != null) {
+      reader.cancel(); // requests the service no longer reads
+    }
+    deliver(Listener::onComplete, true);
+    Context.CancellableContext c = grpcContext;
+    c.removeListener(onContextCancelled);
+    c.cancel(null); // grpc-java cancels a call's Context once it is over
   }
 
-  private Metadata lastTrailers; // guarded by this
-
-  /** Ends the Millrace call with {@code status} (the Context's deadline passed). */
+  /** Ends the response with {@code status} now, dropping what was queued. */
   private void fail(io.grpc.Status status) {
     synchronized (this) {
-      if (closeStatus != null) {
+      if (end != null) {
         return;
       }
-      closeStatus = status;
+      end = status;
       queue.clear();
     }
     drain();
@@ -243,7 +295,9 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
 
   @Override
   public boolean isCancelled() {
-    return context.isCancelled();
+    synchronized (this) {
+      return cancelled;
+    }
   }
 
   @Override
@@ -265,21 +319,19 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
 
   @Override
   public void request(long n) {
+    if (n <= 0) {
+      fail(io.grpc.Status.INTERNAL.withDescription("rule 3.9: request(" + n + ")"));
+      return;
+    }
     boolean becameReady;
     synchronized (this) {
-      if (n <= 0) {
-        closeStatus = io.grpc.Status.INTERNAL.withDescription("rule 3.9: request(" + n + ")");
-        queue.clear();
-        becameReady = false;
-      } else {
-        boolean wasReady = demand > queue.size();
-        demand = demand + n < 0 ? Long.MAX_VALUE : demand + n;
-        becameReady = !wasReady && demand > queue.size() && closeStatus == null && !done;
-      }
+      boolean wasReady = demand > queue.size();
+      demand = demand + n < 0 ? Long.MAX_VALUE : demand + n;
+      becameReady = !wasReady && demand > queue.size() && end == null && !done;
     }
     drain();
     if (becameReady) {
-      deliver(Listener::onReady); // after startCall: the callbacks run in order
+      deliver(Listener::onReady, false); // after startCall: the callbacks run in order
     }
   }
 
@@ -289,7 +341,7 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
       done = true;
       queue.clear();
     }
-    cancelledBy(null);
+    cancelledBy(Status.CANCELLED);
   }
 
   /**
@@ -303,7 +355,7 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
     do {
       for (; ; ) {
         Resp next = null;
-        io.grpc.Status end = null;
+        io.grpc.Status last = null;
         Metadata trailers = null;
         synchronized (this) {
           if (done || !subscribed) {
@@ -314,9 +366,9 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
             if (demand != Long.MAX_VALUE) {
               demand--;
             }
-          } else if (closeStatus != null && queue.isEmpty()) {
-            end = closeStatus;
-            trailers = lastTrailers;
+          } else if (end != null && queue.isEmpty()) {
+            last = end;
+            trailers = endTrailers;
             done = true;
           } else {
             break;
@@ -324,10 +376,10 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
         }
         if (next != null) {
           downstream.onNext(next);
-        } else if (end.isOk()) {
+        } else if (last.isOk()) {
           downstream.onComplete();
         } else {
-          downstream.onError(GrpcMetadata.fromGrpc(end, trailers).asException());
+          downstream.onError(GrpcMetadata.fromGrpc(last, trailers).asException());
         }
       }
       missed = wip.addAndGet(-missed);
@@ -336,66 +388,34 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
 
   /** Reads a streaming call's requests as the service asks for them ({@code request(n)}). */
   private final class RequestReader implements Subscriber<Req> {
-    private Subscription upstream; // guarded by HostedCall.this
-    private long pending; // guarded by HostedCall.this
-    private boolean stopped; // guarded by HostedCall.this
+    private final SerialSubscription upstream = new SerialSubscription();
 
     void request(int n) {
-      Subscription s;
-      synchronized (HostedCall.this) {
-        if (stopped) {
-          return;
-        }
-        s = upstream;
-        if (s == null) {
-          pending += n;
-          return;
-        }
-      }
-      s.request(n);
+      upstream.request(n);
     }
 
     void cancel() {
-      Subscription s;
-      synchronized (HostedCall.this) {
-        stopped = true;
-        s = upstream;
-      }
-      if (s != null) {
-        s.cancel();
-      }
+      upstream.cancel();
     }
 
     @Override
     public void onSubscribe(Subscription s) {
-      long n;
-      boolean stop;
-      synchronized (HostedCall.this) {
-        upstream = s;
-        n = pending;
-        pending = 0;
-        stop = stopped;
-      }
-      if (stop) {
-        s.cancel();
-      } else if (n > 0) {
-        s.request(n);
-      }
+      upstream.set(s);
     }
 
     @Override
     public void onNext(Req message) {
-      deliver(l -> l.onMessage(message));
+      deliver(l -> l.onMessage(message), false);
     }
 
     @Override
     public void onError(Throwable t) {
-      cancelledBy(t); // the caller's stream failed: the call is over for the service
+      cancelledBy(Status.fromThrowable(t)); // the caller's stream failed: so does the call
     }
 
     @Override
     public void onComplete() {
-      deliver(Listener::onHalfClose);
+      deliver(Listener::onHalfClose, false);
     }
   }
 }

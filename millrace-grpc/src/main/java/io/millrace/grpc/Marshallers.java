@@ -6,7 +6,6 @@ import io.millrace.rpc.Marshaller;
 import io.millrace.rpc.ProtobufMarshaller;
 import io.millrace.rpc.Status;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufInputStream;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import java.io.ByteArrayInputStream;
@@ -104,7 +103,10 @@ final class Marshallers {
 
       @Override
       public T parse(ByteBuf data) {
-        try (InputStream in = new ByteBufInputStream(data.duplicate())) {
+        // Its own bytes: a marshaller may keep the stream (lazy parsing), and the buffer is
+        // released
+        // when this returns.
+        try (InputStream in = new ByteArrayInputStream(ByteBufUtil.getBytes(data))) {
           return m.parse(in);
         } catch (io.grpc.StatusRuntimeException e) {
           throw GrpcMetadata.fromGrpc(e.getStatus(), e.getTrailers()).asException();

@@ -30,6 +30,8 @@ public final class MillraceChannel extends Channel {
   private final RpcClient rpc;
   private final String authority;
   private final Executor executor;
+  private static final int MAX_CACHED_METHODS = 4096;
+
   private final Map<MethodDescriptor<?, ?>, io.millrace.rpc.MethodDescriptor<?, ?>> methods =
       new ConcurrentHashMap<>();
 
@@ -62,9 +64,16 @@ public final class MillraceChannel extends Channel {
   @SuppressWarnings("unchecked")
   private <Req, Resp> io.millrace.rpc.MethodDescriptor<Req, Resp> millraceMethod(
       MethodDescriptor<Req, Resp> method) {
-    // Generated stubs keep one descriptor per method: made once, looked up by identity after.
-    return (io.millrace.rpc.MethodDescriptor<Req, Resp>)
-        methods.computeIfAbsent(method, m -> GrpcServices.fromGrpc(method));
+    // Generated stubs keep one descriptor per method: made once, looked up by identity after. A
+    // caller that makes descriptors per call gets them converted per call, not a growing map.
+    io.millrace.rpc.MethodDescriptor<?, ?> known = methods.get(method);
+    if (known == null) {
+      known = GrpcServices.fromGrpc(method);
+      if (methods.size() < MAX_CACHED_METHODS) {
+        methods.putIfAbsent(method, known);
+      }
+    }
+    return (io.millrace.rpc.MethodDescriptor<Req, Resp>) known;
   }
 
   @Override

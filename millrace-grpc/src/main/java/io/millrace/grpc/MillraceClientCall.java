@@ -33,13 +33,16 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
   private final CallOptions grpcOptions;
   private final SerializingExecutor callbacks;
 
-  private Listener<Resp> listener;
+  // Written by start(), read by callbacks and by cancel() from any thread.
+  private volatile Listener<Resp> listener;
+  private volatile Context context;
+  private volatile ClientRequests<Req> requests; // a streaming call's
   private io.millrace.rpc.CallOptions options;
-  private Context context;
+  private Deadline deadline;
   private Req request; // a one-request call's, until halfClose
   private boolean halfClosed;
-  private ClientRequests<Req> requests; // a streaming call's
-  private Headers trailers; // set by the Millrace call before it ends
+  private volatile Headers trailers; // set by the Millrace call before it ends
+  private boolean closeDelivered; // the serialized callbacks' own: nothing after onClose
 
   // Demand and cancellation may come from any thread; the subscription arrives on the loop.
   private Subscription subscription; // guarded by this
@@ -56,7 +59,19 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
     this.rpc = rpc;
     this.method = method;
     this.grpcOptions = grpcOptions;
-    this.callbacks = new SerializingExecutor(executor != null ? executor : DIRECT);
+    // No executor given: the connection's event loop, where the call's events come from (run
+    // there at once, never on the thread that calls start or cancel).
+    this.callbacks = new SerializingExecutor(executor != null ? executor : rpc.loop());
+  }
+
+  /** Runs a listener callback after those before it, and none after onClose. */
+  private void callback(Runnable r) {
+    callbacks.execute(
+        () -> {
+          if (!closeDelivered) {
+            r.run();
+          }
+        });
   }
 
   @Override
@@ -66,7 +81,15 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
     }
     listener = responseListener;
     context = Context.current();
-    Deadline deadline = earliest(grpcOptions.getDeadline(), context.getDeadline());
+    deadline = earliest(grpcOptions.getDeadline(), context.getDeadline());
+    if (grpcOptions.getCredentials() != null) {
+      close(
+          io.grpc.Status.UNIMPLEMENTED.withDescription(
+              "call credentials are not applied over a Millrace connection: add the headers with"
+                  + " a ClientInterceptor"),
+          new Metadata());
+      return;
+    }
     if (deadline != null && deadline.isExpired()) {
       close(
           io.grpc.Status.DEADLINE_EXCEEDED.withDescription(
@@ -83,28 +106,31 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
           new Metadata());
       return;
     }
-    io.millrace.rpc.CallOptions o =
+    options =
         io.millrace.rpc.CallOptions.DEFAULT
             .withHeaders(requestHeaders)
             .onHeaders(this::onHeaders)
             .onTrailers(t -> trailers = t);
-    if (deadline != null) {
-      o =
-          o.withTimeout(
-              Duration.ofNanos(Math.max(0, deadline.timeRemaining(TimeUnit.NANOSECONDS))));
-    }
-    options = o;
     context.addListener(this, DIRECT); // a cancelled Context cancels the call
     if (method.type().clientSendsStream()) {
-      requests = new ClientRequests<>(() -> callbacks.execute(listener::onReady));
+      ClientRequests<Req> r = new ClientRequests<>(() -> callback(responseListener::onReady));
+      requests = r;
       Publisher<Resp> responses =
           method.type() == MethodDescriptor.Type.CLIENT_STREAMING
-              ? rpc.clientStreaming(method, requests, options)
-              : rpc.bidiStreaming(method, requests, options);
+              ? rpc.clientStreaming(method, r, withDeadline(options))
+              : rpc.bidiStreaming(method, r, withDeadline(options));
       responses.subscribe(this);
     } else {
-      callbacks.execute(listener::onReady); // a one-request call can always take its request
+      callback(responseListener::onReady); // a one-request call can always take its request
     }
+  }
+
+  /** {@code o} with the time left to the deadline, counted from now (the call starts now). */
+  private io.millrace.rpc.CallOptions withDeadline(io.millrace.rpc.CallOptions o) {
+    return deadline == null
+        ? o
+        : o.withTimeout(
+            Duration.ofNanos(Math.max(0, deadline.timeRemaining(TimeUnit.NANOSECONDS))));
   }
 
   private static Deadline earliest(Deadline a, Deadline b) {
@@ -154,8 +180,9 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
     if (s != null) {
       s.cancel();
     }
-    if (requests != null) {
-      requests.fail(GrpcMetadata.fromGrpc(status, null).asException());
+    ClientRequests<Req> r = requests;
+    if (r != null) {
+      r.fail(GrpcMetadata.fromGrpc(status, null).asException());
     }
     close(status, new Metadata());
   }
@@ -183,8 +210,8 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
     }
     Publisher<Resp> responses =
         method.type() == MethodDescriptor.Type.UNARY
-            ? rpc.unary(method, r, options)
-            : rpc.serverStreaming(method, r, options);
+            ? rpc.unary(method, r, withDeadline(options))
+            : rpc.serverStreaming(method, r, withDeadline(options));
     responses.subscribe(this);
   }
 
@@ -234,16 +261,16 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
   private void onHeaders(Headers headers) {
     Metadata metadata = GrpcMetadata.addTo(new Metadata(), headers);
     headersDelivered = true;
-    callbacks.execute(() -> listener.onHeaders(metadata));
+    callback(() -> listener.onHeaders(metadata));
   }
 
   @Override
   public void onNext(Resp response) {
     if (!headersDelivered) {
       headersDelivered = true; // gRPC listeners always see headers before messages
-      callbacks.execute(() -> listener.onHeaders(new Metadata()));
+      callback(() -> listener.onHeaders(new Metadata()));
     }
-    callbacks.execute(() -> listener.onMessage(response));
+    callback(() -> listener.onMessage(response));
   }
 
   @Override
@@ -279,9 +306,16 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
       }
       closed = true;
     }
-    if (context != null) {
-      context.removeListener(this);
+    Context c = context;
+    if (c != null) {
+      c.removeListener(this);
     }
-    callbacks.execute(() -> listener.onClose(status, trailers));
+    callbacks.execute(
+        () -> {
+          if (!closeDelivered) {
+            closeDelivered = true;
+            listener.onClose(status, trailers);
+          }
+        });
   }
 }

@@ -16,8 +16,11 @@ import org.reactivestreams.Subscription;
  * does.
  */
 final class RequestPublisher<Req> implements Publisher<Req>, Subscription {
-  /** At most this many messages are asked of gRPC ahead of delivery. */
-  private static final long MAX_GRANTED = 1 << 30;
+  /**
+   * At most this many messages are asked of gRPC ahead of delivery: a handler that asks for
+   * everything does not let gRPC read (and, should it cancel, drop) more than a window.
+   */
+  private static final long MAX_GRANTED = 256;
 
   private final ServerCall<Req, ?> call;
 
@@ -28,6 +31,7 @@ final class RequestPublisher<Req> implements Publisher<Req>, Subscription {
   private boolean ended; // onComplete or onError was delivered or is due; guarded by this
   private Throwable endError; // the end that waits for a subscriber; guarded by this
   private boolean endPending; // guarded by this
+  private boolean subscribed; // onSubscribe returned; guarded by this
 
   RequestPublisher(ServerCall<Req, ?> call) {
     this.call = call;
@@ -43,20 +47,13 @@ final class RequestPublisher<Req> implements Publisher<Req>, Subscription {
       }
     }
     if (!first) {
-      s.onSubscribe(
-          new Subscription() {
-            @Override
-            public void request(long n) {}
-
-            @Override
-            public void cancel() {}
-          });
-      s.onError(new IllegalStateException("the requests of a call can be read once"));
+      NoSubscription.refuseSecond(s, "the requests of a call");
       return;
     }
     s.onSubscribe(this);
     Throwable error;
     synchronized (this) {
+      subscribed = true; // onSubscribe returned: the end may go out
       if (!endPending || cancelled) {
         return;
       }
@@ -117,7 +114,7 @@ final class RequestPublisher<Req> implements Publisher<Req>, Subscription {
       }
       s = subscriber;
       granted--;
-      if (demand > 0 && granted < MAX_GRANTED / 2) {
+      if (demand > 0 && granted <= MAX_GRANTED / 2) {
         grant = takeGrant();
       }
     }
@@ -145,7 +142,7 @@ final class RequestPublisher<Req> implements Publisher<Req>, Subscription {
       }
       ended = true;
       s = subscriber;
-      if (s == null) {
+      if (s == null || !subscribed) {
         endPending = true;
         endError = error;
         return;

@@ -18,8 +18,9 @@ import org.reactivestreams.Subscription;
  * through HTTP/2 flow control, and the bridge keeps at most a window's messages beyond it.
  *
  * <p>Threads: the Reactive Streams signals come one at a time from the handler's thread and send on
- * the call; {@link #onReady} and {@link #cancel} come from gRPC's listener thread. Calls on the
- * handler's Subscription are made under this object's lock (rule 2.7).
+ * the call; {@link #onReady} and {@link #cancel} come from gRPC's listener thread. The handler's
+ * Subscription is called from one thread at a time and never under a lock ({@link
+ * SerialSubscription}).
  */
 final class ResponseSender<Resp> implements Subscriber<Resp> {
   /** Responses requested at a time. */
@@ -34,7 +35,8 @@ final class ResponseSender<Resp> implements Subscriber<Resp> {
   /** Sent when a fire-and-forget method completes without a message; null for other methods. */
   private final Resp emptyResponse;
 
-  private Subscription subscription;
+  private final SerialSubscription subscription = new SerialSubscription();
+  private boolean subscribed; // guarded by this
   private boolean cancelled; // guarded by this
   private long outstanding; // requested, not yet received; guarded by this
   private boolean headersSent; // the handler's thread only
@@ -51,49 +53,37 @@ final class ResponseSender<Resp> implements Subscriber<Resp> {
 
   @Override
   public void onSubscribe(Subscription s) {
-    boolean cancelNow;
+    boolean second;
     synchronized (this) {
-      if (subscription != null) {
-        cancelNow = true;
-      } else {
-        subscription = s;
-        cancelNow = cancelled;
-      }
+      second = subscribed;
+      subscribed = true;
     }
-    if (cancelNow) {
+    if (second) {
       s.cancel();
       return;
     }
+    subscription.set(s);
     if (oneResponse) {
-      request(2); // the second, if any, is an error
+      subscription.request(2); // the second, if any, is an error
     } else {
       topUp();
     }
   }
 
-  private void request(long n) {
-    synchronized (this) {
-      if (cancelled) {
-        return;
-      }
-      outstanding += n;
-      subscription.request(n);
-    }
-  }
-
   /** Requests the next window when the call can take more and the last window is half used. */
   private void topUp() {
+    long n;
     synchronized (this) {
-      if (cancelled || done || subscription == null || outstanding > WINDOW / 2) {
+      if (cancelled || done || !subscribed || outstanding > WINDOW / 2) {
         return;
       }
       if (!call.isReady()) {
         return; // onReady tops up
       }
-      long n = WINDOW - outstanding;
+      n = WINDOW - outstanding;
       outstanding = WINDOW;
-      subscription.request(n);
     }
+    subscription.request(n);
   }
 
   /** gRPC's transport can take more: the listener's onReady. */
@@ -106,17 +96,13 @@ final class ResponseSender<Resp> implements Subscriber<Resp> {
   /** The call was cancelled (by the client, its deadline or the connection): stop the handler. */
   void cancel() {
     done = true;
-    Subscription s;
     synchronized (this) {
       if (cancelled) {
         return;
       }
       cancelled = true;
-      s = subscription;
-      if (s != null) {
-        s.cancel();
-      }
     }
+    subscription.cancel();
   }
 
   @Override
@@ -167,11 +153,9 @@ final class ResponseSender<Resp> implements Subscriber<Resp> {
   /** Ends the call with {@code status} and stops the handler. */
   private void fail(Status status) {
     synchronized (this) {
-      if (!cancelled) {
-        cancelled = true;
-        subscription.cancel();
-      }
+      cancelled = true;
     }
+    subscription.cancel();
     close(status);
   }
 

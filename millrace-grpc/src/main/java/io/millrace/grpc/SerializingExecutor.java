@@ -1,8 +1,10 @@
 package io.millrace.grpc;
 
+import io.netty.util.concurrent.EventExecutor;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -25,8 +27,19 @@ final class SerializingExecutor implements Executor, Runnable {
   @Override
   public void execute(Runnable task) {
     tasks.add(task);
-    if (wip.getAndIncrement() == 0) {
+    if (wip.getAndIncrement() != 0) {
+      return;
+    }
+    if (delegate instanceof EventExecutor loop && loop.inEventLoop()) {
+      run(); // already on the loop the callbacks belong to: no hop through its queue
+      return;
+    }
+    try {
       delegate.execute(this);
+    } catch (RejectedExecutionException e) {
+      // The executor is shut down or full: the callbacks run here rather than never.
+      LOG.log(System.Logger.Level.WARNING, "a gRPC callback executor refused a task", e);
+      run();
     }
   }
 

@@ -410,10 +410,22 @@ class GrpcEndpointTest {
   }
 
   @Test
-  void gzip_requestsAreReadAndAnswered() {
+  void gzip_requestsAreReadAndAnsweredCompressed() {
     String big = "compressible ".repeat(10_000);
-    EchoReply reply = blocking().withCompression("gzip").echo(request(big));
+    var responseHeaders = new java.util.concurrent.atomic.AtomicReference<Metadata>();
+    EchoReply reply =
+        blocking()
+            .withCompression("gzip")
+            .withInterceptors(
+                MetadataUtils.newCaptureMetadataInterceptor(
+                    responseHeaders, new java.util.concurrent.atomic.AtomicReference<>()))
+            .echo(request(big));
     assertThat(reply.getPayload().toStringUtf8()).isEqualTo(big);
+    assertThat(
+            responseHeaders
+                .get()
+                .get(Metadata.Key.of("grpc-encoding", Metadata.ASCII_STRING_MARSHALLER)))
+        .isEqualTo("gzip");
   }
 
   @Test

@@ -54,6 +54,7 @@ class HostedServicesTest {
     final CompletableFuture<String> hangEnded = new CompletableFuture<>();
     final CountDownLatch hangStarted = new CountDownLatch(1);
     final AtomicInteger notified = new AtomicInteger();
+    final CompletableFuture<io.grpc.Status.Code> collectFailed = new CompletableFuture<>();
 
     @Override
     public void echo(EchoRequest request, StreamObserver<EchoReply> out) {
@@ -63,6 +64,16 @@ class HostedServicesTest {
                 .withDescription(request.getFailMessage())
                 .asRuntimeException());
         return;
+      }
+      if (request.getPayload().toStringUtf8().equals("throw")) {
+        throw new IllegalStateException("a bug in the service");
+      }
+      if (request.getPayload().toStringUtf8().equals("sleep")) {
+        try {
+          Thread.sleep(20); // blocking service code: it belongs on an executor
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
       }
       if (request.getPayload().toStringUtf8().equals("hang")) {
         // Waits for the Context to be cancelled, as grpc-java services check for it.
@@ -115,7 +126,9 @@ class HostedServicesTest {
         }
 
         @Override
-        public void onError(Throwable t) {}
+        public void onError(Throwable t) {
+          collectFailed.complete(io.grpc.Status.fromThrowable(t).getCode());
+        }
 
         @Override
         public void onCompleted() {
@@ -282,6 +295,54 @@ class HostedServicesTest {
             .block(WAIT);
     assertThat(got).hasSize(20);
     assertThat(service.produced.get()).isLessThan(1_000);
+  }
+
+  @Test
+  void aServiceThatThrows_failsTheCallUnknown_insteadOfHangingIt() {
+    assertThatThrownBy(() -> millrace.echo(request("throw"), withPassword()).block(WAIT))
+        .isInstanceOfSatisfying(
+            StatusException.class,
+            e -> assertThat(e.status().code()).isEqualTo(Status.Code.UNKNOWN));
+    // The call after it is served as usual.
+    assertThat(millrace.echo(request("ok"), withPassword()).block(WAIT).getPayload().toStringUtf8())
+        .isEqualTo("ok");
+  }
+
+  @Test
+  void cancellingAClientStream_tellsTheService() throws Exception {
+    var subscription =
+        millrace
+            .collect(
+                Flux.range(0, 1_000_000).map(i -> request("c")).delayElements(Duration.ofMillis(1)),
+                withPassword())
+            .subscribe();
+    sleep(100);
+    subscription.dispose();
+    assertThat(service.collectFailed.get(WAIT.toSeconds(), TimeUnit.SECONDS))
+        .isEqualTo(io.grpc.Status.Code.CANCELLED);
+  }
+
+  @Test
+  void blockingServiceCode_runsOnTheExecutorGiven_notOnTheEventLoop() throws Exception {
+    java.util.concurrent.ExecutorService pool =
+        java.util.concurrent.Executors.newFixedThreadPool(4);
+    try (RpcOverTcp other =
+        RpcOverTcp.serve(
+            RpcServer.builder()
+                .service(HostedServices.of(pool, new GrpcEcho(), new Auth()))
+                .build())) {
+      EchoServiceReactor.Client client = new EchoServiceReactor.Client(other.client());
+      // Thread.sleep in the service: on the event loop the loop-blocking check would fail this.
+      List<String> replies =
+          Flux.range(0, 20)
+              .flatMap(i -> client.echo(request("sleep"), withPassword()))
+              .map(r -> r.getPayload().toStringUtf8())
+              .collectList()
+              .block(WAIT);
+      assertThat(replies).hasSize(20).containsOnly("sleep");
+    } finally {
+      pool.shutdownNow();
+    }
   }
 
   @Test

@@ -339,6 +339,92 @@ class MillraceChannelTest {
   }
 
   @Test
+  void aClientThatSendsOnlyWhenReady_isPacedByTheServersCredit() throws Exception {
+    CompletableFuture<EchoReply> done = new CompletableFuture<>();
+    int total = 20_000;
+    EchoServiceGrpc.newStub(channel)
+        .collect(
+            new io.grpc.stub.ClientResponseObserver<EchoRequest, EchoReply>() {
+              private int sent;
+              private EchoReply reply;
+
+              @Override
+              public void beforeStart(io.grpc.stub.ClientCallStreamObserver<EchoRequest> call) {
+                call.setOnReadyHandler(
+                    () -> {
+                      while (call.isReady() && sent < total) {
+                        call.onNext(request("x"));
+                        sent++;
+                      }
+                      if (sent == total) {
+                        sent++;
+                        call.onCompleted();
+                      }
+                    });
+              }
+
+              @Override
+              public void onNext(EchoReply value) {
+                reply = value;
+              }
+
+              @Override
+              public void onError(Throwable t) {
+                done.completeExceptionally(t);
+              }
+
+              @Override
+              public void onCompleted() {
+                done.complete(reply);
+              }
+            });
+    EchoReply reply = done.get(WAIT_S, TimeUnit.SECONDS);
+    assertThat(reply.getSequence()).isEqualTo(total);
+    assertThat(reply.getPayload().size()).isEqualTo(total);
+  }
+
+  @Test
+  void aContextDeadline_failsTheCall() {
+    Context.CancellableContext context =
+        Context.current()
+            .withDeadlineAfter(
+                200,
+                TimeUnit.MILLISECONDS,
+                java.util.concurrent.Executors.newScheduledThreadPool(1));
+    try {
+      assertThatThrownBy(
+              () ->
+                  context.call(
+                      () ->
+                          ClientCalls.blockingUnaryCall(
+                              channel, grpc(ProbeService.HANG), CallOptions.DEFAULT, request(""))))
+          .isInstanceOfSatisfying(
+              StatusRuntimeException.class,
+              e ->
+                  assertThat(e.getStatus().getCode())
+                      .isEqualTo(io.grpc.Status.Code.DEADLINE_EXCEEDED));
+    } finally {
+      context.cancel(null);
+    }
+  }
+
+  @Test
+  void callCredentials_areRefused_notSilentlyDropped() {
+    io.grpc.CallCredentials credentials =
+        new io.grpc.CallCredentials() {
+          @Override
+          public void applyRequestMetadata(
+              RequestInfo info, java.util.concurrent.Executor executor, MetadataApplier applier) {
+            applier.apply(new Metadata());
+          }
+        };
+    assertThatThrownBy(() -> blocking().withCallCredentials(credentials).echo(request("x")))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> assertThat(e.getStatus().getCode()).isEqualTo(io.grpc.Status.Code.UNIMPLEMENTED));
+  }
+
+  @Test
   void anUnknownMethod_isUnimplemented() {
     assertThatThrownBy(
             () ->

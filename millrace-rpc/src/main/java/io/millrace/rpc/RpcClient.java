@@ -55,8 +55,8 @@ public final class RpcClient {
         : ReactiveRequester.of(requester.connection(), RpcServer.zeroCopy(o));
   }
 
-  /** The event loop of the client's connection. */
-  io.netty.util.concurrent.EventExecutor loop() {
+  /** The event loop of the client's connection (where its calls' signals come from). */
+  public io.netty.util.concurrent.EventExecutor loop() {
     return requester.connection().executor();
   }
 

@@ -231,15 +231,16 @@ public final class RpcServer {
     } catch (RuntimeException e) {
       responses = Publishers.failed(Status.fromThrowable(e).asException());
     }
-    try {
-      for (int i = entered - 1; i >= 0; i--) {
+    for (int i = entered - 1; i >= 0; i--) {
+      try {
         responses =
             Objects.requireNonNull(
                 interceptors.get(i).onResponses(context, responses),
                 "an interceptor's onResponses returned null");
+      } catch (RuntimeException e) {
+        // The interceptors outside this one still see the call end, as a failure.
+        responses = Publishers.failed(Status.fromThrowable(e).asException());
       }
-    } catch (RuntimeException e) {
-      return Publishers.failed(Status.fromThrowable(e).asException());
     }
     return responses;
   }
