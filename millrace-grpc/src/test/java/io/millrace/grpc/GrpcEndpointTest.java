@@ -441,6 +441,108 @@ class GrpcEndpointTest {
   }
 
   @Test
+  void clientStreamingCancel_reachesTheHandler_andEndsItsRequests() throws Exception {
+    ClientCall<EchoRequest, EchoReply> call =
+        channel.newCall(GrpcServices.toGrpc(ProbeService.DRAIN, null), CallOptions.DEFAULT);
+    call.start(new ClientCall.Listener<>() {}, new Metadata());
+    for (int i = 0; i < 10; i++) {
+      call.sendMessage(request("m"));
+    }
+    for (int i = 0; i < 500 && probe.drained.get() < 10; i++) {
+      Thread.sleep(10);
+    }
+    assertThat(probe.drained.get()).isEqualTo(10);
+    call.cancel("enough", null);
+    assertThat(probe.drainCancelled.get(WAIT_S, TimeUnit.SECONDS).code())
+        .isEqualTo(Status.Code.CANCELLED);
+    assertThat(probe.drainRequestsEnded.get(WAIT_S, TimeUnit.SECONDS))
+        .isInstanceOf(io.millrace.rpc.StatusException.class);
+  }
+
+  @Test
+  void aFailureBeforeAnyMessage_isTrailersOnly_withTheResponseHeaders() {
+    var headers = new java.util.concurrent.atomic.AtomicReference<Metadata>();
+    var trailers = new java.util.concurrent.atomic.AtomicReference<Metadata>();
+    io.grpc.Channel capturing =
+        io.grpc.ClientInterceptors.intercept(
+            channel, MetadataUtils.newCaptureMetadataInterceptor(headers, trailers));
+    assertThatThrownBy(
+            () ->
+                ClientCalls.blockingUnaryCall(
+                    capturing,
+                    GrpcServices.toGrpc(ProbeService.REFUSE, null),
+                    CallOptions.DEFAULT.withDeadlineAfter(WAIT_S, TimeUnit.SECONDS),
+                    request("")))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> assertThat(e.getStatus().getCode()).isEqualTo(io.grpc.Status.Code.UNAVAILABLE));
+    assertThat(trailers.get().get(Metadata.Key.of("x-why", Metadata.ASCII_STRING_MARSHALLER)))
+        .isEqualTo("closed for lunch");
+  }
+
+  @Test
+  void healthWatch_followsChanges() throws Exception {
+    java.util.concurrent.BlockingQueue<HealthCheckResponse.ServingStatus> seen =
+        new java.util.concurrent.LinkedBlockingQueue<>();
+    HealthGrpc.newStub(channel)
+        .watch(
+            HealthCheckRequest.newBuilder().setService(ProbeService.NAME).build(),
+            new StreamObserver<>() {
+              @Override
+              public void onNext(HealthCheckResponse value) {
+                seen.add(value.getStatus());
+              }
+
+              @Override
+              public void onError(Throwable t) {}
+
+              @Override
+              public void onCompleted() {}
+            });
+    assertThat(seen.poll(WAIT_S, TimeUnit.SECONDS))
+        .isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
+    endpoint.health().setStatus(ProbeService.NAME, HealthCheckResponse.ServingStatus.NOT_SERVING);
+    assertThat(seen.poll(WAIT_S, TimeUnit.SECONDS))
+        .isEqualTo(HealthCheckResponse.ServingStatus.NOT_SERVING);
+  }
+
+  @Test
+  @SuppressWarnings("deprecation") // v1alpha: what older grpcurl and ghz ask
+  void reflectionV1alpha_listsTheServicesToo() throws Exception {
+    CompletableFuture<io.grpc.reflection.v1alpha.ServerReflectionResponse> answer =
+        new CompletableFuture<>();
+    StreamObserver<io.grpc.reflection.v1alpha.ServerReflectionRequest> ask =
+        io.grpc.reflection.v1alpha.ServerReflectionGrpc.newStub(channel)
+            .serverReflectionInfo(
+                new StreamObserver<>() {
+                  @Override
+                  public void onNext(io.grpc.reflection.v1alpha.ServerReflectionResponse value) {
+                    answer.complete(value);
+                  }
+
+                  @Override
+                  public void onError(Throwable t) {
+                    answer.completeExceptionally(t);
+                  }
+
+                  @Override
+                  public void onCompleted() {}
+                });
+    ask.onNext(
+        io.grpc.reflection.v1alpha.ServerReflectionRequest.newBuilder()
+            .setListServices("")
+            .build());
+    List<String> names = new ArrayList<>();
+    answer
+        .get(WAIT_S, TimeUnit.SECONDS)
+        .getListServicesResponse()
+        .getServiceList()
+        .forEach(s -> names.add(s.getName()));
+    ask.onCompleted();
+    assertThat(names).contains("millrace.echo.v1.EchoService");
+  }
+
+  @Test
   void health_saysServing_forTheServerAndEachService() {
     HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(channel);
     for (String service : List.of("", "millrace.echo.v1.EchoService", ProbeService.NAME)) {

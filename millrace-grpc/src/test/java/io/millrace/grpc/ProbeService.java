@@ -22,6 +22,23 @@ final class ProbeService {
   static final MethodDescriptor<EchoRequest, EchoReply> HEADERS = unary(NAME + "/Headers");
   static final MethodDescriptor<EchoRequest, EchoReply> HANG = unary(NAME + "/Hang");
   static final MethodDescriptor<EchoRequest, EchoReply> DETAILS = unary(NAME + "/Details");
+  static final MethodDescriptor<EchoRequest, EchoReply> REFUSE = unary(NAME + "/Refuse");
+
+  /** Client streaming: reads every request and never answers. */
+  static final MethodDescriptor<EchoRequest, EchoReply> DRAIN =
+      MethodDescriptor.newBuilder(
+              NAME + "/Drain",
+              MethodDescriptor.Type.CLIENT_STREAMING,
+              ProtobufMarshaller.of(EchoRequest.getDefaultInstance()),
+              ProtobufMarshaller.of(EchoReply.getDefaultInstance()))
+          .build();
+
+  /** How the draining call was cancelled, and what its request stream ended with. */
+  final CompletableFuture<Status> drainCancelled = new CompletableFuture<>();
+
+  final CompletableFuture<Throwable> drainRequestsEnded = new CompletableFuture<>();
+  final java.util.concurrent.atomic.AtomicInteger drained =
+      new java.util.concurrent.atomic.AtomicInteger();
 
   /** How the hanging call was cancelled. */
   final CompletableFuture<Status> hangCancelled = new CompletableFuture<>();
@@ -45,6 +62,23 @@ final class ProbeService {
             (request, context) -> {
               context.onCancel(() -> hangCancelled.complete(context.cancellation()));
               hangStarted.countDown();
+              return Mono.never();
+            })
+        .method(
+            REFUSE,
+            (request, context) -> {
+              context.responseHeaders().put("x-why", "closed for lunch");
+              return Mono.error(Status.of(Status.Code.UNAVAILABLE).asException());
+            })
+        .streamingMethod(
+            DRAIN,
+            (requests, context) -> {
+              context.onCancel(() -> drainCancelled.complete(context.cancellation()));
+              reactor.core.publisher.Flux.from(requests)
+                  .subscribe(
+                      r -> drained.incrementAndGet(),
+                      drainRequestsEnded::complete,
+                      () -> drainRequestsEnded.complete(null));
               return Mono.never();
             })
         .method(
