@@ -108,6 +108,12 @@ class MillraceChannelTest {
   }
 
   @Test
+  void aFireAndForgetMethod_calledAsUnaryByTheStub_runsAndAnswersTheEmptyMessage() {
+    assertThat(blocking().notify(request("n"))).isEqualTo(EchoReply.getDefaultInstance());
+    assertThat(echo.notified()).isEqualTo(1);
+  }
+
+  @Test
   void futureStub_unary() throws Exception {
     ListenableFuture<EchoReply> reply =
         EchoServiceGrpc.newFutureStub(channel).echo(request("future"));

@@ -3,7 +3,7 @@ package io.millrace.rpc;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscription;
 
-/** Publishers that end at once, for calls that end before they start. */
+/** Publishers that end at once, for calls that end before they start, and one adapter. */
 final class Publishers {
   private Publishers() {}
 
@@ -23,6 +23,72 @@ final class Publishers {
       subscriber.onSubscribe(NOOP);
       subscriber.onError(error);
     };
+  }
+
+  /**
+   * Runs {@code first} for its effect (its items are dropped), then gives {@code value} and
+   * completes; fails as {@code first} fails. A fire-and-forget method called as request-response
+   * (by a caller that knows only unary calls, such as grpc-java's stubs) answers this way.
+   */
+  static <T> Publisher<T> thenJust(Publisher<?> first, T value) {
+    return subscriber ->
+        first.subscribe(
+            new org.reactivestreams.Subscriber<Object>() {
+              private final java.util.concurrent.atomic.AtomicBoolean answered =
+                  new java.util.concurrent.atomic.AtomicBoolean();
+              private volatile boolean requested;
+              private volatile boolean completed;
+
+              @Override
+              public void onSubscribe(Subscription s) {
+                subscriber.onSubscribe(
+                    new Subscription() {
+                      @Override
+                      public void request(long n) {
+                        if (n <= 0) {
+                          s.cancel();
+                          if (answered.compareAndSet(false, true)) {
+                            subscriber.onError(
+                                new IllegalArgumentException("rule 3.9: request(" + n + ")"));
+                          }
+                          return;
+                        }
+                        requested = true;
+                        answer();
+                      }
+
+                      @Override
+                      public void cancel() {
+                        answered.set(true);
+                        s.cancel();
+                      }
+                    });
+                s.request(Long.MAX_VALUE);
+              }
+
+              @Override
+              public void onNext(Object ignored) {}
+
+              @Override
+              public void onError(Throwable t) {
+                if (answered.compareAndSet(false, true)) {
+                  subscriber.onError(t);
+                }
+              }
+
+              @Override
+              public void onComplete() {
+                completed = true;
+                answer();
+              }
+
+              private void answer() {
+                if (requested && completed && answered.compareAndSet(false, true)) {
+                  subscriber.onNext(value);
+                  subscriber.onComplete();
+                }
+              }
+            });
   }
 
   /** Completes each subscriber at once. */

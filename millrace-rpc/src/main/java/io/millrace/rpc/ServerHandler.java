@@ -132,12 +132,15 @@ final class ServerHandler implements ReactiveHandler, ReadsInPlace {
     }
     boolean oneResponse =
         !fireAndForget && method.descriptor().type() == MethodDescriptor.Type.UNARY;
-    return respond(
-        call.context(),
-        method,
-        () -> method.single().handle(request, call.context()),
-        oneResponse,
-        NOTHING);
+    java.util.function.Supplier<Publisher<Resp>> handler =
+        () -> method.single().handle(request, call.context());
+    if (oneResponse && method.descriptor().fireAndForget()) {
+      // A fire-and-forget method called as request-response: its answer is the empty message.
+      Resp empty = emptyResponse(method.descriptor());
+      java.util.function.Supplier<Publisher<Resp>> run = handler;
+      handler = () -> Publishers.thenJust(run.get(), empty);
+    }
+    return respond(call.context(), method, handler, oneResponse, NOTHING);
   }
 
   private <Resp> Publisher<Payload> respond(
@@ -219,7 +222,9 @@ final class ServerHandler implements ReactiveHandler, ReadsInPlace {
     MethodDescriptor<?, ?> d = method.descriptor();
     boolean fits =
         switch (interaction) {
-          case REQUEST_RESPONSE -> d.type() == MethodDescriptor.Type.UNARY && !d.fireAndForget();
+          case REQUEST_RESPONSE ->
+              d.type() == MethodDescriptor.Type.UNARY
+                  && (!d.fireAndForget() || emptyResponse(d) != null);
           case FIRE_AND_FORGET -> d.type() == MethodDescriptor.Type.UNARY;
           case REQUEST_STREAM -> d.type() == MethodDescriptor.Type.SERVER_STREAMING;
           case REQUEST_CHANNEL -> d.type().clientSendsStream();
@@ -230,6 +235,18 @@ final class ServerHandler implements ReactiveHandler, ReadsInPlace {
           .asException();
     }
     return new Call(method, context(d, headers, timeout), noMessage);
+  }
+
+  /**
+   * The empty message of {@code method}'s response type (a protobuf default instance), what a
+   * fire-and-forget method answers a caller that called it as request-response; null when the
+   * marshaller is not protobuf's.
+   */
+  @SuppressWarnings("unchecked")
+  private static <Resp> Resp emptyResponse(MethodDescriptor<?, Resp> method) {
+    return method.responseMarshaller() instanceof ProtobufMarshaller<?> p
+        ? (Resp) p.defaultInstance()
+        : null;
   }
 
   private static void cancelInbound(Publisher<Payload> inbound) {
