@@ -48,12 +48,17 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
   private final Req singleRequest; // unary and server-streaming calls
   private final Publisher<Req> requests; // client-streaming and bidi calls
   private final AtomicInteger wip = new AtomicInteger();
+
+  /**
+   * A cancel of the Context from outside (its parent's: the gRPC endpoint's call). Its own deadline
+   * is left to Millrace's timer for the same deadline, which ends the call on its own thread.
+   */
   private final Context.CancellationListener onContextCancelled =
-      c ->
-          cancelledBy(
-              c.cancellationCause() instanceof TimeoutException
-                  ? Status.DEADLINE_EXCEEDED
-                  : Status.CANCELLED);
+      c -> {
+        if (!(c.cancellationCause() instanceof TimeoutException)) {
+          cancelledBy(Status.CANCELLED, false);
+        }
+      };
 
   private Subscriber<? super Resp> downstream;
   private volatile Context.CancellableContext grpcContext;
@@ -124,12 +129,11 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
                     TimeUnit.NANOSECONDS,
                     GlobalEventExecutor.INSTANCE);
     grpcContext = c;
-    c.addListener(onContextCancelled, Runnable::run);
     if (requests != null) {
       requestReader = new RequestReader();
     }
     Metadata headers = GrpcMetadata.addTo(new Metadata(), context.requestHeaders());
-    // startCall first: every later callback finds the listener.
+    // startCall first: every later callback, a cancel included, finds the listener.
     callbacks.execute(
         () -> {
           Context previous = c.attach();
@@ -142,7 +146,8 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
             c.detach(previous);
           }
         });
-    context.onCancel(() -> cancelledBy(context.cancellation()));
+    c.addListener(onContextCancelled, Runnable::run);
+    context.onCancel(() -> cancelledBy(context.cancellation(), false));
     subscriber.onSubscribe(this);
     synchronized (this) {
       subscribed = true; // what the service did meanwhile (a refusal, say) may go out now
@@ -157,7 +162,7 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
   private void deliver(Consumer<Listener<Req>> callback, boolean last) {
     callbacks.execute(
         () -> {
-          if (finished) {
+          if (finished || listener == null) {
             return;
           }
           finished = last;
@@ -175,7 +180,7 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
   /** A listener callback threw: the call ends UNKNOWN, as grpc-java's server ends it. */
   private void serviceFailed(Throwable t) {
     LOG.log(System.Logger.Level.WARNING, "a listener of " + method + " threw", t);
-    cancelledBy(Status.UNKNOWN.withCause(t));
+    cancelledBy(Status.UNKNOWN.withCause(t), false);
   }
 
   /**
@@ -184,11 +189,15 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
    * {@code why}, the Context is cancelled, and the service hears onCancel; once, and never after it
    * closed the call itself.
    */
-  private void cancelledBy(Status why) {
+  private void cancelledBy(Status why, boolean downstreamGone) {
     if (why == null) {
       why = Status.CANCELLED;
     }
     synchronized (this) {
+      if (downstreamGone) {
+        done = true; // decided with the check below: a close racing this sees both or neither
+        queue.clear();
+      }
       if (cancelled || serviceClosed) {
         return;
       }
@@ -320,7 +329,7 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
   @Override
   public void request(long n) {
     if (n <= 0) {
-      fail(io.grpc.Status.INTERNAL.withDescription("rule 3.9: request(" + n + ")"));
+      cancelledBy(Status.INTERNAL.withMessage("rule 3.9: request(" + n + ")"), false);
       return;
     }
     boolean becameReady;
@@ -337,11 +346,7 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
 
   @Override
   public void cancel() {
-    synchronized (this) {
-      done = true;
-      queue.clear();
-    }
-    cancelledBy(Status.CANCELLED);
+    cancelledBy(Status.CANCELLED, true);
   }
 
   /**
@@ -410,7 +415,7 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
 
     @Override
     public void onError(Throwable t) {
-      cancelledBy(Status.fromThrowable(t)); // the caller's stream failed: so does the call
+      cancelledBy(Status.fromThrowable(t), false); // the caller's stream failed: so does the call
     }
 
     @Override

@@ -44,9 +44,9 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
   private volatile Headers trailers; // set by the Millrace call before it ends
   private boolean closeDelivered; // the serialized callbacks' own: nothing after onClose
 
-  // Demand and cancellation may come from any thread; the subscription arrives on the loop.
-  private Subscription subscription; // guarded by this
-  private long pendingDemand; // guarded by this
+  // Demand and cancellation may come from any thread; the subscription arrives on the loop. It is
+  // called from one thread at a time, whichever asks (rule 2.7).
+  private final SerialSubscription subscription = new SerialSubscription();
   private boolean cancelled; // guarded by this
   private boolean closed; // guarded by this
   private volatile boolean headersDelivered;
@@ -59,8 +59,9 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
     this.rpc = rpc;
     this.method = method;
     this.grpcOptions = grpcOptions;
-    // No executor given: the connection's event loop, where the call's events come from (run
-    // there at once, never on the thread that calls start or cancel).
+    // No executor given: the connection's event loop, where the call's events come from (run at
+    // once when they come on it; a call started or cancelled on the loop hears onReady or onClose
+    // inside start or cancel).
     this.callbacks = new SerializingExecutor(executor != null ? executor : rpc.loop());
   }
 
@@ -76,10 +77,15 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
 
   @Override
   public void start(Listener<Resp> responseListener, Metadata headers) {
-    if (listener != null) {
-      throw new IllegalStateException("already started");
+    synchronized (this) {
+      if (listener != null) {
+        throw new IllegalStateException("already started");
+      }
+      if (cancelled) {
+        throw new IllegalStateException("call was cancelled");
+      }
+      listener = responseListener;
     }
-    listener = responseListener;
     context = Context.current();
     deadline = earliest(grpcOptions.getDeadline(), context.getDeadline());
     if (grpcOptions.getCredentials() != null) {
@@ -142,15 +148,7 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
     if (numMessages <= 0) {
       throw new IllegalArgumentException("numMessages must be positive: " + numMessages);
     }
-    Subscription s;
-    synchronized (this) {
-      s = subscription;
-      if (s == null) {
-        pendingDemand += numMessages;
-        return;
-      }
-    }
-    s.request(numMessages);
+    subscription.request(numMessages);
   }
 
   @Override
@@ -169,17 +167,18 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
   }
 
   private void cancelWith(io.grpc.Status status) {
-    Subscription s;
+    boolean started;
     synchronized (this) {
       if (cancelled || closed) {
         return;
       }
       cancelled = true;
-      s = subscription;
+      started = listener != null;
     }
-    if (s != null) {
-      s.cancel();
+    if (!started) {
+      return; // cancelled before start: start() refuses, as grpc-java's calls do
     }
+    subscription.cancel();
     ClientRequests<Req> r = requests;
     if (r != null) {
       r.fail(GrpcMetadata.fromGrpc(status, null).asException());
@@ -243,19 +242,14 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
 
   @Override
   public void onSubscribe(Subscription s) {
-    long demand;
     boolean cancelNow;
     synchronized (this) {
-      subscription = s;
       cancelNow = cancelled || closed;
-      demand = pendingDemand;
-      pendingDemand = 0;
     }
     if (cancelNow) {
-      s.cancel();
-    } else if (demand > 0) {
-      s.request(demand);
+      subscription.cancel();
     }
+    subscription.set(s); // with the demand asked meanwhile, or the cancel
   }
 
   private void onHeaders(Headers headers) {

@@ -52,8 +52,15 @@ final class RequestPublisher<Req> implements Publisher<Req>, Subscription {
     }
     s.onSubscribe(this);
     Throwable error;
+    int grant;
     synchronized (this) {
-      subscribed = true; // onSubscribe returned: the end may go out
+      subscribed = true; // onSubscribe returned: messages and the end may go out
+      grant = cancelled || ended ? 0 : takeGrant();
+    }
+    if (grant > 0) {
+      call.request(grant); // what was asked inside onSubscribe
+    }
+    synchronized (this) {
       if (!endPending || cancelled) {
         return;
       }
@@ -67,8 +74,7 @@ final class RequestPublisher<Req> implements Publisher<Req>, Subscription {
   @Override
   public void request(long n) {
     if (n <= 0) {
-      cancel();
-      deliverEndOnce(new IllegalArgumentException("rule 3.9: request(" + n + ")"));
+      end(new IllegalArgumentException("rule 3.9: request(" + n + ")")); // no grants after
       return;
     }
     int grant;
@@ -77,7 +83,8 @@ final class RequestPublisher<Req> implements Publisher<Req>, Subscription {
         return;
       }
       demand = demand + n < 0 ? Long.MAX_VALUE : demand + n;
-      grant = takeGrant();
+      // Before onSubscribe returned, nothing is asked of gRPC: no message may overtake it.
+      grant = subscribed ? takeGrant() : 0;
     }
     if (grant > 0) {
       call.request(grant);
@@ -150,18 +157,6 @@ final class RequestPublisher<Req> implements Publisher<Req>, Subscription {
       if (cancelled) {
         return;
       }
-    }
-    deliverEnd(s, error);
-  }
-
-  private void deliverEndOnce(Throwable error) {
-    Subscriber<? super Req> s;
-    synchronized (this) {
-      if (ended) {
-        return;
-      }
-      ended = true;
-      s = subscriber;
     }
     deliverEnd(s, error);
   }

@@ -1,7 +1,7 @@
 package io.millrace.grpc;
 
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 import org.reactivestreams.Subscription;
 
 /**
@@ -11,8 +11,14 @@ import org.reactivestreams.Subscription;
  * that emits under its own lock cannot deadlock with a caller here.
  */
 final class SerialSubscription implements Subscription {
-  private final AtomicLong pending = new AtomicLong();
-  private final AtomicInteger wip = new AtomicInteger();
+  private static final AtomicLongFieldUpdater<SerialSubscription> PENDING =
+      AtomicLongFieldUpdater.newUpdater(SerialSubscription.class, "pending");
+  private static final AtomicIntegerFieldUpdater<SerialSubscription> WIP =
+      AtomicIntegerFieldUpdater.newUpdater(SerialSubscription.class, "wip");
+
+  // Field updaters, not atomic objects: one of these per call, and nothing else.
+  private volatile long pending;
+  private volatile int wip;
   private volatile Subscription upstream;
   private volatile boolean cancelled;
   private boolean cancelSent; // the draining thread's
@@ -31,9 +37,9 @@ final class SerialSubscription implements Subscription {
     long p;
     long next;
     do {
-      p = pending.get();
+      p = pending;
       next = p + n < 0 ? Long.MAX_VALUE : p + n;
-    } while (!pending.compareAndSet(p, next));
+    } while (!PENDING.compareAndSet(this, p, next));
     drain();
   }
 
@@ -44,7 +50,7 @@ final class SerialSubscription implements Subscription {
   }
 
   private void drain() {
-    if (wip.getAndIncrement() != 0) {
+    if (WIP.getAndIncrement(this) != 0) {
       return;
     }
     int missed = 1;
@@ -55,13 +61,13 @@ final class SerialSubscription implements Subscription {
           cancelSent = true;
           s.cancel();
         } else {
-          long n = pending.getAndSet(0);
+          long n = PENDING.getAndSet(this, 0);
           if (n > 0) {
             s.request(n);
           }
         }
       }
-      missed = wip.addAndGet(-missed);
+      missed = WIP.addAndGet(this, -missed);
     } while (missed != 0);
   }
 }

@@ -40,6 +40,9 @@ final class SerializingExecutor implements Executor, Runnable {
       // The executor is shut down or full: the callbacks run here rather than never.
       LOG.log(System.Logger.Level.WARNING, "a gRPC callback executor refused a task", e);
       run();
+    } catch (RuntimeException e) {
+      run(); // whatever else it threw: the callbacks still run, then the caller hears of it
+      throw e;
     }
   }
 
