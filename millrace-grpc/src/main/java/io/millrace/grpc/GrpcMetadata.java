@@ -32,10 +32,10 @@ final class GrpcMetadata {
     byte[][] entries = InternalMetadata.serialize(metadata);
     Headers headers = null;
     for (int i = 0; i + 1 < entries.length; i += 2) {
-      String key = new String(entries[i], StandardCharsets.US_ASCII);
-      if (reserved(key)) {
-        continue;
+      if (reserved(entries[i])) {
+        continue; // most of a gRPC client's metadata: no String made for it
       }
+      String key = new String(entries[i], StandardCharsets.US_ASCII);
       if (headers == null) {
         headers = new Headers();
       }
@@ -69,6 +69,33 @@ final class GrpcMetadata {
       }
     }
     return metadata;
+  }
+
+  private static final byte[][] RESERVED_NAMES = {
+    "content-type".getBytes(StandardCharsets.US_ASCII),
+    "te".getBytes(StandardCharsets.US_ASCII),
+    "user-agent".getBytes(StandardCharsets.US_ASCII)
+  };
+
+  /** {@link #reserved(String)} on a name's bytes. */
+  static boolean reserved(byte[] name) {
+    if (name.length > 0 && name[0] == ':') {
+      return true;
+    }
+    if (name.length >= 5
+        && name[0] == 'g'
+        && name[1] == 'r'
+        && name[2] == 'p'
+        && name[3] == 'c'
+        && name[4] == '-') {
+      return true;
+    }
+    for (byte[] r : RESERVED_NAMES) {
+      if (java.util.Arrays.equals(r, name)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**

@@ -204,6 +204,26 @@ public final class RpcServer {
     return interceptors;
   }
 
+  /** Subscribes to {@code responses} only to cancel them: nobody will read them. */
+  private static void cancel(Publisher<?> responses) {
+    responses.subscribe(
+        new org.reactivestreams.Subscriber<Object>() {
+          @Override
+          public void onSubscribe(org.reactivestreams.Subscription s) {
+            s.cancel();
+          }
+
+          @Override
+          public void onNext(Object o) {}
+
+          @Override
+          public void onError(Throwable t) {}
+
+          @Override
+          public void onComplete() {}
+        });
+  }
+
   /** The services served, in the order they were added. */
   public List<ServiceDefinition> services() {
     return services;
@@ -238,7 +258,9 @@ public final class RpcServer {
                 interceptors.get(i).onResponses(context, responses),
                 "an interceptor's onResponses returned null");
       } catch (RuntimeException e) {
-        // The interceptors outside this one still see the call end, as a failure.
+        // The interceptors inside this one see their responses cancelled, those outside it the
+        // call end as a failure.
+        cancel(responses);
         responses = Publishers.failed(Status.fromThrowable(e).asException());
       }
     }
