@@ -31,6 +31,13 @@ class ObserverFlavourOverGrpcTest {
     @Override
     public void echo(
         EchoRequest request, ServerContext context, ServerCallStreamObserver<EchoReply> out) {
+      if (request.getPayload().toStringUtf8().equals("sleep")) {
+        try {
+          Thread.sleep(5); // blocking handler code: it needs the server's handler executor
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
       out.onNext(EchoReply.newBuilder().setPayload(request.getPayload()).build());
       out.onCompleted();
     }
@@ -77,6 +84,40 @@ class ObserverFlavourOverGrpcTest {
 
     @Override
     public void notify(EchoRequest request, ServerContext context) {}
+  }
+
+  @Test
+  void blockingHandlers_runOnTheServersHandlerExecutor_behindTheEndpoint() throws Exception {
+    java.util.concurrent.ExecutorService pool =
+        java.util.concurrent.Executors.newFixedThreadPool(4);
+    RpcServer rpc =
+        RpcServer.builder()
+            .service(EchoServiceObserver.bind(new Echo()))
+            .streamsOptions(
+                io.millrace.streams.StreamsOptions.builder().handlerExecutor(pool).build())
+            .build();
+    try (GrpcEndpoint endpoint =
+        GrpcEndpoint.builder(rpc).address(new java.net.InetSocketAddress("127.0.0.1", 0)).start()) {
+      ManagedChannel channel =
+          NettyChannelBuilder.forAddress("127.0.0.1", endpoint.port()).usePlaintext().build();
+      try {
+        EchoServiceGrpc.EchoServiceFutureStub stub = EchoServiceGrpc.newFutureStub(channel);
+        List<com.google.common.util.concurrent.ListenableFuture<EchoReply>> calls =
+            new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+          calls.add(
+              stub.echo(
+                  EchoRequest.newBuilder().setPayload(ByteString.copyFromUtf8("sleep")).build()));
+        }
+        for (var call : calls) {
+          assertThat(call.get(10, TimeUnit.SECONDS).getPayload().toStringUtf8()).isEqualTo("sleep");
+        }
+      } finally {
+        channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
   }
 
   @Test
