@@ -41,6 +41,7 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
   private Deadline deadline;
   private Req request; // a one-request call's, until halfClose
   private boolean halfClosed;
+  private volatile java.util.concurrent.ScheduledFuture<?> waitingForRequest;
   private volatile Headers trailers; // set by the Millrace call before it ends
   private boolean closeDelivered; // the serialized callbacks' own: nothing after onClose
 
@@ -128,6 +129,18 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
       responses.subscribe(this);
     } else {
       callback(responseListener::onReady); // a one-request call can always take its request
+      if (deadline != null) {
+        // Until halfClose starts the Millrace call (whose timer takes over), the deadline is here.
+        waitingForRequest =
+            rpc.loop()
+                .schedule(
+                    () ->
+                        cancelWith(
+                            io.grpc.Status.DEADLINE_EXCEEDED.withDescription(
+                                "the deadline passed before the request was sent")),
+                    Math.max(0, deadline.timeRemaining(TimeUnit.NANOSECONDS)),
+                    TimeUnit.NANOSECONDS);
+      }
     }
   }
 
@@ -195,6 +208,10 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
     if (requests != null) {
       requests.halfClose();
       return;
+    }
+    java.util.concurrent.ScheduledFuture<?> timer = waitingForRequest;
+    if (timer != null) {
+      timer.cancel(false);
     }
     synchronized (this) {
       if (cancelled || closed) {

@@ -415,6 +415,26 @@ class MillraceChannelTest {
   }
 
   @Test
+  void aDeadline_failsAUnaryCallThatNeverSendsItsRequest() throws Exception {
+    ClientCall<EchoRequest, EchoReply> call =
+        channel.newCall(
+            grpc(ProbeService.HEADERS),
+            CallOptions.DEFAULT.withDeadlineAfter(200, TimeUnit.MILLISECONDS));
+    CompletableFuture<io.grpc.Status> closed = new CompletableFuture<>();
+    call.start(
+        new ClientCall.Listener<>() {
+          @Override
+          public void onClose(io.grpc.Status status, Metadata trailers) {
+            closed.complete(status);
+          }
+        },
+        new Metadata());
+    call.request(1); // and never a message nor halfClose
+    assertThat(closed.get(WAIT_S, TimeUnit.SECONDS).getCode())
+        .isEqualTo(io.grpc.Status.Code.DEADLINE_EXCEEDED);
+  }
+
+  @Test
   void callCredentials_areRefused_notSilentlyDropped() {
     io.grpc.CallCredentials credentials =
         new io.grpc.CallCredentials() {
