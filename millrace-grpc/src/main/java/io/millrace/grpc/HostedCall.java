@@ -7,6 +7,7 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.millrace.rpc.ServerContext;
 import io.millrace.rpc.Status;
+import io.millrace.streams.internal.SerialSubscription;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.time.Duration;
 import java.util.ArrayDeque;

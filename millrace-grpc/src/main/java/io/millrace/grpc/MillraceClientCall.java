@@ -10,6 +10,7 @@ import io.millrace.rpc.MethodDescriptor;
 import io.millrace.rpc.RpcClient;
 import io.millrace.rpc.Status;
 import io.millrace.rpc.StatusException;
+import io.millrace.streams.internal.SerialSubscription;
 import java.time.Duration;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;

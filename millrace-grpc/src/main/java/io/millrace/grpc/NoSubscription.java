@@ -1,21 +1,15 @@
 package io.millrace.grpc;
 
+import io.millrace.streams.internal.NoopSubscription;
 import org.reactivestreams.Subscriber;
-import org.reactivestreams.Subscription;
 
-/** The Subscription of a subscriber refused at once. */
-enum NoSubscription implements Subscription {
-  INSTANCE;
+/** Refusing a second subscriber of what can be read once. */
+final class NoSubscription {
+  private NoSubscription() {}
 
-  @Override
-  public void request(long n) {}
-
-  @Override
-  public void cancel() {}
-
-  /** Refuses {@code s}, a second subscriber of what can be read once. */
+  /** Refuses {@code s}, a second subscriber of {@code what}. */
   static void refuseSecond(Subscriber<?> s, String what) {
-    s.onSubscribe(INSTANCE);
+    s.onSubscribe(NoopSubscription.INSTANCE);
     s.onError(new IllegalStateException(what + " can be read once"));
   }
 }

@@ -5,6 +5,7 @@ import io.grpc.ServerCall;
 import io.millrace.rpc.BridgedCall;
 import io.millrace.rpc.Headers;
 import io.millrace.rpc.Status;
+import io.millrace.streams.internal.SerialSubscription;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 

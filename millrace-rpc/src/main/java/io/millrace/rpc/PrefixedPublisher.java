@@ -1,6 +1,7 @@
 package io.millrace.rpc;
 
 import io.millrace.streams.internal.ReadsInPlace;
+import io.millrace.streams.internal.SerialSubscription;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -28,7 +29,7 @@ final class PrefixedPublisher<T, R>
   private final Function<T, R> mapper;
   private final Consumer<T> dropped;
 
-  private final DeferredSubscription upstream = new DeferredSubscription();
+  private final SerialSubscription upstream = new SerialSubscription();
   private Subscriber<? super R> downstream;
   private boolean started; // touched by request and cancel, which the subscriber calls serially
   private volatile boolean done;

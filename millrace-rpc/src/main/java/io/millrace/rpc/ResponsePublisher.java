@@ -3,6 +3,7 @@ package io.millrace.rpc;
 import io.millrace.core.PayloadEncoder;
 import io.millrace.core.StreamErrorException;
 import io.millrace.streams.Payload;
+import io.millrace.streams.internal.SerialSubscription;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
@@ -54,7 +55,7 @@ final class ResponsePublisher<Resp> implements Publisher<Payload>, Subscriber<Re
   private final boolean serialized;
   private final Runnable whenDone;
 
-  private final DeferredSubscription upstream = new DeferredSubscription();
+  private final SerialSubscription upstream = new SerialSubscription();
   private Subscriber<? super Payload> downstream;
   private volatile long requested;
   private long emitted;

@@ -1,4 +1,4 @@
-package io.millrace.rpc;
+package io.millrace.streams.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -8,7 +8,12 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.reactivestreams.Subscription;
 
-class DeferredSubscriptionTest {
+/**
+ * {@link SerialSubscription} without sockets: demand and a cancel made before the source arrives
+ * reach it on arrival, and calls from many threads reach it one at a time with no demand lost (the
+ * lock-per-request version it replaced was caught overlapping here within a few rounds).
+ */
+class SerialSubscriptionTest {
 
   /** A source's subscription that records demand and fails on a second caller at once. */
   private static final class Strict implements Subscription {
@@ -41,7 +46,7 @@ class DeferredSubscriptionTest {
 
   @Test
   void demandBeforeTheSource_isPassedOnWhenItArrives_andACancelBeforeCancelsIt() {
-    DeferredSubscription d = new DeferredSubscription();
+    SerialSubscription d = new SerialSubscription();
     d.request(3);
     d.request(4);
     Strict s = new Strict();
@@ -54,7 +59,7 @@ class DeferredSubscriptionTest {
     assertThat(s.requested).hasValue(9);
     assertThat(s.cancels).hasValue(1);
 
-    DeferredSubscription cancelledFirst = new DeferredSubscription();
+    SerialSubscription cancelledFirst = new SerialSubscription();
     cancelledFirst.request(5);
     cancelledFirst.cancel();
     Strict late = new Strict();
@@ -67,7 +72,7 @@ class DeferredSubscriptionTest {
   void requestsAndCancelsFromManyThreads_neverCallTheSourceAtOnce_andNoDemandIsLost()
       throws Exception {
     for (int round = 0; round < 200; round++) {
-      DeferredSubscription d = new DeferredSubscription();
+      SerialSubscription d = new SerialSubscription();
       Strict s = new Strict();
       int threads = 4;
       CyclicBarrier start = new CyclicBarrier(threads + 1);
@@ -104,5 +109,19 @@ class DeferredSubscriptionTest {
       assertThat(s.overlaps).as("round " + round).hasValue(0);
       assertThat(s.cancels).as("cancelled once, round " + round).hasValue(1);
     }
+  }
+
+  @Test
+  void demandSaturates_andASecondSourceIsCancelled() {
+    SerialSubscription d = new SerialSubscription();
+    d.request(Long.MAX_VALUE);
+    d.request(Long.MAX_VALUE);
+    Strict s = new Strict();
+    d.set(s);
+    assertThat(s.requested).hasValue(Long.MAX_VALUE);
+    Strict second = new Strict();
+    d.set(second);
+    assertThat(second.cancels).hasValue(1);
+    assertThat(s.cancels).hasValue(0);
   }
 }

@@ -1,20 +1,25 @@
-package io.millrace.grpc;
+package io.millrace.streams.internal;
 
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
+import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
 import org.reactivestreams.Subscription;
 
 /**
- * A Subscription that may arrive late and is called from one thread at a time (rule 2.7), whoever
- * asks: demand and a cancel made before it arrives, or while another thread is calling it, are
- * passed on by the thread already inside. No lock is held while the upstream runs, so an upstream
- * that emits under its own lock cannot deadlock with a caller here.
+ * The subscription to a source that may arrive late, called from one thread at a time (Reactive
+ * Streams rule 2.7) whoever asks: demand and a cancel made before it arrives, or while another
+ * thread is calling it, are passed on by the thread already inside, the cancel after its request.
+ * Lock-free, and no lock is held while the source runs, so a source that emits under its own lock
+ * cannot deadlock with a caller here. One object per use: the counters are field updaters.
  */
-final class SerialSubscription implements Subscription {
+public final class SerialSubscription implements Subscription {
   private static final AtomicLongFieldUpdater<SerialSubscription> PENDING =
       AtomicLongFieldUpdater.newUpdater(SerialSubscription.class, "pending");
   private static final AtomicIntegerFieldUpdater<SerialSubscription> WIP =
       AtomicIntegerFieldUpdater.newUpdater(SerialSubscription.class, "wip");
+  private static final AtomicReferenceFieldUpdater<SerialSubscription, Subscription> UPSTREAM =
+      AtomicReferenceFieldUpdater.newUpdater(
+          SerialSubscription.class, Subscription.class, "upstream");
 
   // Field updaters, not atomic objects: one of these per call, and nothing else.
   private volatile long pending;
@@ -23,16 +28,23 @@ final class SerialSubscription implements Subscription {
   private volatile boolean cancelled;
   private boolean cancelSent; // the draining thread's
 
-  /** The upstream arrived: what was asked meanwhile goes to it. */
-  void set(Subscription s) {
-    upstream = s;
+  /**
+   * The upstream arrived: what was asked meanwhile goes to it, or the cancel made meanwhile. A
+   * second one (a source breaking rule 2.5) is cancelled at once.
+   */
+  public void set(Subscription s) {
+    if (!UPSTREAM.compareAndSet(this, null, s)) {
+      s.cancel();
+      return;
+    }
     drain();
   }
 
+  /** Adds {@code n} (positive: callers check rule 3.9 themselves) to the demand passed on. */
   @Override
   public void request(long n) {
     if (n <= 0) {
-      return; // callers here ask for positive amounts only
+      return;
     }
     long p;
     long next;
