@@ -315,9 +315,13 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
     return method;
   }
 
+  /** The caller's address ({@code Grpc.TRANSPORT_ATTR_REMOTE_ADDR}) when the transport says it. */
   @Override
   public Attributes getAttributes() {
-    return Attributes.EMPTY;
+    java.net.SocketAddress remote = context.remoteAddress();
+    return remote == null
+        ? Attributes.EMPTY
+        : Attributes.newBuilder().set(io.grpc.Grpc.TRANSPORT_ATTR_REMOTE_ADDR, remote).build();
   }
 
   @Override

@@ -63,7 +63,14 @@ final class ServedMethod<Req, Resp> implements ServerCallHandler<Req, Resp> {
     if ("gzip".equals(metadata.get(ENCODING))) {
       call.setCompression("gzip"); // a client that compresses gets compressed answers
     }
-    BridgedCall<Req, Resp> bridged = BridgedCall.of(server, method, headers, timeout, loop);
+    BridgedCall<Req, Resp> bridged =
+        BridgedCall.of(
+            server,
+            method,
+            headers,
+            timeout,
+            loop,
+            call.getAttributes().get(io.grpc.Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
     boolean oneResponse = !method.type().serverSendsStream();
     ResponseSender<Resp> sender = new ResponseSender<>(call, bridged, oneResponse, emptyResponse);
     if (method.type().clientSendsStream()) {

@@ -272,7 +272,8 @@ class GrpcEndpointTest {
                 GrpcServices.toGrpc(ProbeService.HEADERS, null),
                 CallOptions.DEFAULT.withDeadlineAfter(WAIT_S, TimeUnit.SECONDS)),
             request(""));
-    assertThat(reply.getPayload().toStringUtf8()).isEqualTo("null/-"); // no headers sent yet
+    assertThat(reply.getPayload().toStringUtf8())
+        .isEqualTo("null/-/127.0.0.1"); // no headers sent yet
 
     io.grpc.Channel withHeaders =
         io.grpc.ClientInterceptors.intercept(
@@ -285,7 +286,7 @@ class GrpcEndpointTest {
             GrpcServices.toGrpc(ProbeService.HEADERS, null),
             CallOptions.DEFAULT.withDeadlineAfter(WAIT_S, TimeUnit.SECONDS),
             request(""));
-    assertThat(reply.getPayload().toStringUtf8()).isEqualTo("t0k3n/7");
+    assertThat(reply.getPayload().toStringUtf8()).isEqualTo("t0k3n/7/127.0.0.1");
     assertThat(
             responseHeaders
                 .get()

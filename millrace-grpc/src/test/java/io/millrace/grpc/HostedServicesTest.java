@@ -177,9 +177,13 @@ class HostedServicesTest {
     static final Metadata.Key<String> SERVED_BY =
         Metadata.Key.of("x-served-by", Metadata.ASCII_STRING_MARSHALLER);
 
+    /** The last caller's address, as a grpc-java interceptor reads it. */
+    static volatile java.net.SocketAddress remote;
+
     @Override
     public <Q, R> ServerCall.Listener<Q> interceptCall(
         ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
+      remote = call.getAttributes().get(io.grpc.Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
       if (!"open sesame".equals(headers.get(PASSWORD))) {
         call.close(io.grpc.Status.UNAUTHENTICATED.withDescription("who are you?"), new Metadata());
         return new ServerCall.Listener<>() {};
@@ -230,6 +234,10 @@ class HostedServicesTest {
         millrace.echo(request("hi"), withPassword().onHeaders(headers::set)).block(WAIT);
     assertThat(reply.getPayload().toStringUtf8()).isEqualTo("hi");
     assertThat(headers.get().get("x-served-by")).isEqualTo("grpc-java code");
+    assertThat(Auth.remote)
+        .isInstanceOfSatisfying(
+            java.net.InetSocketAddress.class,
+            a -> assertThat(a.getAddress().getHostAddress()).isEqualTo("127.0.0.1"));
 
     List<Long> counted =
         millrace

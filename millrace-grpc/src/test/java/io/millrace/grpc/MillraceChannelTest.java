@@ -211,7 +211,7 @@ class MillraceChannelTest {
             grpc(ProbeService.HEADERS),
             CallOptions.DEFAULT.withDeadlineAfter(WAIT_S, TimeUnit.SECONDS),
             request(""));
-    assertThat(reply.getPayload().toStringUtf8()).isEqualTo("t0k3n/5");
+    assertThat(reply.getPayload().toStringUtf8()).isEqualTo("t0k3n/5/127.0.0.1");
     assertThat(
             responseHeaders
                 .get()

@@ -100,16 +100,24 @@ final class ProbeService {
         .build();
   }
 
-  /** Answers {@code x-token/length of x-blob-bin}; sets a response header and a binary trailer. */
+  /**
+   * Answers {@code x-token/length of x-blob-bin/caller's IP}; sets a response header and a binary
+   * trailer.
+   */
   private static Mono<EchoReply> headers(ServerContext context) {
     context.responseHeaders().put("x-served-by", "millrace");
     context.trailers().putBinary("x-trailer-bin", new byte[] {0, 1, (byte) 0xFF});
     String token = context.requestHeaders().get("x-token");
     byte[] binary = context.requestHeaders().getBinary("x-blob-bin");
+    String from =
+        context.remoteAddress() instanceof java.net.InetSocketAddress a
+            ? a.getAddress().getHostAddress()
+            : "?";
     return Mono.just(
         EchoReply.newBuilder()
             .setPayload(
-                ByteString.copyFromUtf8(token + "/" + (binary == null ? "-" : binary.length)))
+                ByteString.copyFromUtf8(
+                    token + "/" + (binary == null ? "-" : binary.length) + "/" + from))
             .build());
   }
 }

@@ -28,8 +28,9 @@ public final class BridgedCall<Req, Resp> {
 
   /**
    * A call of {@code method}, which {@code server} must serve, with the caller's {@code headers}
-   * and {@code timeout} (null: no deadline). {@code loop} is where the flavours that serialize a
-   * call's signals (StreamObserver) run them: the bridge's event loop for the call when it has one.
+   * and {@code timeout} (null: no deadline), from {@code remoteAddress} (null: unknown). {@code
+   * loop} is where the flavours that serialize a call's signals (StreamObserver) run them: the
+   * bridge's event loop for the call when it has one.
    *
    * @throws IllegalArgumentException when {@code server} does not serve {@code method}
    */
@@ -39,7 +40,8 @@ public final class BridgedCall<Req, Resp> {
       MethodDescriptor<Req, Resp> method,
       Headers headers,
       Duration timeout,
-      EventExecutor loop) {
+      EventExecutor loop,
+      java.net.SocketAddress remoteAddress) {
     ServerMethod<?, ?> served = server.method(method.id());
     if (served == null || served.descriptor() != method) {
       throw new IllegalArgumentException(method + " is not served by this server");
@@ -51,7 +53,8 @@ public final class BridgedCall<Req, Resp> {
             Objects.requireNonNull(headers, "headers"),
             timeoutMicros,
             Objects.requireNonNull(loop, "loop"),
-            server.options().prefetch());
+            server.options().prefetch(),
+            remoteAddress);
     return new BridgedCall<>(server, (ServerMethod<Req, Resp>) served, context);
   }
 

@@ -20,6 +20,7 @@ public final class ServerContext {
   private final boolean hasDeadline;
   private final EventExecutor loop;
   private final int prefetch;
+  private final java.net.SocketAddress remoteAddress;
   private Headers responseHeaders;
   private Headers trailers;
   private volatile Status cancelledWith;
@@ -30,8 +31,10 @@ public final class ServerContext {
       Headers requestHeaders,
       long timeoutMicros,
       EventExecutor loop,
-      int prefetch) {
+      int prefetch,
+      java.net.SocketAddress remoteAddress) {
     this.method = method;
+    this.remoteAddress = remoteAddress;
     this.loop = loop;
     this.prefetch = prefetch;
     this.requestHeaders = requestHeaders;
@@ -44,6 +47,11 @@ public final class ServerContext {
 
   public MethodDescriptor<?, ?> method() {
     return method;
+  }
+
+  /** The caller's address as the transport saw it, or null when it does not say. */
+  public java.net.SocketAddress remoteAddress() {
+    return remoteAddress;
   }
 
   /** The headers the caller sent ({@link Headers#EMPTY} when none). */

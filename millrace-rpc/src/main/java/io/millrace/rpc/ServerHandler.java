@@ -175,7 +175,12 @@ final class ServerHandler implements ReactiveHandler, ReadsInPlace {
 
   private ServerContext context(MethodDescriptor<?, ?> method, Headers headers, long timeout) {
     return new ServerContext(
-        method, headers, timeout, connection.executor(), server.options().prefetch());
+        method,
+        headers,
+        timeout,
+        connection.executor(),
+        server.options().prefetch(),
+        connection.remoteAddress());
   }
 
   /** Finds the method and checks that it was called the way it is served. */
