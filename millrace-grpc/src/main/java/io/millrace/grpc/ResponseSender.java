@@ -33,9 +33,6 @@ final class ResponseSender<Resp> implements Subscriber<Resp> {
   /** Unary and client-streaming methods answer exactly one message. */
   private final boolean oneResponse;
 
-  /** Sent when a fire-and-forget method completes without a message; null for other methods. */
-  private final Resp emptyResponse;
-
   private final SerialSubscription subscription = new SerialSubscription();
   private boolean subscribed; // guarded by this
   private boolean cancelled; // guarded by this
@@ -44,12 +41,10 @@ final class ResponseSender<Resp> implements Subscriber<Resp> {
   private int sent; // the handler's thread only
   private volatile boolean done;
 
-  ResponseSender(
-      ServerCall<?, Resp> call, BridgedCall<?, Resp> bridged, boolean oneResponse, Resp empty) {
+  ResponseSender(ServerCall<?, Resp> call, BridgedCall<?, Resp> bridged, boolean oneResponse) {
     this.call = call;
     this.bridged = bridged;
     this.oneResponse = oneResponse;
-    this.emptyResponse = empty;
   }
 
   @Override
@@ -120,10 +115,13 @@ final class ResponseSender<Resp> implements Subscriber<Resp> {
     call.sendMessage(response);
     sent++;
     if (!oneResponse) {
+      boolean refill;
       synchronized (this) {
-        outstanding--;
+        refill = --outstanding <= WINDOW / 2; // the next window once half of this one came
       }
-      topUp();
+      if (refill) {
+        topUp();
+      }
     }
   }
 
@@ -140,15 +138,10 @@ final class ResponseSender<Resp> implements Subscriber<Resp> {
     if (done) {
       return;
     }
-    if (oneResponse && sent == 0) {
-      if (emptyResponse == null) {
-        close(Status.INTERNAL.withMessage("the handler of a unary method gave no response"));
-        return;
-      }
-      sendHeaders();
-      call.sendMessage(emptyResponse);
-    }
-    close(Status.OK);
+    close(
+        oneResponse && sent == 0
+            ? Status.INTERNAL.withMessage("the handler of a unary method gave no response")
+            : Status.OK);
   }
 
   /** Ends the call with {@code status} and stops the handler. */

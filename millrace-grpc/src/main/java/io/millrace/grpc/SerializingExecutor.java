@@ -26,12 +26,15 @@ final class SerializingExecutor implements Executor, Runnable {
 
   @Override
   public void execute(Runnable task) {
-    tasks.add(task);
-    if (wip.getAndIncrement() != 0) {
+    if (delegate instanceof EventExecutor loop && loop.inEventLoop() && wip.compareAndSet(0, 1)) {
+      // Idle, and on the loop the callbacks belong to: the task runs now, not through a queue
+      // node, then whatever it (or another thread) submitted meanwhile.
+      runOne(task);
+      run();
       return;
     }
-    if (delegate instanceof EventExecutor loop && loop.inEventLoop()) {
-      run(); // already on the loop the callbacks belong to: no hop through its queue
+    tasks.add(task);
+    if (wip.getAndIncrement() != 0) {
       return;
     }
     try {
@@ -46,17 +49,21 @@ final class SerializingExecutor implements Executor, Runnable {
     }
   }
 
+  private static void runOne(Runnable task) {
+    try {
+      task.run();
+    } catch (Throwable t) { // whatever it was, the callbacks after it still run
+      LOG.log(System.Logger.Level.WARNING, "a gRPC listener callback threw", t);
+    }
+  }
+
   @Override
   public void run() {
     int missed = 1;
     do {
       Runnable task;
       while ((task = tasks.poll()) != null) {
-        try {
-          task.run();
-        } catch (Throwable t) { // whatever it was, the callbacks after it still run
-          LOG.log(System.Logger.Level.WARNING, "a gRPC listener callback threw", t);
-        }
+        runOne(task);
       }
       missed = wip.addAndGet(-missed);
     } while (missed != 0);

@@ -8,7 +8,6 @@ import io.grpc.ServerCallHandler;
 import io.millrace.rpc.BridgedCall;
 import io.millrace.rpc.Headers;
 import io.millrace.rpc.MethodDescriptor;
-import io.millrace.rpc.ProtobufMarshaller;
 import io.millrace.rpc.RpcServer;
 import io.millrace.rpc.Status;
 import io.netty.util.concurrent.EventExecutor;
@@ -27,19 +26,11 @@ final class ServedMethod<Req, Resp> implements ServerCallHandler<Req, Resp> {
   private final RpcServer server;
   private final MethodDescriptor<Req, Resp> method;
   private final EventExecutorGroup loops;
-  private final Resp emptyResponse;
 
-  @SuppressWarnings("unchecked")
   ServedMethod(RpcServer server, MethodDescriptor<Req, Resp> method, EventExecutorGroup loops) {
     this.server = server;
     this.method = method;
     this.loops = loops;
-    // A fire-and-forget method answers a gRPC caller (whose unary call wants one message) with the
-    // response type's default message.
-    this.emptyResponse =
-        method.fireAndForget() && method.responseMarshaller() instanceof ProtobufMarshaller<?> p
-            ? (Resp) p.defaultInstance()
-            : null;
   }
 
   @Override
@@ -72,7 +63,7 @@ final class ServedMethod<Req, Resp> implements ServerCallHandler<Req, Resp> {
             loop,
             call.getAttributes().get(io.grpc.Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
     boolean oneResponse = !method.type().serverSendsStream();
-    ResponseSender<Resp> sender = new ResponseSender<>(call, bridged, oneResponse, emptyResponse);
+    ResponseSender<Resp> sender = new ResponseSender<>(call, bridged, oneResponse);
     if (method.type().clientSendsStream()) {
       RequestPublisher<Req> requests = new RequestPublisher<>(call);
       bridged.call(requests).subscribe(sender);

@@ -81,13 +81,14 @@ public final class BridgedCall<Req, Resp> {
 
   /**
    * Runs a unary, server-streaming or fire-and-forget method: the responses, which the bridge
-   * subscribes to once (for fire-and-forget, none; a unary method should give exactly one).
+   * subscribes to once (a unary method should give exactly one; a fire-and-forget method gives its
+   * response type's empty message once its handler is done, as the bridge's callers wait for one).
    */
   public Publisher<Resp> call(Req request) {
     if (method.single() == null) {
       throw new IllegalStateException(method.descriptor() + " takes a stream of requests");
     }
-    return server.intercepted(context, () -> method.single().handle(request, context));
+    return server.intercepted(context, () -> method.answer(request, context));
   }
 
   /** Runs a client-streaming or bidirectional method over the caller's {@code requests}. */

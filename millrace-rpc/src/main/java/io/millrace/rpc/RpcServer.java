@@ -204,26 +204,6 @@ public final class RpcServer {
     return interceptors;
   }
 
-  /** Subscribes to {@code responses} only to cancel them: nobody will read them. */
-  private static void cancel(Publisher<?> responses) {
-    responses.subscribe(
-        new org.reactivestreams.Subscriber<Object>() {
-          @Override
-          public void onSubscribe(org.reactivestreams.Subscription s) {
-            s.cancel();
-          }
-
-          @Override
-          public void onNext(Object o) {}
-
-          @Override
-          public void onError(Throwable t) {}
-
-          @Override
-          public void onComplete() {}
-        });
-  }
-
   /** The services served, in the order they were added. */
   public List<ServiceDefinition> services() {
     return services;
@@ -260,7 +240,7 @@ public final class RpcServer {
       } catch (RuntimeException e) {
         // The interceptors inside this one see their responses cancelled, those outside it the
         // call end as a failure.
-        cancel(responses);
+        Publishers.cancelUnread(responses);
         responses = Publishers.failed(Status.fromThrowable(e).asException());
       }
     }

@@ -132,15 +132,14 @@ final class ServerHandler implements ReactiveHandler, ReadsInPlace {
     }
     boolean oneResponse =
         !fireAndForget && method.descriptor().type() == MethodDescriptor.Type.UNARY;
-    java.util.function.Supplier<Publisher<Resp>> handler =
-        () -> method.single().handle(request, call.context());
-    if (oneResponse && method.descriptor().fireAndForget()) {
-      // A fire-and-forget method called as request-response: its answer is the empty message.
-      Resp empty = emptyResponse(method.descriptor());
-      java.util.function.Supplier<Publisher<Resp>> run = handler;
-      handler = () -> Publishers.thenJust(run.get(), empty);
-    }
-    return respond(call.context(), method, handler, oneResponse, NOTHING);
+    return respond(
+        call.context(),
+        method,
+        oneResponse
+            ? () -> method.answer(request, call.context())
+            : () -> method.single().handle(request, call.context()),
+        oneResponse,
+        NOTHING);
   }
 
   private <Resp> Publisher<Payload> respond(
@@ -227,9 +226,7 @@ final class ServerHandler implements ReactiveHandler, ReadsInPlace {
     MethodDescriptor<?, ?> d = method.descriptor();
     boolean fits =
         switch (interaction) {
-          case REQUEST_RESPONSE ->
-              d.type() == MethodDescriptor.Type.UNARY
-                  && (!d.fireAndForget() || emptyResponse(d) != null);
+          case REQUEST_RESPONSE -> d.type() == MethodDescriptor.Type.UNARY && method.answers();
           case FIRE_AND_FORGET -> d.type() == MethodDescriptor.Type.UNARY;
           case REQUEST_STREAM -> d.type() == MethodDescriptor.Type.SERVER_STREAMING;
           case REQUEST_CHANNEL -> d.type().clientSendsStream();
@@ -242,37 +239,8 @@ final class ServerHandler implements ReactiveHandler, ReadsInPlace {
     return new Call(method, context(d, headers, timeout), noMessage);
   }
 
-  /**
-   * The empty message of {@code method}'s response type (a protobuf default instance), what a
-   * fire-and-forget method answers a caller that called it as request-response; null when the
-   * marshaller is not protobuf's.
-   */
-  @SuppressWarnings("unchecked")
-  private static <Resp> Resp emptyResponse(MethodDescriptor<?, Resp> method) {
-    return method.responseMarshaller() instanceof ProtobufMarshaller<?> p
-        ? (Resp) p.defaultInstance()
-        : null;
-  }
-
   private static void cancelInbound(Publisher<Payload> inbound) {
-    inbound.subscribe(
-        new org.reactivestreams.Subscriber<Payload>() {
-          @Override
-          public void onSubscribe(org.reactivestreams.Subscription s) {
-            s.cancel();
-          }
-
-          @Override
-          public void onNext(Payload p) {
-            p.release();
-          }
-
-          @Override
-          public void onError(Throwable t) {}
-
-          @Override
-          public void onComplete() {}
-        });
+    Publishers.cancelUnread(inbound);
   }
 
   /** A fire-and-forget call's answer: run for its effect, the outcome only logged. */
