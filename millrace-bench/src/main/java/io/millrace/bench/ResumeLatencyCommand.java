@@ -8,8 +8,8 @@ import io.millrace.core.Resumption;
 import io.millrace.core.Stream;
 import io.millrace.core.StreamListener;
 import io.millrace.testing.ChaosProxy;
-import io.millrace.transport.netty.TcpClient;
-import io.millrace.transport.netty.TcpServer;
+import io.millrace.transport.netty.MillraceClient;
+import io.millrace.transport.netty.MillraceServer;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.time.Duration;
@@ -60,8 +60,9 @@ final class ResumeLatencyCommand implements Callable<Integer> {
             return pump;
           }
         };
-    TcpServer server = TcpServer.builder().config(config).acceptor((setup, c) -> endless).bind();
-    TcpClient client = TcpClient.builder().config(config).build();
+    MillraceServer server =
+        MillraceServer.builder().config(config).acceptor((setup, c) -> endless).bind();
+    MillraceClient client = MillraceClient.builder().config(config).build();
     Histogram histogram = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
     try (ChaosProxy proxy = new ChaosProxy(server.address())) {
       Connection connection = client.connect("127.0.0.1", proxy.port()).get(5, TimeUnit.SECONDS);

@@ -9,7 +9,7 @@ import io.millrace.core.StreamListener;
 import io.millrace.rpc.CallOptions;
 import io.millrace.rpc.MethodDescriptor;
 import io.millrace.rpc.RpcServer;
-import io.millrace.transport.netty.TcpClient;
+import io.millrace.transport.netty.MillraceClient;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import java.io.PrintWriter;
@@ -236,7 +236,7 @@ final class CallCommand implements Callable<Integer> {
               .maxWait(Duration.ofSeconds(timeoutSeconds))
               .build());
     }
-    try (TcpClient client = TcpClient.builder().config(config.build()).build()) {
+    try (MillraceClient client = MillraceClient.builder().config(config.build()).build()) {
       Connection connection;
       try {
         connection =

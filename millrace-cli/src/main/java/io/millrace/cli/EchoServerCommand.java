@@ -8,7 +8,7 @@ import io.millrace.echo.v1.EchoServiceReactor;
 import io.millrace.grpc.GrpcEndpoint;
 import io.millrace.rpc.RpcServer;
 import io.millrace.transport.netty.EventLoops;
-import io.millrace.transport.netty.TcpServer;
+import io.millrace.transport.netty.MillraceServer;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -20,7 +20,7 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code millrace echo-server}: serves {@link EchoResponder} over TCP until stopped. SIGTERM and
- * SIGINT shut it down gracefully (see {@link TcpServer#shutdown()}): every connection gets
+ * SIGINT shut it down gracefully (see {@link MillraceServer#shutdown()}): every connection gets
  * ERROR[CONNECTION_CLOSE], requests already received are answered, later ones get ERROR[REJECTED],
  * and after at most {@code --drain-timeout} seconds what is left is closed; then it exits 0.
  */
@@ -80,8 +80,8 @@ final class EchoServerCommand implements Callable<Integer> {
       config.leaseIssuer(LeaseIssuer.fixed(leaseTtl, leaseRequests));
     }
     RpcServer rpc = echoRpc();
-    TcpServer server =
-        TcpServer.builder()
+    MillraceServer server =
+        MillraceServer.builder()
             .bindAddress(transport.host, transport.port)
             .config(config.build())
             .eventLoopThreads(eventLoops)
@@ -134,7 +134,7 @@ final class EchoServerCommand implements Callable<Integer> {
    * JVM ended by a signal would otherwise exit with 128 + the signal's number. The halt skips other
    * shutdown hooks; the echo server registers none (its logging writes straight through).
    */
-  private void shutDown(TcpServer server, GrpcEndpoint grpc, PrintWriter out) {
+  private void shutDown(MillraceServer server, GrpcEndpoint grpc, PrintWriter out) {
     out.println(
         "millrace echo-server: shutting down, draining "
             + server.connectionCount()

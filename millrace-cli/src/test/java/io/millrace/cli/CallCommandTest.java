@@ -6,7 +6,7 @@ import io.millrace.core.Connection;
 import io.millrace.core.Responder;
 import io.millrace.core.Stream;
 import io.millrace.core.StreamListener;
-import io.millrace.transport.netty.TcpServer;
+import io.millrace.transport.netty.MillraceServer;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import java.io.PrintWriter;
@@ -24,8 +24,8 @@ import picocli.CommandLine;
 
 /** Runs {@code millrace call} in-process against real TCP servers. */
 class CallCommandTest {
-  private static TcpServer echo;
-  private static TcpServer recording;
+  private static MillraceServer echo;
+  private static MillraceServer recording;
   private static final List<String> recorded = new CopyOnWriteArrayList<>();
   private static volatile CountDownLatch cancelled = new CountDownLatch(1);
 
@@ -74,9 +74,9 @@ class CallCommandTest {
   @BeforeAll
   static void startServers() throws InterruptedException {
     EchoResponder responder = new EchoResponder();
-    echo = TcpServer.builder().acceptor((setup, connection) -> responder).bind();
+    echo = MillraceServer.builder().acceptor((setup, connection) -> responder).bind();
     RecordingResponder recorder = new RecordingResponder();
-    recording = TcpServer.builder().acceptor((setup, connection) -> recorder).bind();
+    recording = MillraceServer.builder().acceptor((setup, connection) -> recorder).bind();
   }
 
   @AfterAll
@@ -87,7 +87,7 @@ class CallCommandTest {
 
   private record Result(int code, String out, String err) {}
 
-  private static Result call(TcpServer server, String... args) {
+  private static Result call(MillraceServer server, String... args) {
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
     String[] full = new String[args.length + 3];

@@ -2,7 +2,7 @@ package io.millrace.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.millrace.transport.netty.TcpServer;
+import io.millrace.transport.netty.MillraceServer;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.util.Arrays;
@@ -19,7 +19,7 @@ import picocli.CommandLine;
  * (or fail at once with {@code --fail-fast}), and every call is accounted for.
  */
 class CallReconnectTest {
-  private TcpServer server;
+  private MillraceServer server;
 
   @AfterEach
   void tearDown() throws Exception {
@@ -29,9 +29,9 @@ class CallReconnectTest {
     }
   }
 
-  private static TcpServer echoServer(int port) throws InterruptedException {
+  private static MillraceServer echoServer(int port) throws InterruptedException {
     EchoResponder responder = new EchoResponder();
-    return TcpServer.builder()
+    return MillraceServer.builder()
         .bindAddress("127.0.0.1", port)
         .acceptor((setup, connection) -> responder)
         .bind();

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.millrace.core.ConnectionConfig;
 import io.millrace.core.Resumption;
 import io.millrace.testing.ChaosProxy;
-import io.millrace.transport.netty.TcpServer;
+import io.millrace.transport.netty.MillraceServer;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.util.concurrent.CompletableFuture;
@@ -22,8 +22,8 @@ class CallResumeTest {
   @Test
   void requestStream_throughAHundredResets_printsEveryItemOnceInOrder() throws Exception {
     EchoResponder responder = new EchoResponder();
-    TcpServer server =
-        TcpServer.builder()
+    MillraceServer server =
+        MillraceServer.builder()
             .config(ConnectionConfig.builder().resumption(Resumption.defaults()).build())
             .acceptor((setup, connection) -> responder)
             .bind();

@@ -8,7 +8,7 @@ import io.millrace.core.ConnectionListener;
 import io.millrace.core.Stream;
 import io.millrace.core.StreamListener;
 import io.millrace.frame.ErrorCode;
-import io.millrace.transport.netty.TcpClient;
+import io.millrace.transport.netty.MillraceClient;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
@@ -48,7 +48,7 @@ class EchoServerShutdownTest {
   @Test
   void sigterm_drainsOpenStream_refusesNewRequests_exitsZero() throws Exception {
     try (EchoServerProcess server = new EchoServerProcess("--drain-timeout", "20");
-        TcpClient client = TcpClient.builder().build()) {
+        MillraceClient client = MillraceClient.builder().build()) {
       int port = server.port();
       Connection connection = client.connect("127.0.0.1", port).get(5, TimeUnit.SECONDS);
       CompletableFuture<CloseReason> draining = new CompletableFuture<>();
@@ -96,7 +96,7 @@ class EchoServerShutdownTest {
   @Test
   void sigterm_streamNeverFinishes_forcedAfterDrainTimeout_exitsZero() throws Exception {
     try (EchoServerProcess server = new EchoServerProcess("--drain-timeout", "1");
-        TcpClient client = TcpClient.builder().build()) {
+        MillraceClient client = MillraceClient.builder().build()) {
       int port = server.port();
       Connection connection = client.connect("127.0.0.1", port).get(5, TimeUnit.SECONDS);
       Items items = new Items();

@@ -2,7 +2,7 @@ package io.millrace.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.millrace.transport.netty.TcpServer;
+import io.millrace.transport.netty.MillraceServer;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import org.junit.jupiter.api.AfterAll;
@@ -12,12 +12,12 @@ import picocli.CommandLine;
 
 /** {@code millrace call --rpc} against the echo server's acceptor, in-process over TCP. */
 class RpcCallCommandTest {
-  private static TcpServer server;
+  private static MillraceServer server;
 
   @BeforeAll
   static void start() throws InterruptedException {
     server =
-        TcpServer.builder()
+        MillraceServer.builder()
             .bindAddress("127.0.0.1", 0)
             .acceptor(EchoServerCommand.acceptor(EchoServerCommand.echoRpc()))
             .bind();

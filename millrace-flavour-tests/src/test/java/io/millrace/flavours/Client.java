@@ -9,7 +9,7 @@ import io.millrace.observer.ObserverRequester;
 import io.millrace.reactor.ReactorRequester;
 import io.millrace.rxjava.RxJavaRequester;
 import io.millrace.streams.Payload;
-import io.millrace.transport.netty.TcpClient;
+import io.millrace.transport.netty.MillraceClient;
 import io.rsocket.RSocket;
 import io.rsocket.RSocketErrorException;
 import io.rsocket.core.RSocketConnector;
@@ -53,7 +53,7 @@ interface Client extends AutoCloseable {
     Client connect(int port) throws Exception {
       switch (this) {
         case REACTOR:
-          return new MillraceClient(port) {
+          return new OverMillrace(port) {
             final ReactorRequester r = ReactorRequester.of(connection);
 
             @Override
@@ -77,7 +77,7 @@ interface Client extends AutoCloseable {
             }
           };
         case RXJAVA:
-          return new MillraceClient(port) {
+          return new OverMillrace(port) {
             final RxJavaRequester r = RxJavaRequester.of(connection);
 
             @Override
@@ -101,7 +101,7 @@ interface Client extends AutoCloseable {
             }
           };
         case MUTINY:
-          return new MillraceClient(port) {
+          return new OverMillrace(port) {
             final MutinyRequester r = MutinyRequester.of(connection);
 
             @Override
@@ -137,12 +137,12 @@ interface Client extends AutoCloseable {
   }
 
   /** A Millrace connection over TCP with the suite's config. */
-  abstract class MillraceClient implements Client {
-    final TcpClient client;
+  abstract class OverMillrace implements Client {
+    final MillraceClient client;
     final Connection connection;
 
-    MillraceClient(int port) throws Exception {
-      client = TcpClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
+    OverMillrace(int port) throws Exception {
+      client = MillraceClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
       connection = client.connect(Server.HOST, port).get(10, TimeUnit.SECONDS);
     }
 
@@ -167,7 +167,7 @@ interface Client extends AutoCloseable {
    * test subscriber's demand becomes {@code request(n)} on the call, its cancel {@code cancel()},
    * and a channel's payloads are pulled one at a time while the call {@code isReady()}.
    */
-  final class ObserverClient extends MillraceClient {
+  final class ObserverClient extends OverMillrace {
     final ObserverRequester r;
 
     ObserverClient(int port) throws Exception {

@@ -15,7 +15,7 @@ import io.millrace.futures.FutureResponder;
 import io.millrace.reactor.ReactorRequester;
 import io.millrace.reactor.ReactorResponder;
 import io.millrace.streams.Payload;
-import io.millrace.transport.netty.TcpClient;
+import io.millrace.transport.netty.MillraceClient;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -36,11 +36,11 @@ import org.junit.jupiter.api.Test;
 class FuturesAndBlockingTest {
   private final Probe probe = new Probe();
   private Server server;
-  private TcpClient client;
+  private MillraceClient client;
 
   private Connection connect(io.millrace.core.Responder responder) throws Exception {
     server = Server.millrace(responder);
-    client = TcpClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
+    client = MillraceClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
     return client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS);
   }
 
@@ -80,7 +80,7 @@ class FuturesAndBlockingTest {
     server = Server.millrace(ReactorResponder.of(new ReactorEcho(probe)));
     // A hand-off of 8 KiB: without waiting, a loop of 1000-byte sends is refused within a few.
     client =
-        TcpClient.builder()
+        MillraceClient.builder()
             .config(Server.CONFIG.toBuilder().maxQueuedCallBytes(8 * 1024).build())
             .eventLoopThreads(1)
             .build();

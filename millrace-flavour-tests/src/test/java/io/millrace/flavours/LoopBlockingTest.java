@@ -9,7 +9,7 @@ import io.millrace.reactor.ReactorRequester;
 import io.millrace.reactor.ReactorResponder;
 import io.millrace.streams.Payload;
 import io.millrace.testing.LoopBlockingExtension;
-import io.millrace.transport.netty.TcpClient;
+import io.millrace.transport.netty.MillraceClient;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -39,7 +39,8 @@ class LoopBlockingTest {
           }
         };
     try (Server server = Server.millrace(ReactorResponder.of(sleeper))) {
-      TcpClient client = TcpClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
+      MillraceClient client =
+          MillraceClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
       try {
         Connection c = client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS);
         assertThatThrownBy(

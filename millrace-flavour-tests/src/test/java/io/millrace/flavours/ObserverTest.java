@@ -12,7 +12,7 @@ import io.millrace.observer.StreamObserver;
 import io.millrace.reactor.ReactorRequester;
 import io.millrace.streams.Payload;
 import io.millrace.streams.StreamsOptions;
-import io.millrace.transport.netty.TcpClient;
+import io.millrace.transport.netty.MillraceClient;
 import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -32,7 +32,7 @@ class ObserverTest {
   private final AtomicLong sent = new AtomicLong();
   private final ExecutorService executor = Executors.newCachedThreadPool();
   private Server server;
-  private TcpClient client;
+  private MillraceClient client;
 
   /** Sends N payloads as fast as onNext returns, never asking isReady. */
   private final ObserverHandler flood =
@@ -50,7 +50,7 @@ class ObserverTest {
 
   private ReactorRequester connect(StreamsOptions serverOptions) throws Exception {
     server = Server.millrace(ObserverResponder.of(flood, serverOptions));
-    client = TcpClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
+    client = MillraceClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
     Connection c = client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS);
     return ReactorRequester.of(c);
   }
@@ -125,7 +125,7 @@ class ObserverTest {
     Probe probe = new Probe();
     server = Server.millrace(io.millrace.reactor.ReactorResponder.of(new ReactorEcho(probe)));
     client =
-        TcpClient.builder()
+        MillraceClient.builder()
             .config(Server.CONFIG.toBuilder().maxQueuedCallBytes(8 * 1024).build())
             .eventLoopThreads(1)
             .build();

@@ -11,8 +11,8 @@ import io.millrace.reactor.ReactorHandler;
 import io.millrace.reactor.ReactorRequester;
 import io.millrace.reactor.ReactorResponder;
 import io.millrace.streams.Payload;
-import io.millrace.transport.netty.TcpClient;
-import io.millrace.transport.netty.TcpServer;
+import io.millrace.transport.netty.MillraceClient;
+import io.millrace.transport.netty.MillraceServer;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -30,8 +30,8 @@ class ReadmeExamplesTest {
 
   @Test
   void theReactorExample() throws Exception {
-    TcpServer server =
-        TcpServer.builder()
+    MillraceServer server =
+        MillraceServer.builder()
             .bindAddress("127.0.0.1", 0)
             .acceptor(
                 (setup, connection) ->
@@ -48,7 +48,7 @@ class ReadmeExamplesTest {
                           }
                         }))
             .bind();
-    TcpClient client = TcpClient.builder().build();
+    MillraceClient client = MillraceClient.builder().build();
     try {
       Connection connection = client.connect("127.0.0.1", server.port()).get();
       ReactorRequester requester = ReactorRequester.of(connection);
@@ -67,8 +67,8 @@ class ReadmeExamplesTest {
 
   @Test
   void theStreamObserverExample() throws Exception {
-    TcpServer server =
-        TcpServer.builder()
+    MillraceServer server =
+        MillraceServer.builder()
             .bindAddress("127.0.0.1", 0)
             .acceptor(
                 (setup, connection) ->
@@ -83,7 +83,7 @@ class ReadmeExamplesTest {
                           }
                         }))
             .bind();
-    TcpClient client = TcpClient.builder().build();
+    MillraceClient client = MillraceClient.builder().build();
     try {
       Connection connection = client.connect("127.0.0.1", server.port()).get();
       List<String> printed = new CopyOnWriteArrayList<>();

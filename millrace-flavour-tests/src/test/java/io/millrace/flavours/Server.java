@@ -2,7 +2,7 @@ package io.millrace.flavours;
 
 import io.millrace.core.ConnectionConfig;
 import io.millrace.core.Responder;
-import io.millrace.transport.netty.TcpServer;
+import io.millrace.transport.netty.MillraceServer;
 import io.rsocket.core.RSocketServer;
 import io.rsocket.transport.netty.server.CloseableChannel;
 import io.rsocket.transport.netty.server.TcpServerTransport;
@@ -23,8 +23,8 @@ interface Server extends AutoCloseable {
   void close();
 
   static Server millrace(Responder responder) throws Exception {
-    TcpServer server =
-        TcpServer.builder()
+    MillraceServer server =
+        MillraceServer.builder()
             .bindAddress(HOST, 0)
             .config(CONFIG)
             .eventLoopThreads(1)

@@ -13,7 +13,7 @@ import io.millrace.observer.ObserverResponder;
 import io.millrace.observer.StreamObserver;
 import io.millrace.streams.Payload;
 import io.millrace.streams.StreamsOptions;
-import io.millrace.transport.netty.TcpClient;
+import io.millrace.transport.netty.MillraceClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -68,7 +68,8 @@ class VirtualThreadsTest {
                       }
                     },
                     onVirtualThreads))) {
-      TcpClient client = TcpClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
+      MillraceClient client =
+          MillraceClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
       try {
         Connection c = client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS);
         BlockingRequester r = BlockingRequester.of(c);

@@ -17,8 +17,8 @@ import io.millrace.core.SetupException;
 import io.millrace.core.Stream;
 import io.millrace.core.StreamListener;
 import io.millrace.frame.ErrorCode;
-import io.millrace.transport.netty.TcpClient;
-import io.millrace.transport.netty.TcpServer;
+import io.millrace.transport.netty.MillraceClient;
+import io.millrace.transport.netty.MillraceServer;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.rsocket.Payload;
@@ -63,9 +63,10 @@ class LifecycleInteropTest {
     }
   }
 
-  private TcpServer millraceServer(ConnectionConfig config, Responder responder) throws Exception {
-    TcpServer server =
-        TcpServer.builder()
+  private MillraceServer millraceServer(ConnectionConfig config, Responder responder)
+      throws Exception {
+    MillraceServer server =
+        MillraceServer.builder()
             .bindAddress(HOST, 0)
             .config(config)
             .acceptor((setup, connection) -> responder)
@@ -82,7 +83,7 @@ class LifecycleInteropTest {
   }
 
   private Connection millraceClient(int port) throws Exception {
-    TcpClient client = TcpClient.builder().build();
+    MillraceClient client = MillraceClient.builder().build();
     resources.add(client::shutdownNow);
     return client.connect(HOST, port).get(TIMEOUT.toMillis(), MILLISECONDS);
   }
@@ -136,7 +137,7 @@ class LifecycleInteropTest {
   void rsocketJavaCancelsFiveThousandChannels_millraceEndsEachWholly_laterRequestsServed()
       throws Exception {
     CountingChannels responder = new CountingChannels();
-    TcpServer server = millraceServer(ConnectionConfig.DEFAULT, responder);
+    MillraceServer server = millraceServer(ConnectionConfig.DEFAULT, responder);
     RSocket rsocket = rsocketJavaClient(server.port());
     int channels = 5000; // beyond the 4,096 concurrent streams a half-ended channel would pin
     for (int i = 0; i < channels; i++) {
@@ -264,7 +265,7 @@ class LifecycleInteropTest {
             };
           }
         };
-    TcpServer server = millraceServer(ConnectionConfig.DEFAULT, cancelsAfterFirst);
+    MillraceServer server = millraceServer(ConnectionConfig.DEFAULT, cancelsAfterFirst);
     RSocket rsocket = rsocketJavaClient(server.port());
     List<Received> items =
         rsocket
@@ -323,7 +324,7 @@ class LifecycleInteropTest {
             return null;
           }
         };
-    TcpServer server =
+    MillraceServer server =
         millraceServer(
             ConnectionConfig.builder().drainTimeout(Duration.ofSeconds(2)).build(), holds);
     RSocket rsocket = rsocketJavaClient(server.port());
@@ -368,8 +369,8 @@ class LifecycleInteropTest {
 
   @Test
   void millraceRejectsSetup_rsocketJavaRequestsFailWithRejectedSetup() throws Exception {
-    TcpServer server =
-        TcpServer.builder()
+    MillraceServer server =
+        MillraceServer.builder()
             .bindAddress(HOST, 0)
             .acceptor(
                 (setup, connection) -> {
@@ -385,7 +386,7 @@ class LifecycleInteropTest {
 
   @Test
   void millraceSendsConnectionError_rsocketJavaFailsRequestsAndCloses() throws Exception {
-    TcpServer server =
+    MillraceServer server =
         millraceServer(
             ConnectionConfig.builder().maxFrameLength(256).build(), new CountingChannels());
     RSocket rsocket = rsocketJavaClient(server.port());

@@ -15,7 +15,7 @@ import io.millrace.core.Responder;
 import io.millrace.core.Stream;
 import io.millrace.frame.ErrorCode;
 import io.millrace.interop.MillraceRecorder.StreamError;
-import io.millrace.transport.netty.TcpClient;
+import io.millrace.transport.netty.MillraceClient;
 import io.rsocket.RSocket;
 import io.rsocket.lease.Lease;
 import java.time.Duration;
@@ -35,7 +35,7 @@ class MillraceClientToRSocketJavaServerTest {
   private static final long UNBOUNDED = Integer.MAX_VALUE;
 
   private JavaEchoServer server;
-  private TcpClient client;
+  private MillraceClient client;
   private Responder clientResponder = Responder.REJECT_ALL;
 
   @AfterEach
@@ -56,7 +56,7 @@ class MillraceClientToRSocketJavaServerTest {
       UnaryOperator<io.rsocket.core.RSocketServer> serverConfig, ConnectionConfig config)
       throws Exception {
     server = JavaEchoServer.start(serverConfig);
-    client = TcpClient.builder().config(config).responder(clientResponder).build();
+    client = MillraceClient.builder().config(config).responder(clientResponder).build();
     return client.connect(HOST, server.port()).get(TIMEOUT.toMillis(), MILLISECONDS);
   }
 

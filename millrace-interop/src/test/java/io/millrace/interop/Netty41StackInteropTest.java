@@ -10,8 +10,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.millrace.core.CloseReason;
 import io.millrace.core.Connection;
 import io.millrace.core.ConnectionConfig;
-import io.millrace.transport.netty.TcpClient;
-import io.millrace.transport.netty.TcpServer;
+import io.millrace.transport.netty.MillraceClient;
+import io.millrace.transport.netty.MillraceServer;
 import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -37,8 +37,8 @@ class Netty41StackInteropTest {
 
   private Process peer;
   private Path peerOutput;
-  private TcpServer server;
-  private TcpClient client;
+  private MillraceServer server;
+  private MillraceClient client;
 
   @AfterEach
   void tearDown() throws Exception {
@@ -98,7 +98,7 @@ class Netty41StackInteropTest {
   void rsocketJavaOnNetty41Client_againstMillraceServer_everyScenarioPasses() throws Exception {
     RecordingResponder responder = new RecordingResponder();
     server =
-        TcpServer.builder()
+        MillraceServer.builder()
             .bindAddress(HOST, 0)
             .config(ConnectionConfig.builder().fragmentSize(64).build())
             .acceptor((setup, connection) -> responder)
@@ -128,7 +128,9 @@ class Netty41StackInteropTest {
     int port = Integer.parseInt(awaitPeerLine(Pattern.compile("PORT (\\d+)")));
     assertThat(peerOutput()).containsPattern("NETTY 4\\.1\\.");
     client =
-        TcpClient.builder().config(ConnectionConfig.builder().fragmentSize(64).build()).build();
+        MillraceClient.builder()
+            .config(ConnectionConfig.builder().fragmentSize(64).build())
+            .build();
     Connection connection = client.connect(HOST, port).get(TIMEOUT.toMillis(), MILLISECONDS);
 
     MillraceRecorder echo = new MillraceRecorder();

@@ -12,7 +12,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.millrace.core.Connection;
 import io.millrace.core.ConnectionConfig;
 import io.millrace.core.LeaseIssuer;
-import io.millrace.transport.netty.TcpServer;
+import io.millrace.transport.netty.MillraceServer;
 import io.rsocket.Payload;
 import io.rsocket.RSocket;
 import io.rsocket.SocketAcceptor;
@@ -36,7 +36,7 @@ import reactor.core.publisher.Sinks;
 class RSocketJavaClientToMillraceServerTest {
   private final RecordingResponder responder = new RecordingResponder();
   private final CompletableFuture<Connection> serverConnection = new CompletableFuture<>();
-  private TcpServer server;
+  private MillraceServer server;
   private RSocket rsocket;
 
   @AfterEach
@@ -57,7 +57,7 @@ class RSocketJavaClientToMillraceServerTest {
   private RSocket connect(ConnectionConfig config, UnaryOperator<RSocketConnector> clientConfig)
       throws Exception {
     server =
-        TcpServer.builder()
+        MillraceServer.builder()
             .bindAddress(HOST, 0)
             .config(config)
             .acceptor(

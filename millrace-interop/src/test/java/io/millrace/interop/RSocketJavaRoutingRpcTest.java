@@ -11,7 +11,7 @@ import io.millrace.echo.v1.EchoReply;
 import io.millrace.echo.v1.EchoRequest;
 import io.millrace.echo.v1.EchoServiceReactor;
 import io.millrace.rpc.RpcServer;
-import io.millrace.transport.netty.TcpServer;
+import io.millrace.transport.netty.MillraceServer;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufUtil;
@@ -43,7 +43,7 @@ import reactor.core.publisher.Flux;
 class RSocketJavaRoutingRpcTest {
   private static final Duration WAIT = Duration.ofSeconds(10);
 
-  private TcpServer server;
+  private MillraceServer server;
   private RSocket rsocket;
 
   @BeforeEach
@@ -52,7 +52,7 @@ class RSocketJavaRoutingRpcTest {
         RpcServer.builder().service(EchoServiceReactor.bind(new EchoServiceImpl())).build();
     try {
       server =
-          TcpServer.builder()
+          MillraceServer.builder()
               .bindAddress("127.0.0.1", 0)
               .acceptor(
                   (setup, connection) -> rpc.responder(setup, connection, Responder.REJECT_ALL))

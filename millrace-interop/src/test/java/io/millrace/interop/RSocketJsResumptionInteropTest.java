@@ -3,7 +3,7 @@ package io.millrace.interop;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.millrace.testing.ChaosProxy;
-import io.millrace.transport.netty.TcpServer;
+import io.millrace.transport.netty.MillraceServer;
 import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -21,7 +21,7 @@ class RSocketJsResumptionInteropTest {
 
   @Test
   void rsocketJsClient_resumesWithMillraceServer() throws Exception {
-    TcpServer server = ResumptionInteropTest.resumableServer();
+    MillraceServer server = ResumptionInteropTest.resumableServer();
     try (ChaosProxy proxy = new ChaosProxy(server.address());
         RSocketJs.Script client =
             new RSocketJs.Script(

@@ -12,8 +12,8 @@ import io.millrace.core.Stream;
 import io.millrace.core.StreamListener;
 import io.millrace.testing.ChaosProxy;
 import io.millrace.testing.SequencedPayload;
-import io.millrace.transport.netty.TcpClient;
-import io.millrace.transport.netty.TcpServer;
+import io.millrace.transport.netty.MillraceClient;
+import io.millrace.transport.netty.MillraceServer;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufUtil;
@@ -120,8 +120,8 @@ class ResumptionInteropTest {
       };
 
   /** A Millrace server with resumption that serves {@link #SEQUENCED_STREAMS}. */
-  static TcpServer resumableServer() throws InterruptedException {
-    return TcpServer.builder()
+  static MillraceServer resumableServer() throws InterruptedException {
+    return MillraceServer.builder()
         .config(ConnectionConfig.builder().resumption(Resumption.defaults()).build())
         .acceptor((setup, connection) -> SEQUENCED_STREAMS)
         .bind();
@@ -129,7 +129,7 @@ class ResumptionInteropTest {
 
   @Test
   void rsocketJavaClient_resumesWithMillraceServer() throws Exception {
-    TcpServer server = resumableServer();
+    MillraceServer server = resumableServer();
     try (ChaosProxy proxy = new ChaosProxy(server.address())) {
       RSocket rsocket =
           RSocketConnector.create()
@@ -208,8 +208,8 @@ class ResumptionInteropTest {
    */
   static void millraceClientResumesThroughResets(java.net.InetSocketAddress serverAddress)
       throws Exception {
-    TcpClient client =
-        TcpClient.builder()
+    MillraceClient client =
+        MillraceClient.builder()
             .config(
                 ConnectionConfig.builder()
                     .keepAlive(Duration.ofMillis(200), Duration.ofSeconds(30))

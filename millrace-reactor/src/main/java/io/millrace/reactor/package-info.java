@@ -3,7 +3,7 @@
  * Mono} and {@code Flux}, {@link io.millrace.reactor.ReactorHandler} answers them.
  *
  * <pre>{@code
- * TcpServer server = TcpServer.builder()
+ * MillraceServer server = MillraceServer.builder()
  *     .bindAddress("127.0.0.1", 7878)
  *     .acceptor((setup, connection) -> ReactorResponder.of(new ReactorHandler() {
  *       public Mono<Payload> requestResponse(Payload p) {
@@ -15,7 +15,7 @@
  *     }))
  *     .bind();
  *
- * Connection connection = TcpClient.builder().build().connect("127.0.0.1", 7878).get();
+ * Connection connection = MillraceClient.builder().build().connect("127.0.0.1", 7878).get();
  * ReactorRequester requester = ReactorRequester.of(connection);
  * String hello = requester.requestResponse(Payload.of("you")).map(Payload::dataUtf8).block();
  * requester.requestStream(() -> Payload.of("numbers"))

@@ -29,7 +29,7 @@ import org.reactivestreams.Publisher;
  *
  * <pre>{@code
  * RpcServer rpc = RpcServer.builder().service(echoService).build();
- * TcpServer.builder().acceptor(rpc::responder)...
+ * MillraceServer.builder().acceptor(rpc::responder)...
  * }</pre>
  */
 public final class RpcServer {

@@ -3,8 +3,8 @@ package io.millrace.rpc;
 import io.millrace.core.Acceptor;
 import io.millrace.core.ConnectionConfig;
 import io.millrace.streams.ReactiveRequester;
-import io.millrace.transport.netty.TcpClient;
-import io.millrace.transport.netty.TcpServer;
+import io.millrace.transport.netty.MillraceClient;
+import io.millrace.transport.netty.MillraceServer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -14,10 +14,10 @@ import java.util.concurrent.TimeUnit;
  * modules that use its test jar; closing stops them all.
  */
 public final class RpcOverTcp implements AutoCloseable {
-  private final TcpServer server;
-  private final List<TcpClient> clients = new ArrayList<>();
+  private final MillraceServer server;
+  private final List<MillraceClient> clients = new ArrayList<>();
 
-  private RpcOverTcp(TcpServer server) {
+  private RpcOverTcp(MillraceServer server) {
     this.server = server;
   }
 
@@ -28,7 +28,7 @@ public final class RpcOverTcp implements AutoCloseable {
 
   public static RpcOverTcp serve(Acceptor acceptor) throws InterruptedException {
     return new RpcOverTcp(
-        TcpServer.builder()
+        MillraceServer.builder()
             .bindAddress("127.0.0.1", 0)
             .acceptor(acceptor)
             .eventLoopThreads(1)
@@ -41,8 +41,8 @@ public final class RpcOverTcp implements AutoCloseable {
 
   /** A new connection whose SETUP declares {@code metadataMimeType}. */
   public ReactiveRequester connect(String metadataMimeType) throws Exception {
-    TcpClient client =
-        TcpClient.builder()
+    MillraceClient client =
+        MillraceClient.builder()
             .config(
                 ConnectionConfig.builder()
                     .mimeTypes(metadataMimeType, "application/x-protobuf")
@@ -61,7 +61,7 @@ public final class RpcOverTcp implements AutoCloseable {
   @Override
   public void close() {
     try {
-      for (TcpClient c : clients) {
+      for (MillraceClient c : clients) {
         c.shutdownNow();
         c.awaitTermination(10, TimeUnit.SECONDS);
       }

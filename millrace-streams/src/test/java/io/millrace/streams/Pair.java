@@ -3,14 +3,14 @@ package io.millrace.streams;
 import io.millrace.core.Connection;
 import io.millrace.core.ConnectionConfig;
 import io.millrace.core.Responder;
-import io.millrace.transport.netty.TcpClient;
-import io.millrace.transport.netty.TcpServer;
+import io.millrace.transport.netty.MillraceClient;
+import io.millrace.transport.netty.MillraceServer;
 import java.util.concurrent.TimeUnit;
 
 /** A server with {@code responder} and one client connection to it, over TCP on 127.0.0.1. */
 final class Pair implements AutoCloseable {
-  final TcpServer server;
-  final TcpClient client;
+  final MillraceServer server;
+  final MillraceClient client;
   final Connection connection;
 
   Pair(Responder responder) throws Exception {
@@ -19,13 +19,13 @@ final class Pair implements AutoCloseable {
 
   Pair(Responder responder, Responder clientResponder, ConnectionConfig config) throws Exception {
     server =
-        TcpServer.builder()
+        MillraceServer.builder()
             .bindAddress("127.0.0.1", 0)
             .config(config)
             .acceptor((setup, connection) -> responder)
             .eventLoopThreads(1)
             .bind();
-    client = TcpClient.builder().config(config).responder(clientResponder).build();
+    client = MillraceClient.builder().config(config).responder(clientResponder).build();
     connection = client.connect("127.0.0.1", server.port()).get(10, TimeUnit.SECONDS);
   }
 

@@ -8,7 +8,7 @@ import io.millrace.core.Acceptor;
 import io.millrace.core.Connection;
 import io.millrace.core.ConnectionConfig;
 import io.millrace.core.Responder;
-import io.millrace.transport.netty.TcpClient;
+import io.millrace.transport.netty.MillraceClient;
 import io.netty.buffer.ByteBuf;
 import java.net.InetSocketAddress;
 import java.util.concurrent.ScheduledExecutorService;
@@ -57,7 +57,8 @@ abstract class FlavourSystem implements BenchSystem {
 
   @Override
   public final BenchClient connect(int port, int payloadSize) throws Exception {
-    TcpClient client = TcpClient.builder().config(clientConfig()).eventLoopThreads(1).build();
+    MillraceClient client =
+        MillraceClient.builder().config(clientConfig()).eventLoopThreads(1).build();
     Connection connection = client.connect("127.0.0.1", port).get(10, TimeUnit.SECONDS);
     ByteBuf payload = MillraceSystem.payload(payloadSize);
     Calls calls = calls(connection, payload);

@@ -9,8 +9,8 @@ import io.millrace.core.ConnectionConfig;
 import io.millrace.core.Responder;
 import io.millrace.core.Stream;
 import io.millrace.core.StreamListener;
-import io.millrace.transport.netty.TcpClient;
-import io.millrace.transport.netty.TcpServer;
+import io.millrace.transport.netty.MillraceClient;
+import io.millrace.transport.netty.MillraceServer;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
@@ -111,8 +111,8 @@ public final class MillraceSystem implements BenchSystem {
       throws Exception {
     ByteBuf response = payload(payloadSize);
     io.millrace.core.Acceptor a = acceptor.apply(response);
-    TcpServer server =
-        TcpServer.builder()
+    MillraceServer server =
+        MillraceServer.builder()
             .bindAddress("127.0.0.1", port)
             .config(config)
             .eventLoopThreads(1)
@@ -138,7 +138,7 @@ public final class MillraceSystem implements BenchSystem {
             .keepAlive(
                 Duration.ofSeconds(keepAliveSeconds), Duration.ofSeconds(3L * keepAliveSeconds))
             .build();
-    TcpClient client = TcpClient.builder().config(config).eventLoopThreads(1).build();
+    MillraceClient client = MillraceClient.builder().config(config).eventLoopThreads(1).build();
     InetSocketAddress server = new InetSocketAddress("127.0.0.1", port);
     List<Connection> open = new ArrayList<>(count);
     Semaphore inFlight = new Semaphore(CONNECTS_IN_FLIGHT);
@@ -211,7 +211,7 @@ public final class MillraceSystem implements BenchSystem {
 
   @Override
   public BenchClient connect(int port, int payloadSize) throws Exception {
-    TcpClient client = TcpClient.builder().config(config).eventLoopThreads(1).build();
+    MillraceClient client = MillraceClient.builder().config(config).eventLoopThreads(1).build();
     Connection connection = client.connect("127.0.0.1", port).get(10, TimeUnit.SECONDS);
     return new Client(client, connection, payload(payloadSize));
   }
@@ -332,7 +332,7 @@ public final class MillraceSystem implements BenchSystem {
 
   /** The client side; everything it does runs on the connection's event loop. */
   private static final class Client implements BenchClient {
-    private final TcpClient client;
+    private final MillraceClient client;
     private final Connection connection;
     private final ByteBuf payload;
     private Runnable lastCallback;
@@ -340,7 +340,7 @@ public final class MillraceSystem implements BenchSystem {
     private Runnable threadCallback;
     private StreamListener threadListener;
 
-    Client(TcpClient client, Connection connection, ByteBuf payload) {
+    Client(MillraceClient client, Connection connection, ByteBuf payload) {
       this.client = client;
       this.connection = connection;
       this.payload = payload;

@@ -74,7 +74,7 @@ final class CrudSystems {
   // ------------------------------------------------------------------ Millrace
 
   private static ChatCalls millraceCalls(int port) throws Exception {
-    Endpoints.MillraceClient client = Endpoints.millraceClient(port);
+    Endpoints.RpcConnection client = Endpoints.millraceClient(port);
     ChatServiceFutures.Client chat = new ChatServiceFutures.Client(client.rpc());
     return new ChatCalls() {
       @Override

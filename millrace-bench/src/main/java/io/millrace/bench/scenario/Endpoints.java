@@ -16,8 +16,8 @@ import io.millrace.rpc.RpcServer;
 import io.millrace.rpc.ServiceDefinition;
 import io.millrace.streams.ReactiveRequester;
 import io.millrace.transport.netty.EventLoops;
-import io.millrace.transport.netty.TcpClient;
-import io.millrace.transport.netty.TcpServer;
+import io.millrace.transport.netty.MillraceClient;
+import io.millrace.transport.netty.MillraceServer;
 import io.netty.channel.EventLoopGroup;
 import java.io.IOException;
 import java.io.InputStream;
@@ -37,8 +37,8 @@ final class Endpoints {
 
   static AutoCloseable millraceServer(int port, ServiceDefinition service) throws Exception {
     RpcServer rpc = RpcServer.builder().service(service).build();
-    TcpServer server =
-        TcpServer.builder()
+    MillraceServer server =
+        MillraceServer.builder()
             .bindAddress("127.0.0.1", port)
             .eventLoopThreads(1)
             .acceptor(rpc::responder)
@@ -47,11 +47,11 @@ final class Endpoints {
   }
 
   /** An RPC client on its own connection and event loop; {@code close} ends both. */
-  record MillraceClient(RpcClient rpc, Runnable close) {}
+  record RpcConnection(RpcClient rpc, Runnable close) {}
 
-  static MillraceClient millraceClient(int port) throws Exception {
-    TcpClient client =
-        TcpClient.builder()
+  static RpcConnection millraceClient(int port) throws Exception {
+    MillraceClient client =
+        MillraceClient.builder()
             .eventLoopThreads(1)
             .config(
                 ConnectionConfig.builder()
@@ -59,7 +59,7 @@ final class Endpoints {
                     .build())
             .build();
     Connection connection = client.connect("127.0.0.1", port).get(10, TimeUnit.SECONDS);
-    return new MillraceClient(
+    return new RpcConnection(
         RpcClient.of(ReactiveRequester.of(connection)),
         () -> {
           connection.dispose();

@@ -134,7 +134,7 @@ final class UnarySystems {
   }
 
   private static Caller millraceCaller(int port, BenchMessage request) throws Exception {
-    Endpoints.MillraceClient client = Endpoints.millraceClient(port);
+    Endpoints.RpcConnection client = Endpoints.millraceClient(port);
     BenchServiceFutures.Client bench = new BenchServiceFutures.Client(client.rpc());
     return new Caller() {
       @Override

@@ -10,15 +10,20 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.socket.DuplexChannel;
+import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.net.SocketAddress;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A {@link Transport} over a Netty stream channel (TCP, Unix domain socket): frames carry the
- * RSocket 3-byte length prefix, written into the headroom every frame buffer reserves, so a frame
- * is one buffer and one write.
+ * A {@link Transport} over a Netty channel. Over a byte stream (TCP, TLS, Unix domain socket,
+ * in-JVM) frames carry the RSocket 3-byte length prefix, written into the headroom every frame
+ * buffer reserves, so a frame is one buffer and one write. Over WebSocket ({@code messages}) each
+ * frame is one binary message without a prefix, and a graceful close ends with the WebSocket
+ * closing handshake.
  *
  * <p>A graceful close waits for the last write to reach the socket (Netty's {@code close()} alone
  * discards what is still queued), then shuts the output down so the peer reads every frame and then
@@ -29,11 +34,14 @@ import java.util.concurrent.TimeUnit;
 final class ChannelTransport implements Transport {
   private final Channel channel;
   private final FrameHandler handler;
+  private final boolean messages;
   private boolean closing;
+  private boolean closeSent;
 
-  ChannelTransport(Channel channel, FrameHandler handler) {
+  ChannelTransport(Channel channel, FrameHandler handler, boolean messages) {
     this.channel = channel;
     this.handler = handler;
+    this.messages = messages;
   }
 
   @Override
@@ -80,11 +88,15 @@ final class ChannelTransport implements Transport {
 
   @Override
   public int headroom() {
-    return FrameHeader.LENGTH_PREFIX_SIZE;
+    return messages ? 0 : FrameHeader.LENGTH_PREFIX_SIZE;
   }
 
   @Override
   public void write(ByteBuf frame) {
+    if (messages) {
+      channel.write(new BinaryWebSocketFrame(frame), channel.voidPromise());
+      return;
+    }
     int length = frame.readableBytes() - FrameHeader.LENGTH_PREFIX_SIZE;
     if (length > FrameHeader.MAX_FRAME_LENGTH) {
       frame.release();
@@ -97,7 +109,7 @@ final class ChannelTransport implements Transport {
 
   @Override
   public boolean coalescesFrames() {
-    return true;
+    return !messages;
   }
 
   @Override
@@ -137,6 +149,11 @@ final class ChannelTransport implements Transport {
     return closing;
   }
 
+  /** Whether a graceful close over WebSocket has written its Close message. */
+  boolean isCloseSent() {
+    return closeSent;
+  }
+
   /** Whether a graceful close has shut the output down (everything written is out). */
   boolean isOutputShutdown() {
     return channel instanceof DuplexChannel && ((DuplexChannel) channel).isOutputShutdown();
@@ -156,6 +173,10 @@ final class ChannelTransport implements Transport {
     ScheduledFuture<?> force =
         channel.eventLoop().schedule(() -> channel.close(), timeoutMillis, TimeUnit.MILLISECONDS);
     channel.closeFuture().addListener(f -> force.cancel(false));
+    if (messages) {
+      closeWebSocket();
+      return;
+    }
     // An empty write completes once everything written before it has reached the socket.
     channel
         .writeAndFlush(Unpooled.EMPTY_BUFFER)
@@ -178,6 +199,22 @@ final class ChannelTransport implements Transport {
                           channel.close();
                         }
                       });
+            });
+  }
+
+  /**
+   * Sends the WebSocket Close after everything written, then closes once the peer's Close arrives
+   * (the handler sees it), at once if the peer closed first, or at the deadline.
+   */
+  private void closeWebSocket() {
+    channel
+        .writeAndFlush(new CloseWebSocketFrame(WebSocketCloseStatus.NORMAL_CLOSURE))
+        .addListener(
+            (ChannelFuture written) -> {
+              closeSent = true;
+              if (!written.isSuccess() || handler.peerClosed()) {
+                channel.close();
+              }
             });
   }
 

@@ -86,6 +86,11 @@ final class ConnectionGroup {
     checkAllClosed();
   }
 
+  /** Runs {@code action} once terminated. */
+  void onTerminated(Runnable action) {
+    terminated.whenComplete((ignored, failure) -> action.run());
+  }
+
   boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
     try {
       terminated.get(timeout, unit);

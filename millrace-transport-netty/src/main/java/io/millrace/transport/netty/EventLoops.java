@@ -1,47 +1,42 @@
 package io.millrace.transport.netty;
 
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.ServerChannel;
-import io.netty.channel.epoll.Epoll;
-import io.netty.channel.epoll.EpollIoHandler;
-import io.netty.channel.epoll.EpollServerSocketChannel;
-import io.netty.channel.epoll.EpollSocketChannel;
-import io.netty.channel.nio.NioIoHandler;
-import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.channel.socket.DuplexChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
 
 /**
- * Picks Netty's native epoll transport where the platform has it and NIO otherwise, and makes
- * event-loop groups for it. Set {@code -Dmillrace.transport=nio} to force NIO.
+ * Event-loop groups and channel classes for the {@linkplain IoKind#preferred() preferred} kind of
+ * socket I/O, for code that builds its own Netty bootstraps next to Millrace's (the gRPC endpoint,
+ * benchmarks).
  */
 public final class EventLoops {
-  private static final boolean EPOLL =
-      !"nio".equalsIgnoreCase(System.getProperty("millrace.transport")) && Epoll.isAvailable();
-
   private EventLoops() {}
 
-  /** Whether the native epoll transport is in use. */
+  /** Whether the native epoll transport is the preferred kind. */
   public static boolean epoll() {
-    return EPOLL;
+    return IoKind.preferred() == IoKind.EPOLL;
   }
 
   /** A new group of {@code threads} event loops (0: Netty's default, twice the cores). */
   public static EventLoopGroup newGroup(int threads, String name) {
-    IoHandlerFactory handler = EPOLL ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
-    return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(name, true), handler);
+    return newGroup(IoKind.preferred(), threads, name);
   }
 
-  /** The server channel class of the transport in use. */
+  /** A new group of {@code threads} event loops of {@code kind}. */
+  public static EventLoopGroup newGroup(IoKind kind, int threads, String name) {
+    return new MultiThreadIoEventLoopGroup(
+        threads, new DefaultThreadFactory(name, true), kind.handlerFactory());
+  }
+
+  /** The TCP server channel class of the preferred kind. */
   public static Class<? extends ServerChannel> serverChannel() {
-    return EPOLL ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+    return IoKind.preferred().serverChannel(false);
   }
 
-  /** The client channel class of the transport in use. */
-  public static Class<? extends SocketChannel> clientChannel() {
-    return EPOLL ? EpollSocketChannel.class : NioSocketChannel.class;
+  /** The TCP client channel class of the preferred kind. */
+  public static Class<? extends DuplexChannel> clientChannel() {
+    return IoKind.preferred().clientChannel(false);
   }
 }

@@ -11,11 +11,22 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.handler.codec.ByteToMessageDecoder;
+import io.netty.handler.codec.DecoderException;
+import io.netty.handler.codec.TooLongFrameException;
+import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.CorruptedWebSocketFrameException;
+import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
+import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
+import io.netty.util.ReferenceCountUtil;
+import java.util.ArrayDeque;
 import java.util.function.Function;
 
 /**
- * Splits the inbound byte stream into length-prefixed frames and hands each to the connection
- * engine; forwards read-complete, writability, half-close, error and close events to it.
+ * Splits the inbound byte stream into length-prefixed frames, or takes each binary WebSocket
+ * message as one frame, and hands each to the connection engine; forwards read-complete,
+ * writability, half-close, error and close events to it.
  *
  * <p>Not a {@link ByteToMessageDecoder}: frames go straight to the engine instead of through the
  * pipeline, and that class asks the channel for more data when a read produced no message even with
@@ -29,11 +40,19 @@ import java.util.function.Function;
  *
  * <p>A length above the configured maximum frame length is reported to the engine, which closes the
  * connection with CONNECTION_ERROR; nothing of such a frame is buffered.
+ *
+ * <p>Over WebSocket ({@link #messages}) Netty's decoder and {@link WebSocketFrameAggregator} in
+ * front of this handler bound each message, continuation frames included, to the maximum frame
+ * length and report a longer one as an exception, which becomes the same CONNECTION_ERROR. A Close
+ * message from the peer is its end of stream ({@link TransportListener#onInputClosed}), or the end
+ * of the closing handshake when this side closed first. While reading is paused, the messages one
+ * socket read decoded wait in a queue (one read's worth at most).
  */
 final class FrameHandler extends ChannelInboundHandlerAdapter {
   private static final int DISCARD_AFTER_BYTES = 64 * 1024;
 
   private final int maxFrameLength;
+  private final boolean messages;
   private ChannelTransport transport;
   private TransportListener listener;
 
@@ -47,14 +66,17 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
 
   private ChannelHandlerContext ctx;
   private ByteBuf cumulation;
+  private ArrayDeque<ByteBuf> pendingMessages;
+  private boolean peerClosed;
   private boolean failed;
   private boolean inactive;
   private boolean suspended;
   private boolean discarding;
   private final Runnable resumeTask = this::resume;
 
-  FrameHandler(int maxFrameLength) {
+  FrameHandler(int maxFrameLength, boolean messages) {
     this.maxFrameLength = maxFrameLength;
+    this.messages = messages;
   }
 
   /**
@@ -62,8 +84,11 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
    * starts the engine.
    */
   static ConnectionEngine install(
-      Channel channel, ConnectionConfig config, Function<Transport, ConnectionEngine> factory) {
-    FrameHandler handler = attach(channel, config);
+      Channel channel,
+      ConnectionConfig config,
+      boolean messages,
+      Function<Transport, ConnectionEngine> factory) {
+    FrameHandler handler = attach(channel, config, messages);
     ConnectionEngine engine = factory.apply(handler.transport);
     if (handler.listener == NOBODY) {
       handler.setListener(engine); // unless a resumable session put itself in front of the engine
@@ -75,20 +100,21 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
    * Puts a frame handler on {@code channel} with no listener yet: the transport for a connection
    * that a resumable session takes over ({@link Transport#setListener} before anything is read).
    */
-  static Transport installForResumption(Channel channel, ConnectionConfig config) {
-    return attach(channel, config).transport;
+  static Transport installForResumption(
+      Channel channel, ConnectionConfig config, boolean messages) {
+    return attach(channel, config, messages).transport;
   }
 
-  private static FrameHandler attach(Channel channel, ConnectionConfig config) {
-    FrameHandler handler = new FrameHandler(config.maxFrameLength());
-    handler.transport = new ChannelTransport(channel, handler);
+  private static FrameHandler attach(Channel channel, ConnectionConfig config, boolean messages) {
+    FrameHandler handler = new FrameHandler(config.maxFrameLength(), messages);
+    handler.transport = new ChannelTransport(channel, handler, messages);
     handler.listener = NOBODY;
     channel.pipeline().addLast(handler);
     return handler;
   }
 
   /** Hears nothing: the listener of a connection not yet taken over. */
-  private static final TransportListener NOBODY =
+  static final TransportListener NOBODY =
       new TransportListener() {
         @Override
         public void onFrame(ByteBuf frame) {}
@@ -130,6 +156,10 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
 
   @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    if (messages) {
+      readMessage(ctx, msg);
+      return;
+    }
     ByteBuf in = (ByteBuf) msg;
     if (failed || discarding) {
       in.release();
@@ -183,6 +213,86 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
     }
   }
 
+  private void readMessage(ChannelHandlerContext ctx, Object msg) {
+    if (msg instanceof CloseWebSocketFrame) {
+      ((CloseWebSocketFrame) msg).release();
+      if (peerClosed) {
+        return;
+      }
+      peerEnded(ctx);
+      return;
+    }
+    if (!(msg instanceof BinaryWebSocketFrame)) {
+      // Pings and pongs are answered and dropped before this handler; text is not RSocket.
+      ReferenceCountUtil.release(msg);
+      if (!failed && !discarding && msg instanceof TextWebSocketFrame) {
+        failed = true;
+        listener.onTransportError(
+            new DecoderException("a text WebSocket message: RSocket frames are binary messages"));
+        ctx.close();
+      }
+      return;
+    }
+    ByteBuf frame = ((BinaryWebSocketFrame) msg).content();
+    if (failed || discarding) {
+      frame.release();
+      return;
+    }
+    if (suspended) {
+      if (pendingMessages == null) {
+        pendingMessages = new ArrayDeque<>();
+      }
+      pendingMessages.add(frame);
+      return;
+    }
+    deliver(frame);
+  }
+
+  /** Hands one message to the engine and releases it. */
+  private void deliver(ByteBuf frame) {
+    try {
+      ConnectionEngine e = engine;
+      if (e != null) {
+        e.onFrame(frame);
+      } else {
+        listener.onFrame(frame);
+      }
+    } finally {
+      frame.release();
+    }
+  }
+
+  /** Hands queued messages to the engine until it suspends reading again. */
+  private void deliverPendingMessages() {
+    ArrayDeque<ByteBuf> pending = pendingMessages;
+    while (pending != null && !suspended && !failed && !discarding && !pending.isEmpty()) {
+      deliver(pending.poll());
+    }
+  }
+
+  /**
+   * Over WebSocket, the peer will send nothing more (its Close, or the end of its TCP stream): the
+   * engine hears of it, or, when this side is closing too and its own Close is out, the connection
+   * closes.
+   */
+  private void peerEnded(ChannelHandlerContext ctx) {
+    if (peerClosed) {
+      return;
+    }
+    peerClosed = true;
+    if (!transport.isClosing()) {
+      listener.onInputClosed();
+    } else if (transport.isCloseSent()) {
+      ctx.close(); // the closing handshake is complete
+    }
+    // Closing, own Close not written yet: the transport closes once it is.
+  }
+
+  /** Whether the peer sent its WebSocket Close (its end of stream over WebSocket). */
+  boolean peerClosed() {
+    return peerClosed;
+  }
+
   /** The engine's {@code setReading}: stop at once, or resume from a task of its own. */
   void setReading(boolean reading) {
     if (discarding) {
@@ -205,6 +315,9 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
     }
     if (cumulation != null) {
       deliverFrames();
+      listener.onReadComplete();
+    } else if (pendingMessages != null && !pendingMessages.isEmpty()) {
+      deliverPendingMessages();
       listener.onReadComplete();
     }
     if (!suspended) {
@@ -235,7 +348,9 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
   @Override
   public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
     if (evt instanceof ChannelInputShutdownEvent) {
-      if (!transport.isClosing()) {
+      if (messages) {
+        peerEnded(ctx); // without a Close message: nothing more can come either way
+      } else if (!transport.isClosing()) {
         listener.onInputClosed();
       } else if (transport.isOutputShutdown()) {
         ctx.close(); // both directions are done
@@ -259,14 +374,35 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
 
   @Override
   public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    if (messages && !failed && isTooLong(cause)) {
+      // A WebSocket message (or its fragments together) above the frame limit: the decoder has
+      // dropped it and what follows; the engine answers CONNECTION_ERROR as over TCP.
+      failed = true;
+      releaseCumulation();
+      listener.onFrameTooLong(maxFrameLength + 1L);
+      return;
+    }
     listener.onTransportError(cause);
     ctx.close();
+  }
+
+  private static boolean isTooLong(Throwable cause) {
+    return cause instanceof TooLongFrameException
+        || cause instanceof CorruptedWebSocketFrameException
+            && ((CorruptedWebSocketFrameException) cause).closeStatus()
+                == WebSocketCloseStatus.MESSAGE_TOO_BIG;
   }
 
   private void releaseCumulation() {
     if (cumulation != null) {
       cumulation.release();
       cumulation = null;
+    }
+    ArrayDeque<ByteBuf> pending = pendingMessages;
+    if (pending != null) {
+      for (ByteBuf frame; (frame = pending.poll()) != null; ) {
+        frame.release();
+      }
     }
   }
 }

@@ -4,11 +4,12 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.WriteBufferWaterMark;
 import java.util.Objects;
 
-/** The socket settings the TCP client and server builders share, validated as they are set. */
+/** The socket settings the client and server builders share, validated as they are set. */
 final class SocketSettings {
   int eventLoopThreads = 1;
   WriteBufferWaterMark waterMark = new WriteBufferWaterMark(128 * 1024, 256 * 1024);
   ByteBufAllocator allocator = ByteBufAllocator.DEFAULT;
+  private IoKind ioKind;
 
   void eventLoopThreads(int threads) {
     if (threads < 1) {
@@ -27,7 +28,17 @@ final class SocketSettings {
     copy.eventLoopThreads = eventLoopThreads;
     copy.waterMark = waterMark;
     copy.allocator = allocator;
+    copy.ioKind = ioKind;
     return copy;
+  }
+
+  void ioKind(IoKind kind) {
+    this.ioKind = Objects.requireNonNull(kind);
+  }
+
+  /** The kind set, else the preferred one. */
+  IoKind ioKind() {
+    return ioKind != null ? ioKind : IoKind.preferred();
   }
 
   void allocator(ByteBufAllocator allocator) {

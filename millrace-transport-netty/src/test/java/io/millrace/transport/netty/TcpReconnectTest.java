@@ -31,8 +31,8 @@ import org.junit.jupiter.api.Test;
  * hangs; Netty's paranoid leak detector fails the build on a leaked buffer.
  */
 class TcpReconnectTest {
-  private TcpServer server;
-  private TcpClient client;
+  private MillraceServer server;
+  private MillraceClient client;
   private ChaosProxy proxy;
 
   @AfterEach
@@ -73,8 +73,8 @@ class TcpReconnectTest {
         }
       };
 
-  private TcpServer startServer(int port) throws InterruptedException {
-    return TcpServer.builder()
+  private MillraceServer startServer(int port) throws InterruptedException {
+    return MillraceServer.builder()
         .bindAddress("127.0.0.1", port)
         .acceptor((setup, connection) -> ECHO)
         .bind();
@@ -147,7 +147,7 @@ class TcpReconnectTest {
   void aServerRestartedOnTheSamePortIsReconnectedToAndWaitingCallsGoThrough() throws Exception {
     server = startServer(0);
     int port = server.port();
-    client = TcpClient.builder().config(clientConfig(quick().build())).build();
+    client = MillraceClient.builder().config(clientConfig(quick().build())).build();
     Connection connection = client.connect("127.0.0.1", port).get(5, TimeUnit.SECONDS);
     Events events = new Events();
     connection.addListener(events);
@@ -194,7 +194,7 @@ class TcpReconnectTest {
   void throughResetsBlackHolesAndRefusalsEveryCallCompletesExactlyOnce() throws Exception {
     server = startServer(0);
     proxy = new ChaosProxy(new InetSocketAddress("127.0.0.1", server.port()));
-    client = TcpClient.builder().config(clientConfig(quick().build())).build();
+    client = MillraceClient.builder().config(clientConfig(quick().build())).build();
     Connection connection = client.connect("127.0.0.1", proxy.port()).get(5, TimeUnit.SECONDS);
     Events events = new Events();
     connection.addListener(events);
@@ -273,13 +273,15 @@ class TcpReconnectTest {
   void aReconnectingResumingClientOpensItsSessionWithoutBlockingItsLoop() throws Exception {
     ConnectionConfig resuming = TcpResumptionTest.config();
     server =
-        TcpServer.builder()
+        MillraceServer.builder()
             .bindAddress("127.0.0.1", 0)
             .config(resuming)
             .acceptor((setup, connection) -> ECHO)
             .bind();
     client =
-        TcpClient.builder().config(resuming.toBuilder().reconnect(quick().build()).build()).build();
+        MillraceClient.builder()
+            .config(resuming.toBuilder().reconnect(quick().build()).build())
+            .build();
     Connection connection = client.connect("127.0.0.1", server.port()).get(5, TimeUnit.SECONDS);
     assertThat(call(connection, "resumable")).isEqualTo("resumable");
   }
@@ -288,7 +290,7 @@ class TcpReconnectTest {
   void aClientShutDownWhileReconnectingClosesItsConnection() throws Exception {
     server = startServer(0);
     proxy = new ChaosProxy(new InetSocketAddress("127.0.0.1", server.port()));
-    client = TcpClient.builder().config(clientConfig(quick().build())).build();
+    client = MillraceClient.builder().config(clientConfig(quick().build())).build();
     Connection connection = client.connect("127.0.0.1", proxy.port()).get(5, TimeUnit.SECONDS);
     proxy.refuse(60_000);
     proxy.reset();
@@ -308,7 +310,7 @@ class TcpReconnectTest {
     server.shutdownNow();
     server.awaitTermination(5, TimeUnit.SECONDS);
     server = null;
-    client = TcpClient.builder().config(clientConfig(quick().maxAttempts(4).build())).build();
+    client = MillraceClient.builder().config(clientConfig(quick().maxAttempts(4).build())).build();
     CompletableFuture<Connection> connecting = client.connect("127.0.0.1", port);
     assertThat(connecting)
         .failsWithin(10, TimeUnit.SECONDS)

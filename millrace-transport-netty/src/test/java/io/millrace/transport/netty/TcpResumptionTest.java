@@ -35,8 +35,8 @@ import org.junit.jupiter.api.Test;
  * leak detector fails the build on any leaked buffer.
  */
 class TcpResumptionTest {
-  private TcpServer server;
-  private TcpClient client;
+  private MillraceServer server;
+  private MillraceClient client;
   private ChaosProxy proxy;
 
   @AfterEach
@@ -170,7 +170,7 @@ class TcpResumptionTest {
 
   private Connection start(int serverLoops) throws Exception {
     server =
-        TcpServer.builder()
+        MillraceServer.builder()
             .config(config())
             .eventLoopThreads(serverLoops)
             .acceptor(
@@ -180,7 +180,7 @@ class TcpResumptionTest {
                 })
             .bind();
     proxy = new ChaosProxy(server.address());
-    client = TcpClient.builder().config(config()).build();
+    client = MillraceClient.builder().config(config()).build();
     return client.connect("127.0.0.1", proxy.port()).get(5, TimeUnit.SECONDS);
   }
 
@@ -417,7 +417,7 @@ class TcpResumptionTest {
     server.shutdownNow();
     server.awaitTermination(10, TimeUnit.SECONDS);
     server =
-        TcpServer.builder()
+        MillraceServer.builder()
             .bindAddress("127.0.0.1", port)
             .config(config())
             .acceptor((setup, connection) -> responder)

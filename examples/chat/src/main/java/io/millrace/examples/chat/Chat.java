@@ -11,8 +11,8 @@ import io.millrace.rpc.RpcClient;
 import io.millrace.rpc.RpcServer;
 import io.millrace.rpc.StatusException;
 import io.millrace.streams.ReactiveRequester;
-import io.millrace.transport.netty.TcpClient;
-import io.millrace.transport.netty.TcpServer;
+import io.millrace.transport.netty.MillraceClient;
+import io.millrace.transport.netty.MillraceServer;
 import java.io.PrintStream;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -31,11 +31,11 @@ public final class Chat {
     }
     int port = Integer.parseInt(args[1]);
     if (args[0].equals("server")) {
-      TcpServer server = serve(port, handlers());
+      MillraceServer server = serve(port, handlers());
       System.out.println("chat server on 127.0.0.1:" + server.port());
       server.awaitTermination();
     } else {
-      try (TcpClient client = client()) {
+      try (MillraceClient client = client()) {
         run(connect(client, port), System.out);
       }
     }
@@ -46,14 +46,14 @@ public final class Chat {
     return io.millrace.rpc.Blocking.newHandlerExecutor("chat-handler");
   }
 
-  static TcpServer serve(int port, ExecutorService handlers) throws InterruptedException {
+  static MillraceServer serve(int port, ExecutorService handlers) throws InterruptedException {
     RpcServer rpc =
         RpcServer.builder().service(ChatServiceFutures.bind(new ChatStore(), handlers)).build();
-    return TcpServer.builder().bindAddress("127.0.0.1", port).acceptor(rpc::responder).bind();
+    return MillraceServer.builder().bindAddress("127.0.0.1", port).acceptor(rpc::responder).bind();
   }
 
-  static TcpClient client() {
-    return TcpClient.builder()
+  static MillraceClient client() {
+    return MillraceClient.builder()
         .config(
             ConnectionConfig.builder()
                 .mimeTypes(RpcServer.METADATA_MIME_TYPE, "application/x-protobuf")
@@ -61,7 +61,7 @@ public final class Chat {
         .build();
   }
 
-  static ChatServiceFutures.Client connect(TcpClient client, int port) throws Exception {
+  static ChatServiceFutures.Client connect(MillraceClient client, int port) throws Exception {
     return new ChatServiceFutures.Client(
         RpcClient.of(
             ReactiveRequester.of(client.connect("127.0.0.1", port).get(10, TimeUnit.SECONDS))));

@@ -2,8 +2,8 @@ package io.millrace.examples.chat;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.millrace.transport.netty.TcpClient;
-import io.millrace.transport.netty.TcpServer;
+import io.millrace.transport.netty.MillraceClient;
+import io.millrace.transport.netty.MillraceServer;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -15,9 +15,9 @@ class ChatExampleTest {
   @Test
   void theClientCreatesUpdatesFindsAndRemoves() throws Exception {
     ExecutorService handlers = Chat.handlers();
-    TcpServer server = Chat.serve(0, handlers);
+    MillraceServer server = Chat.serve(0, handlers);
     ByteArrayOutputStream printed = new ByteArrayOutputStream();
-    try (TcpClient client = Chat.client()) {
+    try (MillraceClient client = Chat.client()) {
       Chat.run(
           Chat.connect(client, server.port()),
           new PrintStream(printed, true, StandardCharsets.UTF_8));
