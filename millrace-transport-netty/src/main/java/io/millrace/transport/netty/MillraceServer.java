@@ -11,7 +11,6 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
-import io.netty.util.concurrent.DefaultThreadFactory;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
@@ -531,7 +530,12 @@ public final class MillraceServer implements AutoCloseable {
       ServerTls tls = this.tls;
       ScheduledExecutorService reloader =
           Executors.newSingleThreadScheduledExecutor(
-              new DefaultThreadFactory("millrace-tls-reload", true));
+              task -> {
+                // A plain thread: Netty's factory makes threads that count as event loops.
+                Thread thread = new Thread(task, "millrace-tls-reload");
+                thread.setDaemon(true);
+                return thread;
+              });
       long every = tls.reloadInterval().toMillis();
       reloader.scheduleWithFixedDelay(
           () -> {

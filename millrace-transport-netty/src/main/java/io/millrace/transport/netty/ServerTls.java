@@ -145,8 +145,10 @@ public final class ServerTls {
                 ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT,
                 alpn));
       }
-      return builder.build();
-    } catch (IOException | IllegalArgumentException e) {
+      SslContext context = builder.build();
+      KeyPairCheck.verify(certificateChain, privateKey);
+      return context;
+    } catch (IOException | IllegalArgumentException | java.security.GeneralSecurityException e) {
       throw new UncheckedIOException(
           new IOException(
               "cannot use certificate "

@@ -103,6 +103,29 @@ final class NettyRawPeer implements TransportSuite.RawPeer {
     channel.writeAndFlush(Unpooled.wrappedBuffer(prefix, frame)).sync();
   }
 
+  /** Sends one frame as a WebSocket message in {@code parts} fragments (continuation frames). */
+  void sendFragmented(ByteBuf frame, int parts) throws Exception {
+    int size = (frame.readableBytes() + parts - 1) / parts;
+    for (int i = 0; i < parts; i++) {
+      ByteBuf part = frame.readRetainedSlice(Math.min(size, frame.readableBytes()));
+      boolean last = i == parts - 1;
+      channel.write(
+          i == 0
+              ? new BinaryWebSocketFrame(last, 0, part)
+              : new io.netty.handler.codec.http.websocketx.ContinuationWebSocketFrame(
+                  last, 0, part));
+    }
+    frame.release();
+    channel.flush();
+  }
+
+  /** Sends a text message (which RSocket does not use). */
+  void sendText(String text) throws Exception {
+    channel
+        .writeAndFlush(new io.netty.handler.codec.http.websocketx.TextWebSocketFrame(text))
+        .sync();
+  }
+
   @Override
   public void sendRaw(byte[] bytes) throws Exception {
     Tap tap = channel.pipeline().get(Tap.class);

@@ -1,0 +1,87 @@
+package io.millrace.transport.netty;
+
+import static io.millrace.testing.TestCertificates.path;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.millrace.core.Connection;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * One port, several protocols: RSocket over TCP and RSocket over WebSocket on the same tcp (and
+ * tls) port, told apart by their first bytes; HTTP/2 closed where no gRPC endpoint takes it.
+ */
+class SharedPortTest {
+  private final Servers servers = new Servers();
+
+  @AfterEach
+  void close() {
+    servers.close();
+  }
+
+  @Test
+  void tcpPort_servesRSocketAndWebSocket() throws Exception {
+    MillraceServer server = servers.echo(MillraceServer.builder().listen("tcp://127.0.0.1:0"));
+    MillraceClient client = servers.client(MillraceClient.builder());
+    int port = server.port();
+    Connection tcp = client.connect("tcp://127.0.0.1:" + port).get(5, TimeUnit.SECONDS);
+    Connection ws = client.connect("ws://127.0.0.1:" + port + "/rsocket").get(5, TimeUnit.SECONDS);
+    assertThat(Servers.echo(tcp, "over tcp")).isEqualTo("over tcp");
+    assertThat(Servers.echo(ws, "over ws")).isEqualTo("over ws");
+  }
+
+  @Test
+  void webSocketOnTheSharedPort_usesTheWebSocketListenersPath() throws Exception {
+    MillraceServer server =
+        servers.echo(
+            MillraceServer.builder().listen("tcp://127.0.0.1:0").listen("ws://127.0.0.1:0/feed"));
+    Connection ws =
+        servers
+            .client(MillraceClient.builder())
+            .connect("ws://127.0.0.1:" + server.port() + "/feed")
+            .get(5, TimeUnit.SECONDS);
+    assertThat(Servers.echo(ws, "same path")).isEqualTo("same path");
+    Connection dedicated =
+        servers
+            .client(MillraceClient.builder())
+            .connect(server.listener(TransportUri.Scheme.WS).toString())
+            .get(5, TimeUnit.SECONDS);
+    assertThat(Servers.echo(dedicated, "own port")).isEqualTo("own port");
+  }
+
+  @Test
+  void tlsPort_servesRSocketAndSecureWebSocket() throws Exception {
+    MillraceServer server =
+        servers.echo(
+            MillraceServer.builder()
+                .listen("tls://127.0.0.1:0")
+                .tls(ServerTls.builder(path("server.pem"), path("server.key")).build()));
+    MillraceClient client =
+        servers.client(
+            MillraceClient.builder().tls(ClientTls.builder().trust(path("ca.pem")).build()));
+    int port = server.port();
+    Connection tls = client.connect("tls://localhost:" + port).get(5, TimeUnit.SECONDS);
+    Connection wss =
+        client.connect("wss://localhost:" + port + "/rsocket").get(5, TimeUnit.SECONDS);
+    assertThat(Servers.echo(tls, "over tls")).isEqualTo("over tls");
+    assertThat(Servers.echo(wss, "over wss")).isEqualTo("over wss");
+  }
+
+  @Test
+  void http2WithoutAGrpcEndpoint_closed() throws Exception {
+    MillraceServer server = servers.echo(MillraceServer.builder().listen("tcp://127.0.0.1:0"));
+    try (Socket socket = new Socket("127.0.0.1", server.port())) {
+      socket.setSoTimeout(5000);
+      OutputStream out = socket.getOutputStream();
+      out.write("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+      out.flush();
+      InputStream in = socket.getInputStream();
+      assertThat(in.read()).as("end of stream").isEqualTo(-1);
+    }
+  }
+}
