@@ -10,6 +10,7 @@ import io.millrace.rpc.CallOptions;
 import io.millrace.rpc.MethodDescriptor;
 import io.millrace.rpc.RpcServer;
 import io.millrace.transport.netty.MillraceClient;
+import io.millrace.transport.netty.TransportUri;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import java.io.PrintWriter;
@@ -82,6 +83,14 @@ final class CallCommand implements Callable<Integer> {
           "request-response, fire-and-forget, request-stream or request-channel (required unless"
               + " --rpc is given).")
   Interaction interaction;
+
+  @Option(
+      names = "--url",
+      paramLabel = "URI",
+      description =
+          "Connect to URI: tcp://H:P, tls://H:P, ws://H:P/PATH, wss://H:P/PATH, unix:///path"
+              + " (default: tcp://--host:--port).")
+  String url;
 
   @Option(names = "--data", defaultValue = "", description = "Request data (UTF-8).")
   String data;
@@ -171,7 +180,7 @@ final class CallCommand implements Callable<Integer> {
   }
 
   @Override
-  public Integer call() throws InterruptedException {
+  public Integer call() throws InterruptedException, java.io.IOException {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
     if (repeat < 1) {
@@ -236,14 +245,20 @@ final class CallCommand implements Callable<Integer> {
               .maxWait(Duration.ofSeconds(timeoutSeconds))
               .build());
     }
-    try (MillraceClient client = MillraceClient.builder().config(config.build()).build()) {
+    TransportUri target =
+        url != null ? TransportUri.parse(url) : TransportUri.tcp(transport.host, transport.port);
+    MillraceClient.Builder builder =
+        MillraceClient.builder().config(config.build()).ioKind(transport.ioKind());
+    if (target.scheme().secure()) {
+      builder.tls(transport.clientTls());
+    }
+    try (MillraceClient client = builder.build()) {
       Connection connection;
       try {
-        connection =
-            client.connect(transport.host, transport.port).get(timeoutSeconds, TimeUnit.SECONDS);
+        connection = client.connect(target, null, null).get(timeoutSeconds, TimeUnit.SECONDS);
       } catch (ExecutionException | TimeoutException e) {
         Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
-        err.println("cannot connect to " + transport.host + ":" + transport.port + ": " + cause);
+        err.println("cannot connect to " + target + ": " + cause);
         err.flush();
         return EXIT_CONNECT_FAILED;
       }

@@ -7,11 +7,13 @@ import io.millrace.echo.EchoServiceImpl;
 import io.millrace.echo.v1.EchoServiceReactor;
 import io.millrace.grpc.GrpcEndpoint;
 import io.millrace.rpc.RpcServer;
-import io.millrace.transport.netty.EventLoops;
 import io.millrace.transport.netty.MillraceServer;
+import io.millrace.transport.netty.ServerTls;
+import io.millrace.transport.netty.TransportUri;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
@@ -44,6 +46,15 @@ final class EchoServerCommand implements Callable<Integer> {
   @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
 
   @Mixin TransportOptions transport;
+
+  @Option(
+      names = "--listen",
+      paramLabel = "URI",
+      description =
+          "Listen on URI, repeatable: tcp://H:P, tls://H:P, ws://H:P/PATH, wss://H:P/PATH,"
+              + " unix:///path. A tcp, tls or unix port also takes WebSocket upgrades. Default:"
+              + " tcp://--host:--port.")
+  List<String> listen;
 
   @Option(names = "--event-loops", defaultValue = "1", description = "Event loop threads.")
   int eventLoops;
@@ -80,13 +91,24 @@ final class EchoServerCommand implements Callable<Integer> {
       config.leaseIssuer(LeaseIssuer.fixed(leaseTtl, leaseRequests));
     }
     RpcServer rpc = echoRpc();
-    MillraceServer server =
+    MillraceServer.Builder builder =
         MillraceServer.builder()
-            .bindAddress(transport.host, transport.port)
             .config(config.build())
             .eventLoopThreads(eventLoops)
-            .acceptor(acceptor(rpc))
-            .bind();
+            .ioKind(transport.ioKind())
+            .acceptor(acceptor(rpc));
+    if (listen == null || listen.isEmpty()) {
+      builder.bindAddress(transport.host, transport.port);
+    } else {
+      for (String uri : listen) {
+        builder.listen(uri);
+      }
+    }
+    ServerTls tls = transport.serverTls();
+    if (tls != null) {
+      builder.tls(tls);
+    }
+    MillraceServer server = builder.bind();
     GrpcEndpoint grpc =
         grpcPort < 0
             ? null
@@ -96,15 +118,15 @@ final class EchoServerCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     Runtime.getRuntime()
         .addShutdownHook(new Thread(() -> shutDown(server, grpc, out), "millrace-shutdown"));
-    out.println(
-        "millrace echo-server listening on "
-            + server.address().getHostString()
-            + ":"
-            + server.port()
-            + (EventLoops.epoll() ? " (epoll)" : " (nio)")
-            + (transport.resume
-                ? ", resumption on (sessions kept " + transport.resumeSessionTtlSeconds + " s)"
-                : ""));
+    for (TransportUri uri : server.listeners()) {
+      out.println(
+          "millrace echo-server listening on "
+              + uri
+              + (uri.scheme() == TransportUri.Scheme.LOCAL ? "" : " (" + transport.ioKind() + ")")
+              + (transport.resume
+                  ? ", resumption on (sessions kept " + transport.resumeSessionTtlSeconds + " s)"
+                  : ""));
+    }
     if (grpc != null) {
       out.println(
           "millrace echo-server: gRPC (h2c) on "

@@ -2,6 +2,11 @@ package io.millrace.cli;
 
 import io.millrace.core.ConnectionConfig;
 import io.millrace.core.Resumption;
+import io.millrace.transport.netty.ClientTls;
+import io.millrace.transport.netty.IoKind;
+import io.millrace.transport.netty.ServerTls;
+import java.io.IOException;
+import java.nio.file.Path;
 import java.time.Duration;
 import picocli.CommandLine.Option;
 
@@ -10,7 +15,7 @@ final class TransportOptions {
   @Option(
       names = "--host",
       defaultValue = "127.0.0.1",
-      description = "Host (default: ${DEFAULT-VALUE}).")
+      description = "Host, for tcp:// (default: ${DEFAULT-VALUE}); --listen or --url say more.")
   String host;
 
   @Option(
@@ -46,6 +51,77 @@ final class TransportOptions {
           "With --resume: seconds a session lives without a connection (server), or keeps"
               + " reconnecting (client) (default: ${DEFAULT-VALUE}).")
   long resumeSessionTtlSeconds;
+
+  @Option(
+      names = "--tls-cert",
+      paramLabel = "PEM",
+      description =
+          "Certificate chain (PEM): the server's for tls:// and wss:// listeners; a client's for"
+              + " servers that ask for one.")
+  Path tlsCert;
+
+  @Option(
+      names = "--tls-key",
+      paramLabel = "PEM",
+      description = "Private key of --tls-cert (PKCS#8 PEM).")
+  Path tlsKey;
+
+  @Option(
+      names = "--tls-ca",
+      paramLabel = "PEM",
+      description =
+          "CA certificates (PEM): a client trusts servers they issued (default: the JDK's trust"
+              + " store); a server requires client certificates they issued (mutual TLS).")
+  Path tlsCa;
+
+  @Option(
+      names = "--tls-insecure",
+      description = "Client: trust any server certificate and check no host name (tests only).")
+  boolean tlsInsecure;
+
+  @Option(
+      names = "--io",
+      paramLabel = "KIND",
+      description =
+          "Socket I/O: epoll, io_uring or nio (default: epoll where available, else nio).")
+  String io;
+
+  /** The I/O kind asked for, or the preferred one. */
+  IoKind ioKind() {
+    return io == null ? IoKind.preferred() : IoKind.parse(io);
+  }
+
+  /** The server's TLS from --tls-cert, --tls-key and --tls-ca; null without a certificate. */
+  ServerTls serverTls() throws IOException {
+    if (tlsCert == null && tlsKey == null) {
+      return null;
+    }
+    if (tlsCert == null || tlsKey == null) {
+      throw new IllegalArgumentException("--tls-cert and --tls-key go together");
+    }
+    ServerTls.Builder tls = ServerTls.builder(tlsCert, tlsKey);
+    if (tlsCa != null) {
+      tls.requireClientCertificates(tlsCa);
+    }
+    return tls.build();
+  }
+
+  /** The client's TLS from --tls-ca, --tls-cert, --tls-key and --tls-insecure. */
+  ClientTls clientTls() throws IOException {
+    ClientTls.Builder tls = ClientTls.builder();
+    if (tlsInsecure) {
+      tls.insecure();
+    } else if (tlsCa != null) {
+      tls.trust(tlsCa);
+    }
+    if (tlsCert != null || tlsKey != null) {
+      if (tlsCert == null || tlsKey == null) {
+        throw new IllegalArgumentException("--tls-cert and --tls-key go together");
+      }
+      tls.keyPair(tlsCert, tlsKey);
+    }
+    return tls.build();
+  }
 
   ConnectionConfig.Builder config() {
     ConnectionConfig.Builder b =

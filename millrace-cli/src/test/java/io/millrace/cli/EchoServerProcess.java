@@ -43,7 +43,7 @@ final class EchoServerProcess implements AutoCloseable {
   }
 
   int port() throws Exception {
-    Pattern listening = Pattern.compile("listening on 127\\.0\\.0\\.1:(\\d+)");
+    Pattern listening = Pattern.compile("listening on tcp://127\\.0\\.0\\.1:(\\d+)");
     for (int i = 0; i < 1000; i++) {
       Matcher m = listening.matcher(output());
       if (m.find()) {
@@ -52,6 +52,23 @@ final class EchoServerProcess implements AutoCloseable {
       Thread.sleep(10);
     }
     throw new AssertionError("the echo server did not report its port: " + output());
+  }
+
+  /** The URIs it reports listening on, once it reports {@code count} of them. */
+  List<String> listeners(int count) throws Exception {
+    Pattern listening = Pattern.compile("echo-server listening on (\\S+)");
+    for (int i = 0; i < 1000; i++) {
+      Matcher m = listening.matcher(output());
+      List<String> uris = new ArrayList<>();
+      while (m.find()) {
+        uris.add(m.group(1));
+      }
+      if (uris.size() >= count) {
+        return uris;
+      }
+      Thread.sleep(10);
+    }
+    throw new AssertionError("the echo server did not report its listeners: " + output());
   }
 
   /** The gRPC port it reports (started with {@code --grpc-port}). */
