@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -83,6 +84,13 @@ final class EchoServerCommand implements Callable<Integer> {
           "Also serve EchoService to gRPC clients on this port (h2c, on --host; 0: a free port).")
   int grpcPort;
 
+  @Option(
+      names = "--grpc-shared",
+      description =
+          "Also serve EchoService to gRPC clients on the RSocket ports (tcp, tls, unix listeners;"
+              + " ALPN h2 under TLS), with the health and reflection services.")
+  boolean grpcShared;
+
   @Override
   public Integer call() throws Exception {
     ConnectionConfig.Builder config =
@@ -108,13 +116,22 @@ final class EchoServerCommand implements Callable<Integer> {
     if (tls != null) {
       builder.tls(tls);
     }
-    MillraceServer server = builder.bind();
+    if (grpcShared && grpcPort >= 0) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(), "give --grpc-port or --grpc-shared, not both");
+    }
     GrpcEndpoint grpc =
-        grpcPort < 0
-            ? null
-            : GrpcEndpoint.builder(rpc)
-                .address(new InetSocketAddress(transport.host, grpcPort))
-                .start();
+        grpcShared
+            ? GrpcEndpoint.builder(rpc).sharedPorts().start()
+            : grpcPort < 0
+                ? null
+                : GrpcEndpoint.builder(rpc)
+                    .address(new InetSocketAddress(transport.host, grpcPort))
+                    .start();
+    if (grpcShared) {
+      builder.http2Handoff(grpc.handoff());
+    }
+    MillraceServer server = builder.bind();
     PrintWriter out = spec.commandLine().getOut();
     Runtime.getRuntime()
         .addShutdownHook(new Thread(() -> shutDown(server, grpc, out), "millrace-shutdown"));
@@ -127,7 +144,11 @@ final class EchoServerCommand implements Callable<Integer> {
                   ? ", resumption on (sessions kept " + transport.resumeSessionTtlSeconds + " s)"
                   : ""));
     }
-    if (grpc != null) {
+    if (grpcShared) {
+      out.println(
+          "millrace echo-server: gRPC on the ports above, with grpc.health.v1.Health and server"
+              + " reflection");
+    } else if (grpc != null) {
       out.println(
           "millrace echo-server: gRPC (h2c) on "
               + transport.host

@@ -66,6 +66,38 @@ class GrpcToolsTest {
   }
 
   @Test
+  void sharedPort_grpcurlAndRSocketOnOnePort() throws Exception {
+    try (EchoServerProcess shared = new EchoServerProcess("--grpc-shared")) {
+      int port = shared.port();
+      GoTools.Run echo =
+          GoTools.run(
+              grpcurl,
+              null,
+              "-plaintext",
+              "-d",
+              "{\"payload\":\"aGk=\"}",
+              "127.0.0.1:" + port,
+              "millrace.echo.v1.EchoService/Echo");
+      assertThat(echo.exitCode()).as(echo.stderr()).isZero();
+      assertThat(echo.stdout()).contains("\"payload\": \"aGk=\"");
+      java.io.StringWriter out = new java.io.StringWriter();
+      int code =
+          new picocli.CommandLine(new Main())
+              .setOut(new java.io.PrintWriter(out))
+              .execute(
+                  "call",
+                  "--port",
+                  Integer.toString(port),
+                  "--interaction",
+                  "request-response",
+                  "--data",
+                  "rsocket too");
+      assertThat(code).isZero();
+      assertThat(out.toString()).isEqualTo("rsocket too\n");
+    }
+  }
+
+  @Test
   void calls_everyInteraction_fromJson() throws Exception {
     GoTools.Run echo =
         grpcurl(null, List.of("-d", "{\"payload\":\"aGk=\"}"), "millrace.echo.v1.EchoService/Echo");

@@ -8,7 +8,14 @@ import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import io.millrace.rpc.RpcServer;
 import io.millrace.transport.netty.EventLoops;
+import io.millrace.transport.netty.Http2Handoff;
+import io.millrace.transport.netty.MillraceServer;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.local.LocalAddress;
+import io.netty.channel.local.LocalIoHandler;
+import io.netty.channel.local.LocalServerChannel;
+import io.netty.util.concurrent.DefaultThreadFactory;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -48,18 +55,35 @@ public final class GrpcEndpoint implements AutoCloseable {
   private final Server server;
   private final HealthStatusManager health;
   private final EventLoopGroup ownedLoops;
+  private final SharedPortHandoff handoff;
 
-  private GrpcEndpoint(Server server, HealthStatusManager health, EventLoopGroup ownedLoops) {
+  private GrpcEndpoint(
+      Server server,
+      HealthStatusManager health,
+      EventLoopGroup ownedLoops,
+      SharedPortHandoff handoff) {
     this.server = server;
     this.health = health;
     this.ownedLoops = ownedLoops;
+    this.handoff = handoff;
+  }
+
+  /**
+   * What a {@link MillraceServer} takes ({@link MillraceServer.Builder#http2Handoff}) to serve this
+   * endpoint's gRPC on its own ports: an endpoint built with {@link Builder#sharedPorts()} only.
+   */
+  public Http2Handoff handoff() {
+    if (handoff == null) {
+      throw new IllegalStateException("this endpoint has a port of its own (see sharedPorts())");
+    }
+    return handoff;
   }
 
   public static Builder builder(RpcServer rpc) {
     return new Builder(rpc);
   }
 
-  /** The port the endpoint listens on (the one chosen when 0 was asked). */
+  /** The port the endpoint listens on (the one chosen when 0 was asked); -1 with shared ports. */
   public int port() {
     return server.getPort();
   }
@@ -117,9 +141,21 @@ public final class GrpcEndpoint implements AutoCloseable {
     private boolean reflection = true;
     private EventLoopGroup loops;
     private Consumer<NettyServerBuilder> configure = b -> {};
+    private boolean shared;
 
     private Builder(RpcServer rpc) {
       this.rpc = Objects.requireNonNull(rpc, "rpc");
+    }
+
+    /**
+     * No port of its own: gRPC arrives on the ports of a {@link MillraceServer} that is given
+     * {@link GrpcEndpoint#handoff()}, next to RSocket and WebSocket, HTTP/2 told apart by its
+     * preface (and by ALPN h2 under TLS, which the Millrace port then terminates). The calls cross
+     * one in-JVM hop; a port of its own is the faster choice where a second port is no trouble.
+     */
+    public Builder sharedPorts() {
+      this.shared = true;
+      return this;
     }
 
     /** Listens on {@code port} of every interface (0, the default: a free port). */
@@ -153,7 +189,10 @@ public final class GrpcEndpoint implements AutoCloseable {
       return this;
     }
 
-    /** The event loops to run on (the caller shuts them down); by default the endpoint's own. */
+    /**
+     * The event loops to run on (the caller shuts them down); by default the endpoint's own. Not
+     * used with {@link #sharedPorts()}, which needs in-JVM loops of its own.
+     */
     public Builder eventLoops(EventLoopGroup loops) {
       this.loops = Objects.requireNonNull(loops, "loops");
       return this;
@@ -170,7 +209,15 @@ public final class GrpcEndpoint implements AutoCloseable {
 
     /** Starts listening. */
     public GrpcEndpoint start() {
-      EventLoopGroup group = loops != null ? loops : EventLoops.newGroup(0, "millrace-grpc");
+      EventLoopGroup group =
+          loops != null && !shared
+              ? loops
+              : shared
+                  ? new MultiThreadIoEventLoopGroup(
+                      0,
+                      new DefaultThreadFactory("millrace-grpc", true),
+                      LocalIoHandler.newFactory())
+                  : EventLoops.newGroup(0, "millrace-grpc");
       EventLoopGroup owned = loops != null ? null : group;
       try {
         return start(group, owned);
@@ -184,9 +231,16 @@ public final class GrpcEndpoint implements AutoCloseable {
 
     @SuppressWarnings("deprecation") // v1alpha reflection: older grpcurl and ghz still ask it
     private GrpcEndpoint start(EventLoopGroup group, EventLoopGroup owned) {
+      SharedPortHandoff handoff = null;
+      SocketAddress listen = address;
+      if (shared) {
+        LocalAddress local = new LocalAddress(GrpcEndpoint.class);
+        handoff = new SharedPortHandoff(local, group);
+        listen = local;
+      }
       NettyServerBuilder b =
-          NettyServerBuilder.forAddress(address)
-              .channelType(EventLoops.serverChannel())
+          NettyServerBuilder.forAddress(listen)
+              .channelType(shared ? LocalServerChannel.class : EventLoops.serverChannel())
               .bossEventLoopGroup(group)
               .workerEventLoopGroup(group)
               .maxConcurrentCallsPerConnection(DEFAULT_MAX_CONCURRENT_CALLS)
@@ -211,14 +265,17 @@ public final class GrpcEndpoint implements AutoCloseable {
         b.addService(ProtoReflectionServiceV1.newInstance());
         b.addService(io.grpc.protobuf.services.ProtoReflectionService.newInstance());
       }
+      if (handoff != null) {
+        b.addTransportFilter(handoff.callerAddresses());
+      }
       configure.accept(b);
       Server server = b.build();
       try {
         server.start();
       } catch (IOException e) {
-        throw new UncheckedIOException("the gRPC endpoint could not listen on " + address, e);
+        throw new UncheckedIOException("the gRPC endpoint could not listen on " + listen, e);
       }
-      return new GrpcEndpoint(server, healthManager, owned);
+      return new GrpcEndpoint(server, healthManager, owned, handoff);
     }
   }
 }
