@@ -31,6 +31,14 @@ public interface BenchSystem {
    */
   BenchServer startServer(int port, int payloadSize, LongAdder handled) throws Exception;
 
+  /**
+   * Whether the system runs over {@code transport} (tcp, tls, ws, wss, unix; the harness skips the
+   * others). Only Millrace's core and flavour systems run over more than TCP.
+   */
+  default boolean supportsTransport(String transport) {
+    return "tcp".equals(transport);
+  }
+
   /** Whether the system has {@code interaction} at all (the harness skips those it has not). */
   default boolean supports(Interaction interaction) {
     return true;

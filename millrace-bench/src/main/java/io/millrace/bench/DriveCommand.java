@@ -1,5 +1,6 @@
 package io.millrace.bench;
 
+import io.millrace.bench.millrace.BenchTransport;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
@@ -29,6 +30,12 @@ final class DriveCommand implements Callable<Integer> {
 
   @Option(names = "--port", required = true)
   int port;
+
+  @Option(names = "--transport", defaultValue = "tcp")
+  String transport;
+
+  @Option(names = "--io", description = "Socket I/O kind: epoll, io_uring or nio.")
+  String io;
 
   @Option(names = "--size", required = true)
   int size;
@@ -64,6 +71,10 @@ final class DriveCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    if (io != null) {
+      System.setProperty("millrace.io", io); // before anything asks IoKind.preferred()
+    }
+    BenchTransport.use(transport);
     BenchClient client = Systems.byName(system).connect(port, size);
     try {
       Thread pacer = start(client, Interaction.parse(interaction));

@@ -49,8 +49,33 @@ public final class ProcessRunner {
 
   Output run(String system, int size, String heap, String runName, List<String> driveArgs)
       throws IOException, InterruptedException {
+    return run(system, size, heap, runName, driveArgs, "tcp", null);
+  }
+
+  /** As {@link #run(String, int, String, String, List)}, over {@code transport} and {@code io}. */
+  Output run(
+      String system,
+      int size,
+      String heap,
+      String runName,
+      List<String> driveArgs,
+      String transport,
+      String io)
+      throws IOException, InterruptedException {
     List<String> common =
-        List.of("--system", system, "--size", Integer.toString(size), "--port", PORT);
+        new ArrayList<>(
+            List.of(
+                "--system",
+                system,
+                "--size",
+                Integer.toString(size),
+                "--port",
+                PORT,
+                "--transport",
+                transport));
+    if (io != null) {
+      common.addAll(List.of("--io", io));
+    }
     List<String> serve = new ArrayList<>(List.of("serve"));
     serve.addAll(common);
     List<String> drive = new ArrayList<>(List.of("drive"));

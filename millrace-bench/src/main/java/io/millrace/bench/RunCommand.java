@@ -122,6 +122,24 @@ final class RunCommand implements Callable<Integer> {
   List<String> callers;
 
   @Option(
+      names = "--transport",
+      split = ",",
+      defaultValue = "tcp",
+      description =
+          "Transports to measure Millrace over, each in the same run: tcp, tls, ws, wss, unix"
+              + " (peers run over TCP only). Off TCP a system shows as millrace/tls, with its"
+              + " share of millrace over TCP.")
+  List<String> transports;
+
+  @Option(
+      names = "--io",
+      split = ",",
+      description =
+          "Socket I/O kinds to measure each transport on: epoll, io_uring, nio (default: epoll"
+              + " where available).")
+  List<String> ioKinds;
+
+  @Option(
       names = "--resume",
       description =
           "Also measure Millrace with session resumption on (system millrace-resume, no"
@@ -202,7 +220,16 @@ final class RunCommand implements Callable<Integer> {
                   && !system.startsWith("millrace")) {
                 continue; // the peers' clients issue fire-and-forget from their event loop only
               }
-              plan.add(new Object[] {heap, size, interaction, caller, system});
+              for (String transport : transports) {
+                for (String io :
+                    ioKinds == null ? java.util.Collections.<String>singletonList(null) : ioKinds) {
+                  boolean plain = transport.equals("tcp") && io == null;
+                  if (!plain && !Systems.byName(system).supportsTransport(transport)) {
+                    continue;
+                  }
+                  plan.add(new Object[] {heap, size, interaction, caller, system, transport, io});
+                }
+              }
             }
           }
         }
@@ -217,7 +244,9 @@ final class RunCommand implements Callable<Integer> {
               (Interaction) run[2],
               (Integer) run[1],
               (String) run[0],
-              (String) run[3]);
+              (String) run[3],
+              (String) run[5],
+              (String) run[6]);
       results.add(r);
       System.out.printf(Locale.ROOT, "[%2d/%d] %s%n", ++done, plan.size(), line(r));
     }
@@ -257,15 +286,29 @@ final class RunCommand implements Callable<Integer> {
       Interaction interaction,
       int size,
       String heap,
-      String caller)
+      String caller,
+      String transport,
+      String io)
       throws IOException, InterruptedException {
-    RunResult result = new RunResult(system, interaction, size, heap, caller);
+    String display = RunResult.display(system, transport, io);
+    RunResult result = new RunResult(display, interaction, size, heap, caller);
+    result.baseSystem = system;
+    result.transport = transport;
+    result.io = io;
     ProcessRunner.Output out =
         runner.run(
             system,
             size,
             heap,
-            system + "-" + interaction.cliName + "-" + caller + "-" + size + "-" + heap,
+            display.replace('/', '-').replace('+', '-')
+                + "-"
+                + interaction.cliName
+                + "-"
+                + caller
+                + "-"
+                + size
+                + "-"
+                + heap,
             List.of(
                 "--interaction",
                 interaction.cliName,
@@ -278,7 +321,9 @@ final class RunCommand implements Callable<Integer> {
                 "--warmup",
                 Integer.toString(warmup),
                 "--duration",
-                Integer.toString(duration)));
+                Integer.toString(duration)),
+            transport,
+            io);
     if (out.failure() != null) {
       result.failure = out.failure();
       return result;
@@ -607,7 +652,7 @@ final class RunCommand implements Callable<Integer> {
     if (ours == null || r == ours) {
       return "";
     }
-    return r.system.equals("millrace-resume")
+    return r.system.equals("millrace-resume") || !r.system.equals(r.baseSystem)
         ? String.format(Locale.ROOT, "%.0f%%", 100 * r.median / ours.median)
         : String.format(Locale.ROOT, "x%.1f", ours.median / r.median);
   }
@@ -713,15 +758,16 @@ final class RunCommand implements Callable<Integer> {
     try (PrintWriter w = new PrintWriter(file, StandardCharsets.UTF_8)) {
       w.println(
           "system,level,interaction,payload_bytes,heap,gc,msgs_per_sec_median,msgs_per_sec_min,"
-              + "msgs_per_sec_max,alloc_bytes_per_msg_client,alloc_bytes_per_msg_server,resume");
+              + "msgs_per_sec_max,alloc_bytes_per_msg_client,alloc_bytes_per_msg_server,resume,"
+              + "transport,io");
       for (RunResult r : results) {
         if (!r.ok()) {
           continue;
         }
         w.printf(
             Locale.ROOT,
-            "%s,%s,%s,%d,%s,%s,%.0f,%.0f,%.0f,%s,%s,%s%n",
-            r.system,
+            "%s,%s,%s,%d,%s,%s,%.0f,%.0f,%.0f,%s,%s,%s,%s,%s%n",
+            r.baseSystem,
             level,
             r.label(),
             r.size,
@@ -732,7 +778,9 @@ final class RunCommand implements Callable<Integer> {
             r.max,
             bytes(r.allocClient),
             bytes(r.allocServer),
-            r.system.equals("millrace-resume") ? "on" : "off");
+            r.system.equals("millrace-resume") ? "on" : "off",
+            r.transport,
+            r.io == null ? "default" : r.io);
       }
     }
     if (!latencies.isEmpty()) {

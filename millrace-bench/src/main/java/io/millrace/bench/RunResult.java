@@ -18,6 +18,14 @@ final class RunResult {
   double allocServer = Double.NaN;
   String failure;
 
+  /** The system's own name, without the transport suffix {@link #system} has off TCP. */
+  String baseSystem;
+
+  String transport = "tcp";
+
+  /** The socket I/O kind asked for; null: the default. */
+  String io;
+
   RunResult(String system, Interaction interaction, int size, String heap) {
     this(system, interaction, size, heap, "loop");
   }
@@ -29,6 +37,15 @@ final class RunResult {
     this.size = size;
     this.heap = heap;
     this.caller = caller;
+    this.baseSystem = system;
+  }
+
+  /** The name of a system on a transport and I/O kind, as reports show it: millrace/tls. */
+  static String display(String system, String transport, String io) {
+    if ("tcp".equals(transport) && io == null) {
+      return system;
+    }
+    return system + "/" + transport + (io == null ? "" : "+" + io);
   }
 
   /**

@@ -1,5 +1,6 @@
 package io.millrace.bench;
 
+import io.millrace.bench.millrace.BenchTransport;
 import java.io.InputStream;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.LongAdder;
@@ -19,11 +20,21 @@ final class ServeCommand implements Callable<Integer> {
   @Option(names = "--port", required = true)
   int port;
 
+  @Option(names = "--transport", defaultValue = "tcp")
+  String transport;
+
+  @Option(names = "--io", description = "Socket I/O kind: epoll, io_uring or nio.")
+  String io;
+
   @Option(names = "--size", required = true)
   int size;
 
   @Override
   public Integer call() throws Exception {
+    if (io != null) {
+      System.setProperty("millrace.io", io); // before anything asks IoKind.preferred()
+    }
+    BenchTransport.use(transport);
     LongAdder handled = new LongAdder();
     BenchServer server = Systems.byName(system).startServer(port, size, handled);
     try {

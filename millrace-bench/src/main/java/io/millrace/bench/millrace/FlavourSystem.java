@@ -56,10 +56,19 @@ abstract class FlavourSystem implements BenchSystem {
   }
 
   @Override
+  public boolean supportsTransport(String transport) {
+    return true;
+  }
+
+  @Override
   public final BenchClient connect(int port, int payloadSize) throws Exception {
     MillraceClient client =
-        MillraceClient.builder().config(clientConfig()).eventLoopThreads(1).build();
-    Connection connection = client.connect("127.0.0.1", port).get(10, TimeUnit.SECONDS);
+        BenchTransport.client(MillraceClient.builder())
+            .config(clientConfig())
+            .eventLoopThreads(1)
+            .build();
+    Connection connection =
+        client.connect(BenchTransport.uri(port), null, null).get(10, TimeUnit.SECONDS);
     ByteBuf payload = MillraceSystem.payload(payloadSize);
     Calls calls = calls(connection, payload);
     return new BenchClient() {

@@ -112,8 +112,7 @@ public final class MillraceSystem implements BenchSystem {
     ByteBuf response = payload(payloadSize);
     io.millrace.core.Acceptor a = acceptor.apply(response);
     MillraceServer server =
-        MillraceServer.builder()
-            .bindAddress("127.0.0.1", port)
+        BenchTransport.listen(MillraceServer.builder(), port)
             .config(config)
             .eventLoopThreads(1)
             .acceptor(a)
@@ -210,9 +209,16 @@ public final class MillraceSystem implements BenchSystem {
   }
 
   @Override
+  public boolean supportsTransport(String transport) {
+    return true;
+  }
+
+  @Override
   public BenchClient connect(int port, int payloadSize) throws Exception {
-    MillraceClient client = MillraceClient.builder().config(config).eventLoopThreads(1).build();
-    Connection connection = client.connect("127.0.0.1", port).get(10, TimeUnit.SECONDS);
+    MillraceClient client =
+        BenchTransport.client(MillraceClient.builder()).config(config).eventLoopThreads(1).build();
+    Connection connection =
+        client.connect(BenchTransport.uri(port), null, null).get(10, TimeUnit.SECONDS);
     return new Client(client, connection, payload(payloadSize));
   }
 
