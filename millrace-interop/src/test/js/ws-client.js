@@ -1,10 +1,12 @@
 'use strict';
 // An rsocket-js client over WebSocket (rsocket-websocket-client on the ws package) against an echo
 // server at <url>. One after the other: request-response with and without metadata and with data
-// "error:boom", request-stream "5" (credit 2 at a time), request-channel first/a/b, and a
-// fire-and-forget. Prints each payload received as "<interaction> data=... [metadata=...]", each
-// completion as "<interaction> complete", each error as "<interaction> error code=C message=M",
-// then "fire-and-forget sent" and "done"; any other problem prints "problem ..." and exits 1.
+// "error:boom", request-stream "5" (credit 2 at a time), request-channel first/a/b, a
+// fire-and-forget and a last request-response. Prints each payload received as
+// "<interaction> data=D" (and " metadata=M" if it has some), each completion as
+// "<interaction> complete", each error as "<interaction> error code=C message=M", the
+// fire-and-forget as "fire-and-forget sent", then "done" and exits 0; any other problem prints
+// "problem ..." and exits 1.
 //
 // Usage: node ws-client.js <url>
 const WebSocket = require('ws');

@@ -2,15 +2,22 @@ package io.millrace.interop;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 
+import io.millrace.core.Connection;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.rsocket.Payload;
+import io.rsocket.RSocket;
 import io.rsocket.util.DefaultPayload;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.List;
 import java.util.function.BooleanSupplier;
+import java.util.stream.IntStream;
 
-/** Helpers shared by the interop tests: payload conversions and bounded waiting. */
+/**
+ * Helpers shared by the interop tests: payload conversions, request-response on either side, the
+ * echo servers' stream contents and bounded waiting.
+ */
 final class Interop {
   static final String HOST = "127.0.0.1";
   static final Duration TIMEOUT = Duration.ofSeconds(5);
@@ -51,6 +58,29 @@ final class Interop {
     } finally {
       payload.release();
     }
+  }
+
+  /** An rsocket-java request-response, its answer decoded. */
+  static Received echo(RSocket rsocket, String data, String metadata) {
+    return receive(rsocket.requestResponse(payload(data, metadata)).block(TIMEOUT));
+  }
+
+  /** A Millrace request-response; the payloads that arrived before it completed. */
+  static List<Received> echo(Connection connection, String data, String metadata) throws Exception {
+    MillraceRecorder response = new MillraceRecorder();
+    connection.requestResponse(buf(metadata), buf(data), response);
+    response.awaitComplete();
+    return response.items;
+  }
+
+  /**
+   * What the echo servers stream for request-stream data {@code count}: "0".."count-1", each with
+   * the request's metadata.
+   */
+  static List<Received> counting(int count, String metadata) {
+    return IntStream.range(0, count)
+        .mapToObj(i -> Received.of(Integer.toString(i), metadata))
+        .toList();
   }
 
   /**

@@ -4,6 +4,7 @@ import io.rsocket.Payload;
 import io.rsocket.RSocket;
 import io.rsocket.core.RSocketServer;
 import io.rsocket.exceptions.ApplicationErrorException;
+import io.rsocket.transport.ServerTransport;
 import io.rsocket.transport.netty.server.CloseableChannel;
 import io.rsocket.transport.netty.server.TcpServerTransport;
 import java.util.List;
@@ -19,7 +20,8 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * An rsocket-java server with the semantics of Millrace's EchoResponder, recording what it sees.
+ * An rsocket-java server with the semantics of Millrace's EchoResponder, recording what it sees; on
+ * TCP at {@link Interop#HOST} unless given another transport.
  *
  * <ul>
  *   <li>request-response echoes data and metadata; data {@code error:MSG} fails with an
@@ -47,18 +49,15 @@ final class JavaEchoServer implements AutoCloseable {
 
   private final CloseableChannel channel;
 
-  private JavaEchoServer(UnaryOperator<RSocketServer> customizer) {
+  private JavaEchoServer(
+      ServerTransport<CloseableChannel> transport, UnaryOperator<RSocketServer> customizer) {
     RSocketServer server =
         RSocketServer.create(
             (setup, sendingSocket) -> {
               clientSocket.complete(sendingSocket);
               return Mono.just(new Handler());
             });
-    channel =
-        customizer
-            .apply(server)
-            .bind(TcpServerTransport.create(Interop.HOST, 0))
-            .block(Interop.TIMEOUT);
+    channel = customizer.apply(server).bind(transport).block(Interop.TIMEOUT);
   }
 
   static JavaEchoServer start() {
@@ -67,9 +66,15 @@ final class JavaEchoServer implements AutoCloseable {
 
   /** Starts a server after {@code customizer} configured it (fragmentation, leases). */
   static JavaEchoServer start(UnaryOperator<RSocketServer> customizer) {
-    return new JavaEchoServer(customizer);
+    return new JavaEchoServer(TcpServerTransport.create(Interop.HOST, 0), customizer);
   }
 
+  /** Starts a server on {@code transport} (WebSocket, TLS, a Unix domain socket). */
+  static JavaEchoServer startOn(ServerTransport<CloseableChannel> transport) {
+    return new JavaEchoServer(transport, UnaryOperator.identity());
+  }
+
+  /** The port of a server on an IP transport. */
   int port() {
     return channel.address().getPort();
   }

@@ -4,6 +4,8 @@ import static io.millrace.interop.Interop.HOST;
 import static io.millrace.interop.Interop.TIMEOUT;
 import static io.millrace.interop.Interop.await;
 import static io.millrace.interop.Interop.buf;
+import static io.millrace.interop.Interop.counting;
+import static io.millrace.interop.Interop.echo;
 import static io.millrace.interop.Interop.pattern;
 import static java.util.concurrent.TimeUnit.MILLISECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -23,7 +25,6 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.function.UnaryOperator;
-import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -58,20 +59,6 @@ class MillraceClientToRSocketJavaServerTest {
     server = JavaEchoServer.start(serverConfig);
     client = MillraceClient.builder().config(config).responder(clientResponder).build();
     return client.connect(HOST, server.port()).get(TIMEOUT.toMillis(), MILLISECONDS);
-  }
-
-  private static List<Received> echo(Connection connection, String data, String metadata)
-      throws Exception {
-    MillraceRecorder response = new MillraceRecorder();
-    connection.requestResponse(buf(metadata), buf(data), response);
-    response.awaitComplete();
-    return response.items;
-  }
-
-  private static List<Received> counting(int count, String metadata) {
-    return IntStream.range(0, count)
-        .mapToObj(i -> Received.of(Integer.toString(i), metadata))
-        .toList();
   }
 
   // ---------------------------------------------------------------- request-response

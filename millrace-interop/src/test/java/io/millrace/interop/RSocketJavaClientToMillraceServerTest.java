@@ -3,6 +3,8 @@ package io.millrace.interop;
 import static io.millrace.interop.Interop.HOST;
 import static io.millrace.interop.Interop.TIMEOUT;
 import static io.millrace.interop.Interop.await;
+import static io.millrace.interop.Interop.counting;
+import static io.millrace.interop.Interop.echo;
 import static io.millrace.interop.Interop.pattern;
 import static io.millrace.interop.Interop.payload;
 import static java.util.concurrent.TimeUnit.MILLISECONDS;
@@ -24,7 +26,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.UnaryOperator;
-import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -72,16 +73,6 @@ class RSocketJavaClientToMillraceServerTest {
             .connect(TcpClientTransport.create(HOST, server.port()))
             .block(TIMEOUT);
     return rsocket;
-  }
-
-  private static Received echo(RSocket rsocket, String data, String metadata) {
-    return Interop.receive(rsocket.requestResponse(payload(data, metadata)).block(TIMEOUT));
-  }
-
-  private static List<Received> counting(int count, String metadata) {
-    return IntStream.range(0, count)
-        .mapToObj(i -> Received.of(Integer.toString(i), metadata))
-        .toList();
   }
 
   // ---------------------------------------------------------------- request-response

@@ -93,6 +93,26 @@ final class RSocketJs {
       return 0;
     }
 
+    /**
+     * Waits for a server script's "listening PORT" line and returns the port; fails if the script
+     * exits or prints none within 20 seconds.
+     */
+    int awaitListening() throws InterruptedException {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+      while (true) {
+        for (String line : lines) {
+          if (line.startsWith("listening ")) {
+            return Integer.parseInt(line.substring("listening ".length()).trim());
+          }
+        }
+        if (!process.isAlive() || System.nanoTime() - deadline > 0) {
+          throw new AssertionError(
+              "the script did not say it was listening:\n" + String.join("\n", lines));
+        }
+        Thread.sleep(10);
+      }
+    }
+
     /** Waits for the script to exit; returns its exit code, or -1 if it did not in time. */
     int await(long timeout, TimeUnit unit) throws InterruptedException {
       if (!process.waitFor(timeout, unit)) {

@@ -45,15 +45,7 @@ class RSocketJsResumptionInteropTest {
   @Test
   void millraceClient_resumesWithRSocketJsServer() throws Exception {
     try (RSocketJs.Script server = new RSocketJs.Script("resume-stream-server.js")) {
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-      while (server.lines.stream().noneMatch(l -> l.startsWith("listening"))) {
-        assertThat(server.process.isAlive()).as(String.join("\n", server.lines)).isTrue();
-        assertThat(System.nanoTime()).as("the server started in time").isLessThan(deadline);
-        Thread.sleep(10);
-      }
-      String listening =
-          server.lines.stream().filter(l -> l.startsWith("listening")).findFirst().orElseThrow();
-      int port = Integer.parseInt(listening.substring("listening ".length()).trim());
+      int port = server.awaitListening();
       ResumptionInteropTest.millraceClientResumesThroughResets(
           new InetSocketAddress(Interop.HOST, port));
       assertThat(server.process.isAlive()).as(String.join("\n", server.lines)).isTrue();

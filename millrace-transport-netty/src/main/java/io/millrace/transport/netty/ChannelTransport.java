@@ -10,8 +10,6 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.socket.DuplexChannel;
-import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
-import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.ScheduledFuture;
@@ -35,13 +33,24 @@ final class ChannelTransport implements Transport {
   private final Channel channel;
   private final FrameHandler handler;
   private final boolean messages;
+  private final boolean client;
   private boolean closing;
   private boolean closeSent;
 
-  ChannelTransport(Channel channel, FrameHandler handler, boolean messages) {
+  /**
+   * Over WebSocket, small frames written since the last flush, copied together: one buffer per
+   * flush instead of one per frame, as the engine batches frames over TCP.
+   */
+  private ByteBuf batch;
+
+  private static final int BATCHED_FRAME_MAX = 1024;
+  private static final int BATCH_CAPACITY = 16 * 1024;
+
+  ChannelTransport(Channel channel, FrameHandler handler, boolean messages, boolean client) {
     this.channel = channel;
     this.handler = handler;
     this.messages = messages;
+    this.client = client;
   }
 
   @Override
@@ -88,13 +97,30 @@ final class ChannelTransport implements Transport {
 
   @Override
   public int headroom() {
-    return messages ? 0 : FrameHeader.LENGTH_PREFIX_SIZE;
+    if (messages) {
+      return client ? WebSocketFraming.CLIENT_HEADROOM : WebSocketFraming.SERVER_HEADROOM;
+    }
+    return FrameHeader.LENGTH_PREFIX_SIZE;
   }
 
   @Override
   public void write(ByteBuf frame) {
     if (messages) {
-      channel.write(new BinaryWebSocketFrame(frame), channel.voidPromise());
+      WebSocketFraming.frame(frame, headroom(), WebSocketFraming.OPCODE_BINARY, client);
+      int size = frame.readableBytes();
+      if (size > BATCHED_FRAME_MAX) {
+        writeBatch();
+        channel.write(frame, channel.voidPromise());
+        return;
+      }
+      if (batch != null && batch.writableBytes() < size) {
+        writeBatch();
+      }
+      if (batch == null) {
+        batch = channel.alloc().directBuffer(BATCH_CAPACITY);
+      }
+      batch.writeBytes(frame);
+      frame.release();
       return;
     }
     int length = frame.readableBytes() - FrameHeader.LENGTH_PREFIX_SIZE;
@@ -119,7 +145,16 @@ final class ChannelTransport implements Transport {
 
   @Override
   public void flush() {
+    writeBatch();
     channel.flush();
+  }
+
+  private void writeBatch() {
+    ByteBuf b = batch;
+    if (b != null) {
+      batch = null;
+      channel.write(b, channel.voidPromise());
+    }
   }
 
   @Override
@@ -130,7 +165,8 @@ final class ChannelTransport implements Transport {
   @Override
   public long queuedBytes() {
     ChannelOutboundBuffer buffer = channel.unsafe().outboundBuffer();
-    return buffer == null ? 0 : buffer.totalPendingWriteBytes();
+    long batched = batch == null ? 0 : batch.readableBytes();
+    return batched + (buffer == null ? 0 : buffer.totalPendingWriteBytes());
   }
 
   @Override
@@ -141,7 +177,16 @@ final class ChannelTransport implements Transport {
   @Override
   public void close() {
     closing = true;
+    releaseBatch();
     channel.close();
+  }
+
+  /** Drops frames batched and not yet written (the connection is gone). */
+  void releaseBatch() {
+    if (batch != null) {
+      batch.release();
+      batch = null;
+    }
   }
 
   /** Whether a close has begun (the handler then closes on the peer's end of stream). */
@@ -207,8 +252,9 @@ final class ChannelTransport implements Transport {
    * (the handler sees it), at once if the peer closed first, or at the deadline.
    */
   private void closeWebSocket() {
+    writeBatch();
     channel
-        .writeAndFlush(new CloseWebSocketFrame(WebSocketCloseStatus.NORMAL_CLOSURE))
+        .writeAndFlush(close(WebSocketCloseStatus.NORMAL_CLOSURE))
         .addListener(
             (ChannelFuture written) -> {
               closeSent = true;
@@ -216,6 +262,26 @@ final class ChannelTransport implements Transport {
                 channel.close();
               }
             });
+  }
+
+  /** A WebSocket Close with {@code status}, framed for this side. */
+  private ByteBuf close(WebSocketCloseStatus status) {
+    ByteBuf code = Unpooled.buffer(2).writeShort(status.code());
+    return WebSocketFraming.control(channel.alloc(), WebSocketFraming.OPCODE_CLOSE, code, client);
+  }
+
+  /** Sends a WebSocket control frame (a pong) with {@code payload} (not released). */
+  void writeControl(int opcode, ByteBuf payload) {
+    writeBatch();
+    channel.writeAndFlush(
+        WebSocketFraming.control(channel.alloc(), opcode, payload, client), channel.voidPromise());
+  }
+
+  /** A WebSocket protocol violation: a Close with {@code status}, then the connection closes. */
+  void closeWith(WebSocketCloseStatus status) {
+    closing = true;
+    writeBatch();
+    channel.writeAndFlush(close(status)).addListener(f -> channel.close());
   }
 
   @Override

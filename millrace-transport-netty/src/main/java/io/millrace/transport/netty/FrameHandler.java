@@ -7,8 +7,10 @@ import io.millrace.core.internal.TransportListener;
 import io.millrace.frame.FrameHeader;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelPipeline;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.DecoderException;
@@ -17,10 +19,15 @@ import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.CorruptedWebSocketFrameException;
 import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.WebSocketClientProtocolHandler;
 import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
+import io.netty.handler.codec.http.websocketx.WebSocketFrameDecoder;
+import io.netty.handler.codec.http.websocketx.WebSocketFrameEncoder;
+import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolHandler;
 import io.netty.util.ReferenceCountUtil;
 import java.util.ArrayDeque;
+import java.util.List;
 import java.util.function.Function;
 
 /**
@@ -41,18 +48,31 @@ import java.util.function.Function;
  * <p>A length above the configured maximum frame length is reported to the engine, which closes the
  * connection with CONNECTION_ERROR; nothing of such a frame is buffered.
  *
- * <p>Over WebSocket ({@link #messages}) Netty's decoder and {@link WebSocketFrameAggregator} in
- * front of this handler bound each message, continuation frames included, to the maximum frame
- * length and report a longer one as an exception, which becomes the same CONNECTION_ERROR. A Close
- * message from the peer is its end of stream ({@link TransportListener#onInputClosed}), or the end
- * of the closing handshake when this side closed first. While reading is paused, the messages one
- * socket read decoded wait in a queue (one read's worth at most).
+ * <p>Over WebSocket ({@link #messages}) Netty does the upgrade; then {@link #startWebSocket} takes
+ * Netty's WebSocket codec out of the pipeline and this handler reads RFC 6455 frames from the bytes
+ * itself ({@link WebSocketFraming}): each binary message is one RSocket frame, cut from the read
+ * buffer as over TCP; continuation frames are gathered up to the maximum frame length (a longer
+ * message, or a longer header, becomes the same CONNECTION_ERROR, nothing of it buffered); pings
+ * are answered; a Close from the peer is its end of stream ({@link
+ * TransportListener#onInputClosed}), or the end of the closing handshake when this side closed
+ * first; text and malformed frames close the connection with the WebSocket status for them. Frames
+ * Netty's codec decoded before it left are taken as messages.
  */
 final class FrameHandler extends ChannelInboundHandlerAdapter {
   private static final int DISCARD_AFTER_BYTES = 64 * 1024;
 
   private final int maxFrameLength;
   private final boolean messages;
+
+  /** Over WebSocket: whether this is the client (its frames masked, the server's not). */
+  private final boolean client;
+
+  /** Over WebSocket: whether bytes are read as frames here (Netty's codec has left). */
+  private boolean rawWebSocket;
+
+  /** A message arriving in continuation frames, gathered so far. */
+  private ByteBuf fragments;
+
   private ChannelTransport transport;
   private TransportListener listener;
 
@@ -74,9 +94,10 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
   private boolean discarding;
   private final Runnable resumeTask = this::resume;
 
-  FrameHandler(int maxFrameLength, boolean messages) {
+  FrameHandler(int maxFrameLength, boolean messages, boolean client) {
     this.maxFrameLength = maxFrameLength;
     this.messages = messages;
+    this.client = client;
   }
 
   /**
@@ -87,8 +108,9 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
       Channel channel,
       ConnectionConfig config,
       boolean messages,
+      boolean client,
       Function<Transport, ConnectionEngine> factory) {
-    FrameHandler handler = attach(channel, config, messages);
+    FrameHandler handler = attach(channel, config, messages, client);
     ConnectionEngine engine = factory.apply(handler.transport);
     if (handler.listener == NOBODY) {
       handler.setListener(engine); // unless a resumable session put itself in front of the engine
@@ -102,12 +124,13 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
    */
   static Transport installForResumption(
       Channel channel, ConnectionConfig config, boolean messages) {
-    return attach(channel, config, messages).transport;
+    return attach(channel, config, messages, true).transport;
   }
 
-  private static FrameHandler attach(Channel channel, ConnectionConfig config, boolean messages) {
-    FrameHandler handler = new FrameHandler(config.maxFrameLength(), messages);
-    handler.transport = new ChannelTransport(channel, handler, messages);
+  private static FrameHandler attach(
+      Channel channel, ConnectionConfig config, boolean messages, boolean client) {
+    FrameHandler handler = new FrameHandler(config.maxFrameLength(), messages, client);
+    handler.transport = new ChannelTransport(channel, handler, messages, client);
     handler.listener = NOBODY;
     channel.pipeline().addLast(handler);
     return handler;
@@ -154,14 +177,43 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
     this.ctx = ctx;
   }
 
+  boolean isWebSocket() {
+    return messages;
+  }
+
+  /**
+   * Over WebSocket, once the upgrade is done: Netty's WebSocket handlers leave the pipeline (what
+   * its decoder had read but not decoded comes here as bytes) and frames are read here.
+   */
+  void startWebSocket() {
+    ChannelPipeline pipeline = ctx.pipeline();
+    for (Class<? extends ChannelHandler> type :
+        List.of(
+            WebSocketFrameAggregator.class,
+            WebSocketServerProtocolHandler.class,
+            WebSocketClientProtocolHandler.class,
+            WebSocketFrameEncoder.class)) {
+      ChannelHandlerContext handler = pipeline.context(type);
+      if (handler != null) {
+        pipeline.remove(handler.handler());
+      }
+    }
+    rawWebSocket = true;
+    ChannelHandlerContext decoder = pipeline.context(WebSocketFrameDecoder.class);
+    if (decoder != null) {
+      pipeline.remove(decoder.handler());
+    }
+  }
+
   @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
-    if (messages) {
+    if (messages && !(msg instanceof ByteBuf && rawWebSocket)) {
       readMessage(ctx, msg);
       return;
     }
     ByteBuf in = (ByteBuf) msg;
-    if (failed || discarding) {
+    if (failed || discarding && !messages) {
+      // Closing over WebSocket, frames are still read: the peer's Close ends the handshake.
       in.release();
       return;
     }
@@ -176,6 +228,10 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
 
   /** Hands the whole frames in the cumulation to the engine until it suspends reading. */
   private void deliverFrames() {
+    if (messages) {
+      deliverWebSocketFrames();
+      return;
+    }
     ByteBuf buf = cumulation;
     while (!suspended && buf.readableBytes() >= FrameHeader.LENGTH_PREFIX_SIZE) {
       int length = buf.getUnsignedMedium(buf.readerIndex());
@@ -205,12 +261,146 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
       }
     }
     if (!buf.isReadable()) {
-      releaseCumulation();
+      buf.release();
+      cumulation = null;
     } else if (buf.readerIndex() >= DISCARD_AFTER_BYTES && buf.refCnt() == 1) {
       // Only while no frame slice is alive: a slice kept by the application shares this memory,
       // and discarding moves the bytes under it.
       buf.discardSomeReadBytes();
     }
+  }
+
+  /** {@link #deliverFrames} over WebSocket: RFC 6455 frames from the cumulation. */
+  private void deliverWebSocketFrames() {
+    ByteBuf buf = cumulation;
+    while (!suspended && !failed && buf.readableBytes() >= 2) {
+      int at = buf.readerIndex();
+      int b0 = buf.getUnsignedByte(at);
+      int b1 = buf.getUnsignedByte(at + 1);
+      boolean fin = (b0 & 0x80) != 0;
+      int opcode = b0 & 0x0F;
+      boolean masked = (b1 & 0x80) != 0;
+      int header = 2;
+      long length = b1 & 0x7F;
+      if (length == 126) {
+        if (buf.readableBytes() < 4) {
+          break;
+        }
+        length = buf.getUnsignedShort(at + 2);
+        header = 4;
+      } else if (length == 127) {
+        if (buf.readableBytes() < 10) {
+          break;
+        }
+        length = buf.getLong(at + 2);
+        header = 10;
+      }
+      if ((b0 & 0x70) != 0 || masked == client || length < 0) {
+        violation(WebSocketCloseStatus.PROTOCOL_ERROR, "a malformed WebSocket frame");
+        return;
+      }
+      boolean control = opcode >= WebSocketFraming.OPCODE_CLOSE;
+      if (control && (!fin || length > 125)) {
+        violation(WebSocketCloseStatus.PROTOCOL_ERROR, "a fragmented or long control frame");
+        return;
+      }
+      long message = length + (fragments == null || control ? 0 : fragments.readableBytes());
+      if (!control && message > maxFrameLength) {
+        failed = true;
+        releaseCumulation();
+        listener.onFrameTooLong(message);
+        return;
+      }
+      int payload = header + (masked ? 4 : 0);
+      if (buf.readableBytes() < payload + length) {
+        break;
+      }
+      int start = at + payload;
+      if (masked) {
+        WebSocketFraming.mask(buf, start, length, buf.getInt(at + header));
+      }
+      buf.readerIndex(start);
+      ByteBuf body = buf.readRetainedSlice((int) length);
+      if (!webSocketFrame(opcode, fin, body) || cumulation == null) {
+        return; // failed, or the channel closed while handling the frame
+      }
+    }
+    if (cumulation == null) {
+      return;
+    }
+    if (!buf.isReadable()) {
+      buf.release();
+      cumulation = null;
+    } else if (buf.readerIndex() >= DISCARD_AFTER_BYTES && buf.refCnt() == 1) {
+      buf.discardSomeReadBytes();
+    }
+  }
+
+  /** One WebSocket frame's payload (released here); false when the connection failed. */
+  private boolean webSocketFrame(int opcode, boolean fin, ByteBuf body) {
+    if (discarding && opcode < WebSocketFraming.OPCODE_CLOSE) {
+      body.release(); // closing: data is dropped
+      return true;
+    }
+    switch (opcode) {
+      case WebSocketFraming.OPCODE_BINARY:
+        if (fragments != null) {
+          body.release();
+          violation(WebSocketCloseStatus.PROTOCOL_ERROR, "a new message inside a fragmented one");
+          return false;
+        }
+        if (fin) {
+          deliver(body);
+        } else {
+          fragments = ctx.alloc().buffer(body.readableBytes() * 2);
+          fragments.writeBytes(body);
+          body.release();
+        }
+        return true;
+      case WebSocketFraming.OPCODE_CONTINUATION:
+        if (fragments == null) {
+          body.release();
+          violation(WebSocketCloseStatus.PROTOCOL_ERROR, "a continuation frame with no message");
+          return false;
+        }
+        fragments.writeBytes(body);
+        body.release();
+        if (fin) {
+          ByteBuf whole = fragments;
+          fragments = null;
+          deliver(whole);
+        }
+        return true;
+      case WebSocketFraming.OPCODE_PING:
+        transport.writeControl(WebSocketFraming.OPCODE_PONG, body);
+        body.release();
+        return true;
+      case WebSocketFraming.OPCODE_PONG:
+        body.release();
+        return true;
+      case WebSocketFraming.OPCODE_CLOSE:
+        body.release();
+        peerEnded(ctx);
+        return true;
+      case WebSocketFraming.OPCODE_TEXT:
+        body.release();
+        violation(
+            WebSocketCloseStatus.INVALID_MESSAGE_TYPE,
+            "a text WebSocket message: RSocket frames are binary messages");
+        return false;
+      default:
+        body.release();
+        violation(WebSocketCloseStatus.PROTOCOL_ERROR, "an unknown WebSocket opcode " + opcode);
+        return false;
+    }
+  }
+
+  /** A WebSocket protocol violation: the peer is told with a Close, then the connection closes. */
+  private void violation(WebSocketCloseStatus status, String reason) {
+    failed = true;
+    releaseCumulation();
+    listener.onTransportError(new DecoderException(reason));
+    transport.closeWith(status);
   }
 
   private void readMessage(ChannelHandlerContext ctx, Object msg) {
@@ -364,6 +554,7 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
   public void channelInactive(ChannelHandlerContext ctx) {
     inactive = true;
     releaseCumulation();
+    transport.releaseBatch();
     listener.onTransportClosed();
   }
 
@@ -403,6 +594,10 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
       for (ByteBuf frame; (frame = pending.poll()) != null; ) {
         frame.release();
       }
+    }
+    if (fragments != null) {
+      fragments.release();
+      fragments = null;
     }
   }
 }

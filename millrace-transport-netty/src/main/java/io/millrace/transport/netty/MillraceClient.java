@@ -246,6 +246,7 @@ public final class MillraceClient implements AutoCloseable {
                             channel,
                             config,
                             uri.scheme().webSocket(),
+                            true,
                             transport ->
                                 config.resumption() == null
                                     ? ConnectionEngine.client(transport, config, responder)
@@ -292,6 +293,10 @@ public final class MillraceClient implements AutoCloseable {
       ByteBuf setupData,
       CompletableFuture<Connection> result) {
     channel.pipeline().remove(ClientReadiness.class);
+    FrameHandler frames = channel.pipeline().get(FrameHandler.class);
+    if (frames.isWebSocket()) {
+      frames.startWebSocket();
+    }
     ConnectionEngine engine = channel.attr(Attributes.ENGINE).get();
     try {
       engine.start(setupMetadata, setupData);
@@ -412,6 +417,11 @@ public final class MillraceClient implements AutoCloseable {
               .addListener(
                   ready -> {
                     if (ready.isSuccess()) {
+                      channel.pipeline().remove(ClientReadiness.class);
+                      FrameHandler frames = channel.pipeline().get(FrameHandler.class);
+                      if (frames.isWebSocket()) {
+                        frames.startWebSocket();
+                      }
                       session.attachNew(channel.attr(RESUMING).get());
                     } else {
                       channel.close();

@@ -201,9 +201,13 @@ final class ServerPipelines {
             channel,
             config,
             messages,
+            false,
             transport ->
                 ConnectionEngine.resumableServer(
                     transport, config, acceptor, asyncAcceptor, budget, sessions));
+    if (messages) {
+      channel.pipeline().get(FrameHandler.class).startWebSocket();
+    }
     engine.start(null, null);
     connections.add(engine);
   }
