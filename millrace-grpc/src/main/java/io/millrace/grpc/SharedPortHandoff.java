@@ -22,12 +22,23 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Hands HTTP/2 connections that arrive on a Millrace server's ports to the endpoint's grpc-java
- * server, which listens on an in-JVM address: each connection is spliced to an in-JVM channel to
- * it, bytes passed through both ways with backpressure (a side that cannot write stops the other
- * from reading). grpc-java sees the caller's real address ({@link Grpc#TRANSPORT_ATTR_REMOTE_ADDR})
- * through a transport filter. TLS, when the Millrace port has it, ends in front of the splice.
+ * server, which listens on an in-JVM address: each connection is spliced to an in-JVM channel to it
+ * and bytes pass through both ways. grpc-java sees the caller's real address ({@link
+ * Grpc#TRANSPORT_ATTR_REMOTE_ADDR}) through a transport filter. TLS, when the Millrace port has it,
+ * ends in front of the splice (so a client certificate does not reach grpc-java's call attributes).
+ *
+ * <p>Backpressure: a caller that sends faster than grpc-java reads is held back (the caller's
+ * channel stops reading while the in-JVM one is not writable). The other way, Netty's in-JVM
+ * channel hands grpc-java's writes over at once, so grpc-java cannot see a caller that does not
+ * read; what waits for such a caller is bounded instead: above {@value #MAX_QUEUED_TO_CALLER} bytes
+ * queued for it, the connection is closed. HTTP/2 flow control keeps honest callers far below that.
  */
 final class SharedPortHandoff implements Http2Handoff {
+  /** Bytes queued for a caller that does not read, above which its connection is closed. */
+  static final long MAX_QUEUED_TO_CALLER = 32L << 20;
+
+  private static final System.Logger LOG = System.getLogger(SharedPortHandoff.class.getName());
+
   private final LocalAddress target;
   private final EventLoopGroup localLoops;
   private final ConcurrentHashMap<SocketAddress, SocketAddress> callers = new ConcurrentHashMap<>();
@@ -53,9 +64,9 @@ final class SharedPortHandoff implements Http2Handoff {
   @Override
   public void takeOver(Channel outer) {
     outer.config().setAutoRead(false);
-    Relay fromCaller = new Relay();
+    Relay fromCaller = new Relay(false);
     outer.pipeline().addLast(fromCaller);
-    Relay toCaller = new Relay();
+    Relay toCaller = new Relay(true);
     toCaller.attach(outer);
     new Bootstrap()
         .group(localLoops)
@@ -82,10 +93,17 @@ final class SharedPortHandoff implements Http2Handoff {
    * the other, after what it has, when its own channel closes.
    */
   private static final class Relay extends ChannelInboundHandlerAdapter {
+    /** Whether this relay writes to the caller (whose queue is bounded). */
+    private final boolean toCaller;
+
     private Channel peer;
     private ChannelHandlerContext ctx;
     private List<Object> pending = new ArrayList<>();
     private boolean closed;
+
+    Relay(boolean toCaller) {
+      this.toCaller = toCaller;
+    }
 
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
@@ -128,6 +146,21 @@ final class SharedPortHandoff implements Http2Handoff {
         return;
       }
       peer.write(msg);
+      if (toCaller && !peer.isWritable() && queued(peer) > MAX_QUEUED_TO_CALLER) {
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "closing the gRPC connection from {0}: more than {1} bytes queued for a caller that"
+                + " does not read",
+            peer.remoteAddress(),
+            MAX_QUEUED_TO_CALLER);
+        peer.close();
+        ctx.close();
+      }
+    }
+
+    private static long queued(Channel channel) {
+      io.netty.channel.ChannelOutboundBuffer buffer = channel.unsafe().outboundBuffer();
+      return buffer == null ? 0 : buffer.totalPendingWriteBytes();
     }
 
     @Override
@@ -162,6 +195,11 @@ final class SharedPortHandoff implements Http2Handoff {
       if (peer != null && peer.isOpen()) {
         try {
           peer.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+          // What is queued for a side that does not read is not waited for long.
+          Channel other = peer;
+          other
+              .eventLoop()
+              .schedule(() -> other.close(), 10, java.util.concurrent.TimeUnit.SECONDS);
         } catch (java.util.concurrent.RejectedExecutionException e) {
           // the other side's loop has stopped: its channel is gone with it
         }

@@ -37,10 +37,20 @@ final class ChannelTransport implements Transport {
   private boolean closing;
   private boolean closeSent;
 
+  /** Over WebSocket: a Close is out or on its way; nothing may follow it. */
+  private boolean closeQueued;
+
+  /** Over WebSocket: a pong is written and not yet out (pings are not answered meanwhile). */
+  private boolean pongPending;
+
   /**
-   * Over WebSocket, small frames written since the last flush, copied together: one buffer per
-   * flush instead of one per frame, as the engine batches frames over TCP.
+   * Over WebSocket, the small frames written since the last flush: the first alone ({@link #lone},
+   * as framed), then, from the second, copied together into {@link #batch}: one buffer per flush
+   * instead of one per frame, as the engine batches frames over TCP. The batch starts small and
+   * grows, so that the bytes queued stay close to what the write-buffer water marks count.
    */
+  private ByteBuf lone;
+
   private ByteBuf batch;
 
   private static final int BATCHED_FRAME_MAX = 1024;
@@ -106,21 +116,7 @@ final class ChannelTransport implements Transport {
   @Override
   public void write(ByteBuf frame) {
     if (messages) {
-      WebSocketFraming.frame(frame, headroom(), WebSocketFraming.OPCODE_BINARY, client);
-      int size = frame.readableBytes();
-      if (size > BATCHED_FRAME_MAX) {
-        writeBatch();
-        channel.write(frame, channel.voidPromise());
-        return;
-      }
-      if (batch != null && batch.writableBytes() < size) {
-        writeBatch();
-      }
-      if (batch == null) {
-        batch = channel.alloc().directBuffer(BATCH_CAPACITY);
-      }
-      batch.writeBytes(frame);
-      frame.release();
+      writeMessage(frame);
       return;
     }
     int length = frame.readableBytes() - FrameHeader.LENGTH_PREFIX_SIZE;
@@ -131,6 +127,70 @@ final class ChannelTransport implements Transport {
     }
     frame.setMedium(frame.readerIndex(), length);
     channel.write(frame, channel.voidPromise());
+  }
+
+  /** One frame as one binary WebSocket message, alone or into the batch. */
+  private void writeMessage(ByteBuf frame) {
+    try {
+      if (closeQueued) {
+        return; // RFC 6455: nothing after a Close
+      }
+      int headroom = headroom();
+      int payload = frame.readableBytes() - headroom;
+      int size = WebSocketFraming.headerLength(payload, client) + payload;
+      if (size > BATCHED_FRAME_MAX || lone == null && batch == null) {
+        if (size > BATCHED_FRAME_MAX) {
+          writeBatch();
+        }
+        ByteBuf framed = framed(frame, headroom, size);
+        if (size > BATCHED_FRAME_MAX) {
+          channel.write(framed, channel.voidPromise());
+        } else {
+          lone = framed;
+        }
+        return;
+      }
+      if (batch != null && batch.maxWritableBytes() < size) {
+        writeBatch();
+        lone = framed(frame, headroom, size);
+        return;
+      }
+      if (batch == null) {
+        int first = lone.readableBytes();
+        batch =
+            channel
+                .alloc()
+                .directBuffer(
+                    Math.min(BATCH_CAPACITY, Math.max(256, 4 * (first + size))), BATCH_CAPACITY);
+        batch.writeBytes(lone);
+        lone.release();
+        lone = null;
+      }
+      if (client) {
+        WebSocketFraming.writeMasked(frame, headroom, WebSocketFraming.OPCODE_BINARY, batch);
+      } else {
+        WebSocketFraming.frame(frame, headroom, WebSocketFraming.OPCODE_BINARY);
+        batch.writeBytes(frame);
+      }
+    } finally {
+      if (frame.refCnt() > 0) {
+        frame.release();
+      }
+    }
+  }
+
+  /**
+   * {@code frame} framed as a message of its own: a server's in place (retained, the caller
+   * releases its reference), a client's masked into a new buffer of {@code size}.
+   */
+  private ByteBuf framed(ByteBuf frame, int headroom, int size) {
+    if (client) {
+      ByteBuf out = channel.alloc().directBuffer(size);
+      WebSocketFraming.writeMasked(frame, headroom, WebSocketFraming.OPCODE_BINARY, out);
+      return out;
+    }
+    WebSocketFraming.frame(frame, headroom, WebSocketFraming.OPCODE_BINARY);
+    return frame.retain();
   }
 
   @Override
@@ -150,6 +210,11 @@ final class ChannelTransport implements Transport {
   }
 
   private void writeBatch() {
+    ByteBuf l = lone;
+    if (l != null) {
+      lone = null;
+      channel.write(l, channel.voidPromise());
+    }
     ByteBuf b = batch;
     if (b != null) {
       batch = null;
@@ -165,7 +230,8 @@ final class ChannelTransport implements Transport {
   @Override
   public long queuedBytes() {
     ChannelOutboundBuffer buffer = channel.unsafe().outboundBuffer();
-    long batched = batch == null ? 0 : batch.readableBytes();
+    long batched =
+        (batch == null ? 0 : batch.readableBytes()) + (lone == null ? 0 : lone.readableBytes());
     return batched + (buffer == null ? 0 : buffer.totalPendingWriteBytes());
   }
 
@@ -183,6 +249,10 @@ final class ChannelTransport implements Transport {
 
   /** Drops frames batched and not yet written (the connection is gone). */
   void releaseBatch() {
+    if (lone != null) {
+      lone.release();
+      lone = null;
+    }
     if (batch != null) {
       batch.release();
       batch = null;
@@ -207,6 +277,8 @@ final class ChannelTransport implements Transport {
   @Override
   public void closeGracefully(long timeoutMillis) {
     if (closing) {
+      // Closing already (a protocol violation's Close under way): bounded all the same.
+      channel.eventLoop().schedule(() -> channel.close(), timeoutMillis, TimeUnit.MILLISECONDS);
       return;
     }
     closing = true;
@@ -236,14 +308,18 @@ final class ChannelTransport implements Transport {
                 channel.close(); // the peer is done too
                 return;
               }
-              duplex
-                  .shutdownOutput()
-                  .addListener(
-                      shut -> {
-                        if (!shut.isSuccess()) {
-                          channel.close();
-                        }
-                      });
+              shutdownOutput(duplex);
+            });
+  }
+
+  private void shutdownOutput(DuplexChannel duplex) {
+    duplex
+        .shutdownOutput()
+        .addListener(
+            shut -> {
+              if (!shut.isSuccess()) {
+                channel.close();
+              }
             });
   }
 
@@ -253,6 +329,7 @@ final class ChannelTransport implements Transport {
    */
   private void closeWebSocket() {
     writeBatch();
+    closeQueued = true;
     channel
         .writeAndFlush(close(WebSocketCloseStatus.NORMAL_CLOSURE))
         .addListener(
@@ -272,17 +349,34 @@ final class ChannelTransport implements Transport {
 
   /** Sends a WebSocket control frame (a pong) with {@code payload} (not released). */
   void writeControl(int opcode, ByteBuf payload) {
+    if (closeQueued || pongPending || !channel.isWritable()) {
+      return; // a peer that pings faster than it reads gets no more than one pong at a time
+    }
+    pongPending = true;
     writeBatch();
-    channel.writeAndFlush(
-        WebSocketFraming.control(channel.alloc(), opcode, payload, client), channel.voidPromise());
+    channel
+        .writeAndFlush(WebSocketFraming.control(channel.alloc(), opcode, payload, client))
+        .addListener(f -> pongPending = false);
   }
 
   /** A WebSocket protocol violation: a Close with {@code status}, then the connection closes. */
   void closeWith(WebSocketCloseStatus status) {
+    if (closeQueued) {
+      channel.close();
+      return;
+    }
     closing = true;
     writeBatch();
+    closeQueued = true;
     channel.writeAndFlush(close(status)).addListener(f -> channel.close());
+    // A peer that does not read would hold the Close back for ever.
+    channel
+        .eventLoop()
+        .schedule(() -> channel.close(), VIOLATION_CLOSE_MILLIS, TimeUnit.MILLISECONDS);
   }
+
+  /** How long a Close after a protocol violation may take to reach the peer. */
+  private static final long VIOLATION_CLOSE_MILLIS = 5000;
 
   @Override
   public SocketAddress remoteAddress() {

@@ -399,8 +399,8 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
   private void violation(WebSocketCloseStatus status, String reason) {
     failed = true;
     releaseCumulation();
+    transport.closeWith(status); // the Close first: nothing the engine writes may follow it
     listener.onTransportError(new DecoderException(reason));
-    transport.closeWith(status);
   }
 
   private void readMessage(ChannelHandlerContext ctx, Object msg) {
@@ -519,8 +519,22 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
   void discardInput() {
     discarding = true;
     suspended = false;
-    releaseCumulation();
+    if (messages && rawWebSocket) {
+      // Frames are still read, to find the peer's Close: a frame half-read stays whole.
+      releaseMessages();
+      if (cumulation != null && !failed) {
+        ctx.executor().execute(this::deliverLeftovers);
+      }
+    } else {
+      releaseCumulation();
+    }
     ctx.channel().config().setAutoRead(true);
+  }
+
+  private void deliverLeftovers() {
+    if (cumulation != null && !failed) {
+      deliverWebSocketFrames();
+    }
   }
 
   @Override
@@ -589,6 +603,11 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
       cumulation.release();
       cumulation = null;
     }
+    releaseMessages();
+  }
+
+  /** Drops queued messages and a fragmented message in progress. */
+  private void releaseMessages() {
     ArrayDeque<ByteBuf> pending = pendingMessages;
     if (pending != null) {
       for (ByteBuf frame; (frame = pending.poll()) != null; ) {

@@ -69,7 +69,11 @@ final class InJvmServers {
             new LocalAddress(name));
     InJvmTransport server = ends[1];
     // Queued on the server's loop before anything the client flushes: the accept comes first.
-    server.executor().execute(() -> listener.accept(server));
+    try {
+      server.executor().execute(() -> listener.accept(server));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      throw new ConnectException("the server on local://" + name + " has shut down");
+    }
     return ends[0];
   }
 }

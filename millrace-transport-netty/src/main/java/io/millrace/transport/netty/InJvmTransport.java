@@ -32,7 +32,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * it takes frames) and {@link #writable} (read by any thread).
  */
 final class InJvmTransport implements Transport {
-  private final EventExecutor executor;
+  /** Changes only when a resumed session moves this end to its own loop ({@link #moveTo}). */
+  private volatile EventExecutor executor;
+
   private final ByteBufAllocator alloc;
   private final int maxFrameLength;
   private final WriteBufferWaterMark waterMark;
@@ -120,6 +122,35 @@ final class InJvmTransport implements Transport {
     return executor;
   }
 
+  /**
+   * Moves this end to {@code target}: tasks the peer queued on the old loop before the move find
+   * they are on the wrong loop and follow it ({@link #onOwnLoop}).
+   */
+  @Override
+  public void moveTo(EventExecutor target, Runnable then) {
+    if (target == executor) {
+      target.execute(then);
+      return;
+    }
+    executor = target;
+    if (!run(target, then)) {
+      close();
+    }
+  }
+
+  /**
+   * Whether the caller runs on this end's loop; if not (the end moved after the task was queued),
+   * the task is queued again where the end now lives.
+   */
+  private boolean onOwnLoop(Runnable task) {
+    EventExecutor current = executor;
+    if (current.inEventLoop()) {
+      return true;
+    }
+    run(current, task);
+    return false;
+  }
+
   @Override
   public ByteBufAllocator alloc() {
     return alloc;
@@ -178,6 +209,9 @@ final class InJvmTransport implements Transport {
 
   /** Peer's executor: frames from the other end. */
   private void receive(ByteBuf[] batch, long bytes) {
+    if (!onOwnLoop(() -> receive(batch, bytes))) {
+      return;
+    }
     if (closed || closing) {
       // Closed: gone, as over a reset socket. Closing: read and dropped to see the end.
       for (ByteBuf frame : batch) {
@@ -233,6 +267,10 @@ final class InJvmTransport implements Transport {
       run(
           executor,
           () -> {
+            if (!executor.inEventLoop()) {
+              taken(0); // moved meanwhile: check again where this end lives now
+              return;
+            }
             if (!writable && !closed && inFlight.get() <= waterMark.low()) {
               writable = true;
               listener.onWritabilityChanged();
@@ -258,13 +296,19 @@ final class InJvmTransport implements Transport {
     }
     this.reading = reading;
     if (reading) {
-      run(executor, this::deliver);
+      run(
+          executor,
+          () -> {
+            if (onOwnLoop(this::deliver)) {
+              deliver();
+            }
+          });
     }
   }
 
   @Override
   public void close() {
-    if (closed) {
+    if (!onOwnLoop(this::close) || closed) {
       return;
     }
     closed = true;
@@ -304,7 +348,7 @@ final class InJvmTransport implements Transport {
 
   /** This end's executor: the peer will send nothing more. */
   private void peerEnded() {
-    if (closed || peerEnded) {
+    if (!onOwnLoop(this::peerEnded) || closed || peerEnded) {
       return;
     }
     peerEnded = true;

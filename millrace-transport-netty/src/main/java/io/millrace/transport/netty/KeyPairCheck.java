@@ -1,10 +1,7 @@
 package io.millrace.transport.netty;
 
-import java.io.IOException;
-import java.io.InputStream;
+import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyFactory;
 import java.security.PrivateKey;
@@ -26,13 +23,12 @@ final class KeyPairCheck {
 
   private KeyPairCheck() {}
 
-  static void verify(Path certificateChain, Path privateKey)
-      throws IOException, GeneralSecurityException {
-    X509Certificate certificate;
-    try (InputStream in = Files.newInputStream(certificateChain)) {
-      certificate =
-          (X509Certificate) CertificateFactory.getInstance("X.509").generateCertificate(in);
-    }
+  /** The PEM bytes of a certificate chain and of a PKCS#8 key. */
+  static void verify(byte[] certificateChain, byte[] privateKey) throws GeneralSecurityException {
+    X509Certificate certificate =
+        (X509Certificate)
+            CertificateFactory.getInstance("X.509")
+                .generateCertificate(new ByteArrayInputStream(certificateChain));
     PublicKey publicKey = certificate.getPublicKey();
     PrivateKey key =
         KeyFactory.getInstance(publicKey.getAlgorithm())
@@ -51,13 +47,13 @@ final class KeyPairCheck {
   }
 
   /** The DER bytes of a PEM "PRIVATE KEY" (PKCS#8, unencrypted). */
-  private static byte[] pkcs8(Path pem) throws IOException, GeneralSecurityException {
-    String text = Files.readString(pem, StandardCharsets.US_ASCII);
+  private static byte[] pkcs8(byte[] pem) throws GeneralSecurityException {
+    String text = new String(pem, StandardCharsets.US_ASCII);
     int begin = text.indexOf("-----BEGIN PRIVATE KEY-----");
     int end = text.indexOf("-----END PRIVATE KEY-----");
     if (begin < 0 || end < begin) {
       throw new GeneralSecurityException(
-          pem + " holds no unencrypted PKCS#8 key (-----BEGIN PRIVATE KEY-----)");
+          "no unencrypted PKCS#8 key (-----BEGIN PRIVATE KEY-----) in the key file");
     }
     String body = text.substring(begin + "-----BEGIN PRIVATE KEY-----".length(), end);
     return Base64.getMimeDecoder().decode(body);

@@ -208,7 +208,7 @@ public final class MillraceClient implements AutoCloseable {
                       socket.allocator,
                       config.maxFrameLength(),
                       socket.waterMark);
-            } catch (java.net.ConnectException e) {
+            } catch (java.net.ConnectException | RuntimeException e) {
               release(setupMetadata, setupData);
               result.completeExceptionally(e);
               return;
@@ -381,7 +381,7 @@ public final class MillraceClient implements AutoCloseable {
                 socket.allocator,
                 config.maxFrameLength(),
                 socket.waterMark));
-      } catch (java.net.ConnectException e) {
+      } catch (java.net.ConnectException | RuntimeException e) {
         session.reconnectFailed(e);
       }
       return;

@@ -416,7 +416,8 @@ public final class MillraceServer implements AutoCloseable {
           }
           LOG.log(Level.INFO, "listening on {0} ({1})", actual, kind);
         }
-      } catch (InterruptedException | RuntimeException e) {
+      } catch (Throwable e) {
+        // Netty's sync() rethrows a bind's IOException unchecked: every failure lands here.
         for (Channel channel : channels) {
           channel.close();
         }
@@ -426,7 +427,17 @@ public final class MillraceServer implements AutoCloseable {
         for (EventLoopGroup group : groups) {
           group.shutdownGracefully(0, 0, TimeUnit.SECONDS);
         }
-        throw e;
+        if (e instanceof InterruptedException) {
+          throw (InterruptedException) e;
+        }
+        if (e instanceof RuntimeException) {
+          throw (RuntimeException) e;
+        }
+        if (e instanceof Error) {
+          throw (Error) e;
+        }
+        throw new IllegalStateException(
+            "cannot listen on " + wanted.get(bound.size()) + ": " + e.getMessage(), e);
       }
       ScheduledExecutorService reloader = scheduleTlsReload();
       if (reloader != null) {

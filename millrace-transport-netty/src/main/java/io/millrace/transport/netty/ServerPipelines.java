@@ -37,6 +37,7 @@ import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -205,9 +206,6 @@ final class ServerPipelines {
             transport ->
                 ConnectionEngine.resumableServer(
                     transport, config, acceptor, asyncAcceptor, budget, sessions));
-    if (messages) {
-      channel.pipeline().get(FrameHandler.class).startWebSocket();
-    }
     engine.start(null, null);
     connections.add(engine);
   }
@@ -238,18 +236,50 @@ final class ServerPipelines {
     pipeline.addLast(new WebSocketGate(new QueryStringDecoder(path).path(), webSocket));
     pipeline.addLast(new WebSocketServerProtocolHandler(protocol.build()));
     pipeline.addLast(new WebSocketFrameAggregator(maxFrameLength));
-    pipeline.addLast(
-        new ChannelInboundHandlerAdapter() {
-          @Override
-          public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-            if (evt instanceof WebSocketServerProtocolHandler.HandshakeComplete) {
-              ctx.pipeline().remove(WebSocketGate.class);
-              ctx.pipeline().remove(this);
-              serveRSocket(ctx.channel(), true);
-            }
-            ctx.fireUserEventTriggered(evt);
+    pipeline.addLast(new UpgradeDone());
+  }
+
+  /**
+   * Starts RSocket once the upgrade's answer is out. Messages Netty decoded before that (a client
+   * may send its SETUP as soon as it reads the 101, before the server's write has completed) are
+   * held and handed to the frame handler after the engine has started.
+   */
+  private final class UpgradeDone extends ChannelInboundHandlerAdapter {
+    private final List<Object> early = new ArrayList<>();
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+      if (early.size() >= 16) {
+        ReferenceCountUtil.release(msg);
+        ctx.close(); // a client that floods before the upgrade is done is not RSocket
+        return;
+      }
+      early.add(msg);
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+      if (evt instanceof WebSocketServerProtocolHandler.HandshakeComplete) {
+        ctx.pipeline().remove(WebSocketGate.class);
+        serveRSocket(ctx.channel(), true);
+        if (!early.isEmpty()) {
+          for (Object msg : early) {
+            ctx.fireChannelRead(msg);
           }
-        });
+          early.clear();
+          ctx.fireChannelReadComplete();
+        }
+        ctx.pipeline().remove(this);
+        ctx.channel().pipeline().get(FrameHandler.class).startWebSocket();
+      }
+      ctx.fireUserEventTriggered(evt);
+    }
+
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+      early.forEach(ReferenceCountUtil::release);
+      early.clear();
+    }
   }
 
   /** Tells RSocket, a WebSocket upgrade and HTTP/2 apart by the first four bytes. */

@@ -5,12 +5,13 @@ import io.netty.handler.ssl.ClientAuth;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SupportedCipherSuiteFilter;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -44,13 +45,27 @@ public final class ServerTls {
   private final Duration reloadInterval;
   private volatile Material material;
 
-  /** One reading of the files, and the contexts made from it (one per ALPN list asked for). */
+  /**
+   * One reading of the files (their bytes, read once, so that a context and the check of its key
+   * see the same certificate), and the contexts made from it (one per ALPN list asked for).
+   */
   private static final class Material {
-    final String stamp;
+    final byte[] certificateChain;
+    final byte[] privateKey;
+    final byte[] clientCa;
     final Map<List<String>, SslContext> contexts = new ConcurrentHashMap<>();
 
-    Material(String stamp) {
-      this.stamp = stamp;
+    Material(byte[] certificateChain, byte[] privateKey, byte[] clientCa) {
+      this.certificateChain = certificateChain;
+      this.privateKey = privateKey;
+      this.clientCa = clientCa;
+    }
+
+    /** Whether the files still hold what this reading got. */
+    boolean same(Material other) {
+      return Arrays.equals(certificateChain, other.certificateChain)
+          && Arrays.equals(privateKey, other.privateKey)
+          && Arrays.equals(clientCa, other.clientCa);
     }
   }
 
@@ -78,12 +93,16 @@ public final class ServerTls {
     material = read(List.copyOf(old.contexts.keySet()));
   }
 
-  /** Reloads when a file changed since the last reading; returns whether it did. */
+  /**
+   * Reloads when a file's content changed since the last reading (compared byte for byte: a renewal
+   * within one tick of a coarse file clock is still seen); returns whether it did.
+   */
   synchronized boolean reloadIfChanged() throws IOException {
-    if (stamp().equals(material.stamp)) {
+    Material now = readFiles();
+    if (now.same(material)) {
       return false;
     }
-    reload();
+    material = build(now, List.copyOf(material.contexts.keySet()));
     return true;
   }
 
@@ -97,10 +116,9 @@ public final class ServerTls {
    * {@link #context} finds it. A server calls this as it binds.
    */
   synchronized void prepare(List<String> alpn) throws IOException {
-    try {
-      material.contexts.computeIfAbsent(List.copyOf(alpn), this::build);
-    } catch (UncheckedIOException e) {
-      throw e.getCause();
+    Material m = material;
+    if (!m.contexts.containsKey(alpn)) {
+      m.contexts.put(List.copyOf(alpn), context(m, alpn));
     }
   }
 
@@ -114,27 +132,47 @@ public final class ServerTls {
   }
 
   private Material read(List<List<String>> alpnLists) throws IOException {
-    Material m = new Material(stamp());
-    try {
-      m.contexts.put(List.of(), build(List.of())); // fails here, not on a connection, if bad
-      for (List<String> alpn : alpnLists) {
-        m.contexts.put(alpn, build(alpn));
-      }
-    } catch (UncheckedIOException e) {
-      throw e.getCause();
+    return build(readFiles(), alpnLists);
+  }
+
+  /**
+   * The contexts for {@code alpnLists} (and none) from one reading; fails if any cannot be made.
+   */
+  private Material build(Material m, List<List<String>> alpnLists) throws IOException {
+    m.contexts.put(List.of(), context(m, List.of())); // fails here, not on a connection, if bad
+    for (List<String> alpn : alpnLists) {
+      m.contexts.put(alpn, context(m, alpn));
     }
     return m;
   }
 
-  private SslContext build(List<String> alpn) {
+  private Material readFiles() throws IOException {
+    return new Material(
+        readFile(certificateChain),
+        readFile(privateKey),
+        clientCa == null ? null : readFile(clientCa));
+  }
+
+  private static byte[] readFile(Path file) throws IOException {
     try {
+      return Files.readAllBytes(file);
+    } catch (NoSuchFileException e) {
+      throw new IOException("TLS file not found: " + file, e);
+    }
+  }
+
+  private SslContext context(Material m, List<String> alpn) throws IOException {
+    try {
+      KeyPairCheck.verify(m.certificateChain, m.privateKey);
       SslContextBuilder builder =
-          SslContextBuilder.forServer(certificateChain.toFile(), privateKey.toFile())
+          SslContextBuilder.forServer(
+                  new ByteArrayInputStream(m.certificateChain),
+                  new ByteArrayInputStream(m.privateKey))
               .sslProvider(provider.netty())
               .protocols(TlsDefaults.PROTOCOLS)
               .ciphers(TlsDefaults.CIPHERS, SupportedCipherSuiteFilter.INSTANCE);
-      if (clientCa != null) {
-        builder.trustManager(clientCa.toFile()).clientAuth(clientAuth);
+      if (m.clientCa != null) {
+        builder.trustManager(new ByteArrayInputStream(m.clientCa)).clientAuth(clientAuth);
       }
       if (!alpn.isEmpty()) {
         // A client offering none of these still connects (RSocket has no ALPN name of its own).
@@ -145,40 +183,18 @@ public final class ServerTls {
                 ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT,
                 alpn));
       }
-      SslContext context = builder.build();
-      KeyPairCheck.verify(certificateChain, privateKey);
-      return context;
+      return builder.build();
     } catch (IOException | IllegalArgumentException | java.security.GeneralSecurityException e) {
-      throw new UncheckedIOException(
-          new IOException(
-              "cannot use certificate "
-                  + certificateChain
-                  + " with key "
-                  + privateKey
-                  + (clientCa == null ? "" : " and client CA " + clientCa)
-                  + ": "
-                  + e.getMessage(),
-              e));
+      throw new IOException(
+          "cannot use certificate "
+              + certificateChain
+              + " with key "
+              + privateKey
+              + (clientCa == null ? "" : " and client CA " + clientCa)
+              + ": "
+              + e.getMessage(),
+          e);
     }
-  }
-
-  private String stamp() throws IOException {
-    StringBuilder stamp = new StringBuilder();
-    for (Path file :
-        clientCa == null
-            ? List.of(certificateChain, privateKey)
-            : List.of(certificateChain, privateKey, clientCa)) {
-      try {
-        stamp
-            .append(Files.getLastModifiedTime(file).toMillis())
-            .append('/')
-            .append(Files.size(file))
-            .append(';');
-      } catch (NoSuchFileException e) {
-        throw new IOException("TLS file not found: " + file, e);
-      }
-    }
-    return stamp.toString();
   }
 
   /** Configures a {@link ServerTls}. */

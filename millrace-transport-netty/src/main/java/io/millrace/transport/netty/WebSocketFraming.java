@@ -23,10 +23,13 @@ final class WebSocketFraming {
   /** The longest header: 2 bytes, a 64-bit length, a mask key. */
   static final int MAX_HEADER = 14;
 
-  /** Headroom for a server's frames (never masked) and a client's (always masked). */
+  /**
+   * Headroom for a server's frames, whose header is written in place, and a client's, which are
+   * copied as they are masked.
+   */
   static final int SERVER_HEADROOM = 10;
 
-  static final int CLIENT_HEADROOM = MAX_HEADER;
+  static final int CLIENT_HEADROOM = 0;
 
   private WebSocketFraming() {}
 
@@ -36,45 +39,75 @@ final class WebSocketFraming {
   }
 
   /**
-   * Frames the payload that follows {@code headroom} reserved bytes at {@code frame}'s reader index
-   * as one final message of {@code opcode}: writes the header at the end of the headroom, masks the
-   * payload in place when {@code masked}, and moves the reader index to the header.
+   * Frames, in place, the payload that follows {@code headroom} reserved bytes at {@code frame}'s
+   * reader index as one final, unmasked message of {@code opcode} (a server's): writes the header
+   * at the end of the headroom and moves the reader index to it. Only the headroom is written, so a
+   * frame shared with a replay store or an application stays as it was.
    */
-  static void frame(ByteBuf frame, int headroom, int opcode, boolean masked) {
+  static void frame(ByteBuf frame, int headroom, int opcode) {
     int payloadStart = frame.readerIndex() + headroom;
     int length = frame.writerIndex() - payloadStart;
-    int header = headerLength(length, masked);
-    int at = payloadStart - header;
-    frame.setByte(at, 0x80 | opcode);
+    int at = payloadStart - headerLength(length, false);
+    writeHeader(frame, at, opcode, length, false);
+    frame.readerIndex(at);
+  }
+
+  /**
+   * Writes the payload after {@code headroom} bytes of {@code frame} to {@code out} as one final,
+   * masked message of {@code opcode} (a client's), with a fresh random key. {@code frame} is only
+   * read: its payload may be shared (a replay store keeps it, an application may send one buffer to
+   * several connections), so it is masked on the way into {@code out}.
+   */
+  static void writeMasked(ByteBuf frame, int headroom, int opcode, ByteBuf out) {
+    int payloadStart = frame.readerIndex() + headroom;
+    int length = frame.writerIndex() - payloadStart;
+    int at = out.writerIndex();
+    int header = headerLength(length, true);
+    out.ensureWritable(header + length);
+    int key = writeHeader(out, at, opcode, length, true);
+    out.setBytes(at + header, frame, payloadStart, length);
+    mask(out, at + header, length, key);
+    out.writerIndex(at + header + length);
+  }
+
+  /** Writes a header at {@code at}; returns the mask key written (0 when not masked). */
+  private static int writeHeader(ByteBuf buf, int at, int opcode, int length, boolean masked) {
+    buf.setByte(at, 0x80 | opcode);
     int maskBit = masked ? 0x80 : 0;
     int i = at + 2;
     if (length < 126) {
-      frame.setByte(at + 1, maskBit | length);
+      buf.setByte(at + 1, maskBit | length);
     } else if (length < 65_536) {
-      frame.setByte(at + 1, maskBit | 126);
-      frame.setShort(i, length);
+      buf.setByte(at + 1, maskBit | 126);
+      buf.setShort(i, length);
       i += 2;
     } else {
-      frame.setByte(at + 1, maskBit | 127);
-      frame.setLong(i, length);
+      buf.setByte(at + 1, maskBit | 127);
+      buf.setLong(i, length);
       i += 8;
     }
-    if (masked) {
-      int key = ThreadLocalRandom.current().nextInt();
-      frame.setInt(i, key);
-      mask(frame, payloadStart, length, key);
+    if (!masked) {
+      return 0;
     }
-    frame.readerIndex(at);
+    int key = ThreadLocalRandom.current().nextInt();
+    buf.setInt(i, key);
+    return key;
   }
 
   /** A control message ({@code payload} at most 125 bytes, not released). */
   static ByteBuf control(ByteBufAllocator alloc, int opcode, ByteBuf payload, boolean masked) {
-    int headroom = masked ? CLIENT_HEADROOM : SERVER_HEADROOM;
-    ByteBuf frame = alloc.buffer(headroom + payload.readableBytes());
-    frame.writerIndex(headroom);
-    frame.writeBytes(payload, payload.readerIndex(), payload.readableBytes());
-    frame(frame, headroom, opcode, masked);
-    return frame;
+    int length = payload.readableBytes();
+    ByteBuf frame = alloc.buffer(MAX_HEADER + length);
+    frame.writerIndex(SERVER_HEADROOM);
+    frame.writeBytes(payload, payload.readerIndex(), length);
+    if (!masked) {
+      frame(frame, SERVER_HEADROOM, opcode);
+      return frame;
+    }
+    ByteBuf out = alloc.buffer(headerLength(length, true) + length);
+    writeMasked(frame, SERVER_HEADROOM, opcode, out);
+    frame.release();
+    return out;
   }
 
   /** XORs {@code length} bytes from {@code index} with the 4-byte key, in place. */

@@ -24,15 +24,18 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Resumption over real TCP connections through a {@link ChaosProxy} that breaks them in every way:
- * resets, cuts inside a frame, black holes only the keepalive notices, refused reconnects and
- * delays. A request-stream and a request-channel carry sequenced payloads from 1 byte to 64 KiB
- * (fragmented), request-response calls must each complete exactly once, and fire-and-forget is
- * counted at the server, through 100 forced disconnects; the server runs two event loops, so a
- * resumed connection often lands on another loop than its session and is moved. Netty's paranoid
- * leak detector fails the build on any leaked buffer.
+ * Resumption over real connections (TCP, and for the chaos run also TLS, whose records the cuts
+ * land inside) through a {@link ChaosProxy} that breaks them in every way: resets, cuts inside a
+ * frame, black holes only the keepalive notices, refused reconnects and delays. A request-stream
+ * and a request-channel carry sequenced payloads from 1 byte to 64 KiB (fragmented),
+ * request-response calls must each complete exactly once, and fire-and-forget is counted at the
+ * server, through 100 forced disconnects; the server runs two event loops, so a resumed connection
+ * often lands on another loop than its session and is moved. Netty's paranoid leak detector fails
+ * the build on any leaked buffer.
  */
 class TcpResumptionTest {
   private MillraceServer server;
@@ -169,8 +172,27 @@ class TcpResumptionTest {
   }
 
   private Connection start(int serverLoops) throws Exception {
+    return start(serverLoops, "tcp");
+  }
+
+  /** A server on {@code scheme} behind the chaos proxy, and a client connected through it. */
+  private Connection start(int serverLoops, String scheme) throws Exception {
+    boolean secure = scheme.equals("tls") || scheme.equals("wss");
+    String path = scheme.startsWith("ws") ? "/rsocket" : "";
+    MillraceServer.Builder builder =
+        MillraceServer.builder().listen(scheme + "://127.0.0.1:0" + path);
+    MillraceClient.Builder clientBuilder = MillraceClient.builder();
+    if (secure) {
+      builder.tls(
+          ServerTls.builder(
+                  io.millrace.testing.TestCertificates.path("server.pem"),
+                  io.millrace.testing.TestCertificates.path("server.key"))
+              .build());
+      clientBuilder.tls(
+          ClientTls.builder().trust(io.millrace.testing.TestCertificates.path("ca.pem")).build());
+    }
     server =
-        MillraceServer.builder()
+        builder
             .config(config())
             .eventLoopThreads(serverLoops)
             .acceptor(
@@ -180,8 +202,16 @@ class TcpResumptionTest {
                 })
             .bind();
     proxy = new ChaosProxy(server.address());
-    client = MillraceClient.builder().config(config()).build();
-    return client.connect("127.0.0.1", proxy.port()).get(5, TimeUnit.SECONDS);
+    client = clientBuilder.config(config()).build();
+    return client.connect(scheme + "://127.0.0.1:" + proxy.port() + path).get(5, TimeUnit.SECONDS);
+  }
+
+  /** Keeps the last few events, for the message of a failed wait. */
+  private static void recent(List<String> events, String event) {
+    events.add(event);
+    while (events.size() > 6) {
+      events.remove(0);
+    }
   }
 
   private static ByteBuf intBuf(Connection c, int n) {
@@ -205,11 +235,16 @@ class TcpResumptionTest {
     }
   }
 
-  @Test
-  void everyInteraction_survivesAHundredDisconnectsOfEveryKind() throws Exception {
-    Connection c = start(2);
+  // WebSocket and WSS are left out until a lost RESUME after some reconnects is found (issue 11's
+  // note): the same run over ws or wss stalls now and then with the server's engine never seeing
+  // the client's RESUME.
+  @ParameterizedTest
+  @ValueSource(strings = {"tcp", "tls"})
+  void everyInteraction_survivesAHundredDisconnectsOfEveryKind(String scheme) throws Exception {
+    Connection c = start(2, scheme);
     AtomicInteger resumed = new AtomicInteger();
     List<String> events = new CopyOnWriteArrayList<>();
+    List<String> trail = new CopyOnWriteArrayList<>(); // the last few disconnects, for messages
     c.addListener(
         new ConnectionListener() {
           @Override
@@ -225,6 +260,16 @@ class TcpResumptionTest {
           @Override
           public void onClosed(Connection connection, CloseReason reason) {
             events.add("closed " + reason);
+          }
+
+          @Override
+          public void onDisconnected(Connection connection, String reason) {
+            recent(trail, "lost " + reason);
+          }
+
+          @Override
+          public void onReconnecting(Connection connection, int attempt, long delayMillis) {
+            recent(trail, "reconnecting " + attempt);
           }
         });
     int streamItems = 4_000;
@@ -313,7 +358,7 @@ class TcpResumptionTest {
           proxy.reset();
           break;
       }
-      await("resumption " + i + " (" + events + ")", () -> resumed.get() > before, 10_000);
+      await("resumption " + i + " (" + events + trail + ")", () -> resumed.get() > before, 10_000);
       proxy.delay(0);
     }
     await(

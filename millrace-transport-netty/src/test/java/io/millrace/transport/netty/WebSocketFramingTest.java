@@ -31,10 +31,25 @@ class WebSocketFramingTest {
       int headroom = masked ? WebSocketFraming.CLIENT_HEADROOM : WebSocketFraming.SERVER_HEADROOM;
       ByteBuf frame = Unpooled.buffer(headroom + length);
       frame.writerIndex(headroom).writeBytes(payload);
-      WebSocketFraming.frame(frame, headroom, WebSocketFraming.OPCODE_BINARY, masked);
-      assertThat(frame.readableBytes())
+      ByteBuf wire;
+      if (masked) {
+        wire = Unpooled.buffer();
+        WebSocketFraming.writeMasked(frame, headroom, WebSocketFraming.OPCODE_BINARY, wire);
+        assertThat(ByteBufUtil.getBytes(frame, headroom, length))
+            .as("the frame's own payload, which others may share, is left as it was")
+            .isEqualTo(payload);
+        frame.release();
+      } else {
+        WebSocketFraming.frame(frame, headroom, WebSocketFraming.OPCODE_BINARY);
+        assertThat(
+                ByteBufUtil.getBytes(
+                    frame, frame.readerIndex() + frame.readableBytes() - length, length))
+            .isEqualTo(payload);
+        wire = frame;
+      }
+      assertThat(wire.readableBytes())
           .isEqualTo(WebSocketFraming.headerLength(length, masked) + length);
-      WebSocketFrame decoded = decode(frame, masked);
+      WebSocketFrame decoded = decode(wire, masked);
       try {
         assertThat(decoded).isInstanceOf(BinaryWebSocketFrame.class);
         assertThat(decoded.isFinalFragment()).isTrue();
