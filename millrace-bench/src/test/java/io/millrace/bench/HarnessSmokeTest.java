@@ -52,11 +52,14 @@ class HarnessSmokeTest {
     assertThat(lines.get(0))
         .isEqualTo(
             "system,level,interaction,payload_bytes,heap,gc,msgs_per_sec_median,msgs_per_sec_min,"
-                + "msgs_per_sec_max,alloc_bytes_per_msg_client,alloc_bytes_per_msg_server,resume");
+                + "msgs_per_sec_max,alloc_bytes_per_msg_client,alloc_bytes_per_msg_server,resume,"
+                + "transport,io");
     assertThat(lines).hasSize(1 + 4 * 2); // --resume adds millrace-resume next to millrace
     for (String row : lines.subList(1, lines.size())) {
       String[] cells = row.split(",");
-      assertThat(cells).hasSize(12);
+      assertThat(cells).hasSize(14);
+      assertThat(cells[12]).isEqualTo("tcp");
+      assertThat(cells[13]).isEqualTo("default");
       assertThat(cells[11]).isEqualTo(cells[0].equals("millrace-resume") ? "on" : "off");
       assertThat(cells[1]).isEqualTo("core");
       assertThat(cells[5]).isEqualTo("serial");
@@ -74,6 +77,42 @@ class HarnessSmokeTest {
             .as(system + " " + side)
             .anyMatch(row -> row.startsWith(system + ",") && row.contains("," + side + ","));
       }
+    }
+  }
+
+  @Test
+  void transports_millraceOverTlsWebSocketAndUnixSockets_peersSkipped(@TempDir Path dir)
+      throws Exception {
+    File csv = dir.resolve("results.csv").toFile();
+    int code =
+        new CommandLine(new RunCommand())
+            .execute(
+                "--systems",
+                "millrace,grpc-java",
+                "--interactions",
+                "request-stream",
+                "--transport",
+                "tls,ws,unix",
+                "--sizes",
+                "8",
+                "--warmup",
+                "1",
+                "--duration",
+                "1",
+                "--skip-heap",
+                "--skip-latency",
+                "--logs",
+                dir.resolve("logs").toString(),
+                "--csv",
+                csv.toString());
+    assertThat(code).isZero();
+    List<String> rows = Files.readAllLines(csv.toPath());
+    assertThat(rows.subList(1, rows.size()))
+        .as("grpc-java runs over TCP only, so it is not in a run without tcp")
+        .extracting(row -> row.split(",")[0] + "/" + row.split(",")[12])
+        .containsExactly("millrace/tls", "millrace/ws", "millrace/unix");
+    for (String row : rows.subList(1, rows.size())) {
+      assertThat(Double.parseDouble(row.split(",")[6])).as("messages flowed: " + row).isPositive();
     }
   }
 

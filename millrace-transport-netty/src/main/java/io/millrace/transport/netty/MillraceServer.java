@@ -396,7 +396,7 @@ public final class MillraceServer implements AutoCloseable {
           if (uri.scheme() == TransportUri.Scheme.LOCAL) {
             unbinds.add(bindInJvm(uri.host(), workers, pipelines));
             bound.add(uri);
-            LOG.log(Level.INFO, "listening on {0} (in-JVM)", uri);
+            LOG.log(Level.DEBUG, "listening on {0} (in-JVM)", uri);
             continue;
           }
           Channel channel =
@@ -414,7 +414,7 @@ public final class MillraceServer implements AutoCloseable {
             Path file = Path.of(uri.path());
             channel.closeFuture().addListener(f -> deleteQuietly(file));
           }
-          LOG.log(Level.INFO, "listening on {0} ({1})", actual, kind);
+          LOG.log(Level.DEBUG, "listening on {0} ({1})", actual, kind);
         }
       } catch (Throwable e) {
         // Netty's sync() rethrows a bind's IOException unchecked: every failure lands here.
