@@ -563,6 +563,14 @@ public final class ConnectionEngine implements Connection, TransportListener {
     return transport.alloc();
   }
 
+  /**
+   * The transport this engine writes to: the connection's own, or a resumable session standing in
+   * front of the connection it has now. For diagnostics and tests.
+   */
+  public Transport transport() {
+    return transport;
+  }
+
   @Override
   public String metadataMimeType() {
     return metadataMimeType;

@@ -63,6 +63,11 @@ final class ChannelTransport implements Transport {
     this.client = client;
   }
 
+  /** The channel under this transport. */
+  Channel channel() {
+    return channel;
+  }
+
   @Override
   public void setListener(TransportListener listener) {
     handler.setListener(listener);

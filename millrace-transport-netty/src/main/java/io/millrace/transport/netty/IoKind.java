@@ -160,6 +160,14 @@ public enum IoKind {
     }
   }
 
+  /**
+   * Whether a connection of this kind can be half-closed (ALLOW_HALF_CLOSURE): all but Netty's NIO
+   * Unix sockets, which close when the peer ends its output (and warn of the unknown option).
+   */
+  boolean halfClosure(boolean domainSocket) {
+    return this != NIO || !domainSocket;
+  }
+
   @Override
   public String toString() {
     return name().toLowerCase(Locale.ROOT);

@@ -317,11 +317,17 @@ public final class MillraceClient implements AutoCloseable {
             .option(ChannelOption.ALLOCATOR, socket.allocator)
             .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMillis)
             .option(ChannelOption.WRITE_BUFFER_WATER_MARK, socket.waterMark);
-    bootstrap
-        .channel(ioKind.clientChannel(uri.scheme() == TransportUri.Scheme.UNIX))
-        .option(ChannelOption.ALLOW_HALF_CLOSURE, true);
+    boolean unix = uri.scheme() == TransportUri.Scheme.UNIX;
+    bootstrap.channel(ioKind.clientChannel(unix));
+    if (ioKind.halfClosure(unix)) {
+      bootstrap.option(ChannelOption.ALLOW_HALF_CLOSURE, true);
+    }
     if (uri.scheme().ip()) {
       bootstrap.option(ChannelOption.TCP_NODELAY, true);
+    } else if (socket.unixSocketBuffer > 0) {
+      bootstrap
+          .option(ChannelOption.SO_SNDBUF, socket.unixSocketBuffer)
+          .option(ChannelOption.SO_RCVBUF, socket.unixSocketBuffer);
     }
     return bootstrap;
   }
@@ -541,6 +547,14 @@ public final class MillraceClient implements AutoCloseable {
     /** Outbound water marks per connection, as for {@link MillraceServer.Builder}. */
     public Builder writeBufferWaterMarks(int low, int high) {
       socket.waterMarks(low, high);
+      return this;
+    }
+
+    /**
+     * SO_SNDBUF and SO_RCVBUF of Unix socket connections, as for {@link MillraceServer.Builder}.
+     */
+    public Builder unixSocketBufferBytes(int bytes) {
+      socket.unixSocketBuffer(bytes);
       return this;
     }
 

@@ -331,6 +331,17 @@ public final class MillraceServer implements AutoCloseable {
       return this;
     }
 
+    /**
+     * SO_SNDBUF and SO_RCVBUF of each Unix socket connection, in bytes; 0 keeps the kernel's
+     * default. Default 1 MiB (the kernel caps it at {@code net.core.wmem_max}), so that a busy
+     * connection's frames in flight fit: with Linux's default of about 200 KiB, Unix sockets fell
+     * behind loopback TCP. The kernel takes the memory only as data waits in the socket.
+     */
+    public Builder unixSocketBufferBytes(int bytes) {
+      socket.unixSocketBuffer(bytes);
+      return this;
+    }
+
     /** The allocator for frame buffers and socket reads. Default: Netty's default allocator. */
     public Builder allocator(ByteBufAllocator allocator) {
       socket.allocator(allocator);
@@ -466,13 +477,19 @@ public final class MillraceServer implements AutoCloseable {
                       pipelines.init(channel, uri);
                     }
                   });
-      bootstrap
-          .channel(kind.serverChannel(scheme == TransportUri.Scheme.UNIX))
-          .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
+      boolean unix = scheme == TransportUri.Scheme.UNIX;
+      bootstrap.channel(kind.serverChannel(unix));
+      if (kind.halfClosure(unix)) {
+        bootstrap.childOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
+      }
       if (scheme.ip()) {
         bootstrap
             .option(ChannelOption.SO_REUSEADDR, true)
             .childOption(ChannelOption.TCP_NODELAY, true);
+      } else if (socket.unixSocketBuffer > 0) {
+        bootstrap
+            .childOption(ChannelOption.SO_SNDBUF, socket.unixSocketBuffer)
+            .childOption(ChannelOption.SO_RCVBUF, socket.unixSocketBuffer);
       }
       return bootstrap;
     }
