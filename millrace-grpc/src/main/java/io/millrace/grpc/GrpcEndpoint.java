@@ -11,11 +11,6 @@ import io.millrace.transport.netty.EventLoops;
 import io.millrace.transport.netty.Http2Handoff;
 import io.millrace.transport.netty.MillraceServer;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.local.LocalAddress;
-import io.netty.channel.local.LocalIoHandler;
-import io.netty.channel.local.LocalServerChannel;
-import io.netty.util.concurrent.DefaultThreadFactory;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -123,6 +118,9 @@ public final class GrpcEndpoint implements AutoCloseable {
       if (ownedLoops != null) {
         ownedLoops.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
       }
+      if (handoff != null) {
+        handoff.deleteFiles();
+      }
     }
   }
 
@@ -150,8 +148,10 @@ public final class GrpcEndpoint implements AutoCloseable {
     /**
      * No port of its own: gRPC arrives on the ports of a {@link MillraceServer} that is given
      * {@link GrpcEndpoint#handoff()}, next to RSocket and WebSocket, HTTP/2 told apart by its
-     * preface (and by ALPN h2 under TLS, which the Millrace port then terminates). The calls cross
-     * one in-JVM hop; a port of its own is the faster choice where a second port is no trouble.
+     * preface (and by ALPN h2 under TLS, which the Millrace port then terminates). Each connection
+     * is spliced to grpc-java over a private Unix domain socket (in a directory only this user can
+     * enter), so backpressure holds both ways; a port of its own saves that hop and is the faster
+     * choice where a second port is no trouble.
      */
     public Builder sharedPorts() {
       this.shared = true;
@@ -191,7 +191,7 @@ public final class GrpcEndpoint implements AutoCloseable {
 
     /**
      * The event loops to run on (the caller shuts them down); by default the endpoint's own. Not
-     * used with {@link #sharedPorts()}, which needs in-JVM loops of its own.
+     * used with {@link #sharedPorts()}, whose loops must be of the kind its Unix socket takes.
      */
     public Builder eventLoops(EventLoopGroup loops) {
       this.loops = Objects.requireNonNull(loops, "loops");
@@ -210,14 +210,7 @@ public final class GrpcEndpoint implements AutoCloseable {
     /** Starts listening. */
     public GrpcEndpoint start() {
       EventLoopGroup group =
-          loops != null && !shared
-              ? loops
-              : shared
-                  ? new MultiThreadIoEventLoopGroup(
-                      0,
-                      new DefaultThreadFactory("millrace-grpc", true),
-                      LocalIoHandler.newFactory())
-                  : EventLoops.newGroup(0, "millrace-grpc");
+          loops != null && !shared ? loops : EventLoops.newGroup(0, "millrace-grpc");
       EventLoopGroup owned = loops != null ? null : group;
       try {
         return start(group, owned);
@@ -234,13 +227,12 @@ public final class GrpcEndpoint implements AutoCloseable {
       SharedPortHandoff handoff = null;
       SocketAddress listen = address;
       if (shared) {
-        LocalAddress local = new LocalAddress(GrpcEndpoint.class);
-        handoff = new SharedPortHandoff(local, group);
-        listen = local;
+        handoff = SharedPortHandoff.create(group);
+        listen = handoff.target();
       }
       NettyServerBuilder b =
           NettyServerBuilder.forAddress(listen)
-              .channelType(shared ? LocalServerChannel.class : EventLoops.serverChannel())
+              .channelType(shared ? EventLoops.domainServerChannel() : EventLoops.serverChannel())
               .bossEventLoopGroup(group)
               .workerEventLoopGroup(group)
               .maxConcurrentCallsPerConnection(DEFAULT_MAX_CONCURRENT_CALLS)
@@ -267,12 +259,18 @@ public final class GrpcEndpoint implements AutoCloseable {
       }
       if (handoff != null) {
         b.addTransportFilter(handoff.callerAddresses());
+        // grpc-java asks TCP keepalive of every connection; a Unix socket has none (Netty would
+        // warn once per connection). The caller's own connection is the one that can go stale.
+        b.withChildOption(io.netty.channel.ChannelOption.SO_KEEPALIVE, null);
       }
       configure.accept(b);
       Server server = b.build();
       try {
         server.start();
       } catch (IOException e) {
+        if (handoff != null) {
+          handoff.deleteFiles();
+        }
         throw new UncheckedIOException("the gRPC endpoint could not listen on " + listen, e);
       }
       return new GrpcEndpoint(server, healthManager, owned, handoff);

@@ -3,6 +3,7 @@ package io.millrace.grpc;
 import io.grpc.Attributes;
 import io.grpc.Grpc;
 import io.grpc.ServerTransportFilter;
+import io.millrace.transport.netty.EventLoops;
 import io.millrace.transport.netty.Http2Handoff;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.Unpooled;
@@ -12,48 +13,86 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.local.LocalAddress;
-import io.netty.channel.local.LocalChannel;
 import io.netty.util.ReferenceCountUtil;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.SocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Hands HTTP/2 connections that arrive on a Millrace server's ports to the endpoint's grpc-java
- * server, which listens on an in-JVM address: each connection is spliced to an in-JVM channel to it
- * and bytes pass through both ways. grpc-java sees the caller's real address ({@link
- * Grpc#TRANSPORT_ATTR_REMOTE_ADDR}) through a transport filter. TLS, when the Millrace port has it,
- * ends in front of the splice (so a client certificate does not reach grpc-java's call attributes).
+ * server, which listens on a private Unix domain socket: each connection is spliced to a Unix
+ * socket connection to it and bytes pass through both ways. The socket lives in a directory only
+ * this user can enter, deleted when the endpoint closes. grpc-java sees the caller's real address
+ * ({@link Grpc#TRANSPORT_ATTR_REMOTE_ADDR}) through a transport filter: each splice binds its end
+ * of the Unix socket to a path of its own (deleted once connected), which names the caller. TLS,
+ * when the Millrace port has it, ends in front of the splice (so a client certificate does not
+ * reach grpc-java's call attributes).
  *
- * <p>Backpressure: a caller that sends faster than grpc-java reads is held back (the caller's
- * channel stops reading while the in-JVM one is not writable). The other way, Netty's in-JVM
- * channel hands grpc-java's writes over at once, so grpc-java cannot see a caller that does not
- * read; what waits for such a caller is bounded instead: above {@value #MAX_QUEUED_TO_CALLER} bytes
- * queued for it, the connection is closed. HTTP/2 flow control keeps honest callers far below that.
+ * <p>Backpressure holds both ways, as on a port of grpc-java's own: each side stops reading while
+ * the other cannot take more, and the Unix socket's buffers then fill, so a caller that does not
+ * read makes grpc-java's channel unwritable and its calls not ready. (Netty's in-JVM channel, used
+ * before, hands writes over at once, so grpc-java could not see such a caller.)
  */
 final class SharedPortHandoff implements Http2Handoff {
-  /** Bytes queued for a caller that does not read, above which its connection is closed. */
-  static final long MAX_QUEUED_TO_CALLER = 32L << 20;
-
   private static final System.Logger LOG = System.getLogger(SharedPortHandoff.class.getName());
 
-  private final LocalAddress target;
-  private final EventLoopGroup localLoops;
-  private final ConcurrentHashMap<SocketAddress, SocketAddress> callers = new ConcurrentHashMap<>();
+  private final Path directory;
+  private final Path socket;
+  private final EventLoopGroup loops;
+  private final AtomicLong splices = new AtomicLong();
+  private final ConcurrentHashMap<String, SocketAddress> callers = new ConcurrentHashMap<>();
 
-  SharedPortHandoff(LocalAddress target, EventLoopGroup localLoops) {
-    this.target = target;
-    this.localLoops = localLoops;
+  private SharedPortHandoff(Path directory, EventLoopGroup loops) {
+    this.directory = directory;
+    this.socket = directory.resolve("grpc.sock");
+    this.loops = loops;
   }
 
-  /** Gives grpc-java the caller's address in place of the in-JVM one. */
+  /**
+   * A handoff whose grpc-java server listens in a new private directory; its connections run on
+   * {@code loops} (of the preferred kind, whose Unix sockets it uses).
+   */
+  static SharedPortHandoff create(EventLoopGroup loops) {
+    try {
+      Path directory =
+          Files.createTempDirectory(
+              "millrace-grpc-",
+              PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+      return new SharedPortHandoff(directory, loops);
+    } catch (IOException e) {
+      throw new UncheckedIOException("no private directory for the gRPC endpoint's socket", e);
+    }
+  }
+
+  /** Where the grpc-java server listens. */
+  SocketAddress target() {
+    return EventLoops.domainSocketAddress(socket);
+  }
+
+  /** Deletes the socket and its directory (the endpoint has closed). */
+  void deleteFiles() {
+    try {
+      Files.deleteIfExists(socket);
+      Files.deleteIfExists(directory);
+    } catch (IOException e) {
+      LOG.log(System.Logger.Level.DEBUG, "could not delete " + directory, e);
+    }
+  }
+
+  /** Gives grpc-java the caller's address in place of the Unix socket's. */
   ServerTransportFilter callerAddresses() {
     return new ServerTransportFilter() {
       @Override
       public Attributes transportReady(Attributes attributes) {
-        SocketAddress caller = callers.get(attributes.get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
+        String path = EventLoops.domainSocketPath(attributes.get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
+        SocketAddress caller = path == null ? null : callers.get(path);
         return caller == null
             ? attributes
             : attributes.toBuilder().set(Grpc.TRANSPORT_ATTR_REMOTE_ADDR, caller).build();
@@ -64,27 +103,42 @@ final class SharedPortHandoff implements Http2Handoff {
   @Override
   public void takeOver(Channel outer) {
     outer.config().setAutoRead(false);
-    Relay fromCaller = new Relay(false);
+    Relay fromCaller = new Relay();
     outer.pipeline().addLast(fromCaller);
-    Relay toCaller = new Relay(true);
+    Relay toCaller = new Relay();
     toCaller.attach(outer);
+    Path end = directory.resolve("c" + splices.incrementAndGet() + ".sock");
+    String path = end.toString();
+    callers.put(path, outer.remoteAddress());
     new Bootstrap()
-        .group(localLoops)
-        .channel(LocalChannel.class)
+        .group(loops)
+        .channel(EventLoops.domainClientChannel())
         .handler(toCaller)
-        .connect(target)
+        .connect(target(), EventLoops.domainSocketAddress(end))
         .addListener(
             (ChannelFuture connected) -> {
+              deleteQuietly(end); // the address stays the connection's; the file is not needed
               if (!connected.isSuccess()) {
+                callers.remove(path);
+                LOG.log(
+                    System.Logger.Level.WARNING,
+                    "could not reach the gRPC endpoint for " + outer.remoteAddress(),
+                    connected.cause());
                 outer.close();
                 return;
               }
               Channel inner = connected.channel();
-              SocketAddress local = inner.localAddress();
-              callers.put(local, outer.remoteAddress());
-              inner.closeFuture().addListener(f -> callers.remove(local));
+              inner.closeFuture().addListener(f -> callers.remove(path));
               outer.eventLoop().execute(() -> fromCaller.attach(inner));
             });
+  }
+
+  private static void deleteQuietly(Path file) {
+    try {
+      Files.deleteIfExists(file);
+    } catch (IOException e) {
+      LOG.log(System.Logger.Level.DEBUG, "could not delete " + file, e);
+    }
   }
 
   /**
@@ -93,17 +147,10 @@ final class SharedPortHandoff implements Http2Handoff {
    * the other, after what it has, when its own channel closes.
    */
   private static final class Relay extends ChannelInboundHandlerAdapter {
-    /** Whether this relay writes to the caller (whose queue is bounded). */
-    private final boolean toCaller;
-
     private Channel peer;
     private ChannelHandlerContext ctx;
     private List<Object> pending = new ArrayList<>();
     private boolean closed;
-
-    Relay(boolean toCaller) {
-      this.toCaller = toCaller;
-    }
 
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
@@ -114,7 +161,7 @@ final class SharedPortHandoff implements Http2Handoff {
     void attach(Channel peer) {
       this.peer = peer;
       if (ctx == null) {
-        return; // the in-JVM side: reads start when it is registered
+        return; // the Unix socket side: reads start when it is registered
       }
       if (closed) {
         pending.forEach(ReferenceCountUtil::release);
@@ -146,21 +193,6 @@ final class SharedPortHandoff implements Http2Handoff {
         return;
       }
       peer.write(msg);
-      if (toCaller && !peer.isWritable() && queued(peer) > MAX_QUEUED_TO_CALLER) {
-        LOG.log(
-            System.Logger.Level.WARNING,
-            "closing the gRPC connection from {0}: more than {1} bytes queued for a caller that"
-                + " does not read",
-            peer.remoteAddress(),
-            MAX_QUEUED_TO_CALLER);
-        peer.close();
-        ctx.close();
-      }
-    }
-
-    private static long queued(Channel channel) {
-      io.netty.channel.ChannelOutboundBuffer buffer = channel.unsafe().outboundBuffer();
-      return buffer == null ? 0 : buffer.totalPendingWriteBytes();
     }
 
     @Override
@@ -192,7 +224,8 @@ final class SharedPortHandoff implements Http2Handoff {
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
       closed = true;
-      if (peer != null && peer.isOpen()) {
+      // A peer whose loop is stopping (the endpoint or the server is closing) goes with it.
+      if (peer != null && peer.isOpen() && !peer.eventLoop().isShuttingDown()) {
         try {
           peer.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
           // What is queued for a side that does not read is not waited for long.

@@ -5,27 +5,22 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.millrace.echo.EchoServiceImpl;
 import io.millrace.echo.v1.EchoServiceReactor;
 import io.millrace.rpc.RpcServer;
-import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
-import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.http2.DefaultHttp2DataFrame;
 import io.netty.handler.codec.http2.DefaultHttp2Headers;
 import io.netty.handler.codec.http2.DefaultHttp2HeadersFrame;
 import io.netty.handler.codec.http2.DefaultHttp2PingFrame;
-import io.netty.handler.codec.http2.Http2FrameCodecBuilder;
 import io.netty.handler.codec.http2.Http2GoAwayFrame;
 import io.netty.handler.codec.http2.Http2Headers;
 import io.netty.handler.codec.http2.Http2HeadersFrame;
-import io.netty.handler.codec.http2.Http2MultiplexHandler;
+import io.netty.handler.codec.http2.Http2Settings;
 import io.netty.handler.codec.http2.Http2SettingsFrame;
 import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.handler.codec.http2.Http2StreamChannelBootstrap;
@@ -58,33 +53,21 @@ class GrpcEndpointLimitsTest {
         GrpcEndpoint.builder(rpc).address(new java.net.InetSocketAddress("127.0.0.1", 0)).start();
     group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
     connection =
-        new Bootstrap()
-            .group(group)
-            .channel(NioSocketChannel.class)
-            .handler(
-                new ChannelInitializer<SocketChannel>() {
-                  @Override
-                  protected void initChannel(SocketChannel ch) {
-                    ch.pipeline()
-                        .addLast(
-                            Http2FrameCodecBuilder.forClient().autoAckPingFrame(true).build(),
-                            new Http2MultiplexHandler(new ChannelInboundHandlerAdapter()),
-                            new ChannelInboundHandlerAdapter() {
-                              @Override
-                              public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                                if (msg instanceof Http2SettingsFrame s) {
-                                  settings.complete(s);
-                                } else if (msg instanceof Http2GoAwayFrame g) {
-                                  goAway.complete(g.retainedDuplicate());
-                                }
-                                ReferenceCountUtil.release(msg);
-                              }
-                            });
-                  }
-                })
-            .connect("127.0.0.1", endpoint.port())
-            .sync()
-            .channel();
+        RawHttp2.connect(
+            group,
+            endpoint.port(),
+            Http2Settings.defaultSettings(),
+            new ChannelInboundHandlerAdapter() {
+              @Override
+              public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                if (msg instanceof Http2SettingsFrame s) {
+                  settings.complete(s);
+                } else if (msg instanceof Http2GoAwayFrame g) {
+                  goAway.complete(g.retainedDuplicate());
+                }
+                ReferenceCountUtil.release(msg);
+              }
+            });
   }
 
   @AfterEach

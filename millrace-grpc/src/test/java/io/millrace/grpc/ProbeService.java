@@ -14,7 +14,7 @@ import reactor.core.publisher.Mono;
 
 /**
  * A Millrace service for the bridge's tests, next to the echo service: headers and trailers, status
- * details, and a call that never answers until it is cancelled (recording how).
+ * details, a call that never answers until it is cancelled (recording how), and an endless stream.
  */
 final class ProbeService {
   static final String NAME = "millrace.test.Probe";
@@ -32,6 +32,21 @@ final class ProbeService {
               ProtobufMarshaller.of(EchoRequest.getDefaultInstance()),
               ProtobufMarshaller.of(EchoReply.getDefaultInstance()))
           .build();
+
+  /** Server streaming: 64 KiB replies for as long as the caller wants them. */
+  static final MethodDescriptor<EchoRequest, EchoReply> FLOOD =
+      MethodDescriptor.newBuilder(
+              NAME + "/Flood",
+              MethodDescriptor.Type.SERVER_STREAMING,
+              ProtobufMarshaller.of(EchoRequest.getDefaultInstance()),
+              ProtobufMarshaller.of(EchoReply.getDefaultInstance()))
+          .build();
+
+  static final int FLOOD_REPLY_BYTES = 64 * 1024;
+
+  /** How many replies the flood has produced (as demand asked for them). */
+  final java.util.concurrent.atomic.AtomicLong flooded =
+      new java.util.concurrent.atomic.AtomicLong();
 
   /** How the draining call was cancelled, and what its request stream ended with. */
   final CompletableFuture<Status> drainCancelled = new CompletableFuture<>();
@@ -80,6 +95,17 @@ final class ProbeService {
                       drainRequestsEnded::complete,
                       () -> drainRequestsEnded.complete(null));
               return Mono.never();
+            })
+        .method(
+            FLOOD,
+            (request, context) -> {
+              EchoReply reply =
+                  EchoReply.newBuilder()
+                      .setPayload(ByteString.copyFrom(new byte[FLOOD_REPLY_BYTES]))
+                      .build();
+              return reactor.core.publisher.Flux.generate(
+                  sink ->
+                      sink.next(reply.toBuilder().setSequence(flooded.getAndIncrement()).build()));
             })
         .method(
             DETAILS,

@@ -23,15 +23,35 @@ import io.millrace.transport.netty.ClientTls;
 import io.millrace.transport.netty.MillraceClient;
 import io.millrace.transport.netty.MillraceServer;
 import io.millrace.transport.netty.ServerTls;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.handler.codec.http2.DefaultHttp2DataFrame;
+import io.netty.handler.codec.http2.DefaultHttp2Headers;
+import io.netty.handler.codec.http2.DefaultHttp2HeadersFrame;
+import io.netty.handler.codec.http2.DefaultHttp2WindowUpdateFrame;
+import io.netty.handler.codec.http2.Http2DataFrame;
+import io.netty.handler.codec.http2.Http2HeadersFrame;
+import io.netty.handler.codec.http2.Http2ResetFrame;
+import io.netty.handler.codec.http2.Http2Settings;
+import io.netty.handler.codec.http2.Http2StreamChannel;
+import io.netty.handler.codec.http2.Http2StreamChannelBootstrap;
+import io.netty.util.ReferenceCountUtil;
 import java.util.Iterator;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
  * gRPC on a Millrace server's own port, next to RSocket and WebSocket: grpc-java's client reaches
- * the endpoint through the handoff, in plaintext and under TLS (ALPN h2), and the service sees the
- * caller's real address.
+ * the endpoint through the handoff, in plaintext and under TLS (ALPN h2), the service sees the
+ * caller's real address, and a caller that stops reading holds the service back.
  */
 class SharedPortGrpcTest {
   private static final ConnectionConfig RPC =
@@ -64,7 +84,7 @@ class SharedPortGrpcTest {
   }
 
   @AfterEach
-  void stop() throws InterruptedException {
+  void stop() throws Exception {
     if (channel != null) {
       channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
     }
@@ -74,7 +94,15 @@ class SharedPortGrpcTest {
     }
     server.shutdownNow();
     server.awaitTermination(5, TimeUnit.SECONDS);
+    java.nio.file.Path socket =
+        java.nio.file.Path.of(
+            io.millrace.transport.netty.EventLoops.domainSocketPath(
+                ((SharedPortHandoff) endpoint.handoff()).target()));
+    assertThat(java.nio.file.Files.getPosixFilePermissions(socket.getParent()))
+        .as("the splice's socket directory is private")
+        .isEqualTo(java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
     endpoint.close();
+    assertThat(socket.getParent()).doesNotExist();
   }
 
   private static EchoRequest request(String payload) {
@@ -147,5 +175,92 @@ class SharedPortGrpcTest {
                 .getPayload()
                 .toStringUtf8())
         .isEqualTo("rsocket over tls");
+  }
+
+  @Test
+  void aCallerThatStopsReading_holdsTheServiceBack_andGetsTheRestWhenItReadsAgain()
+      throws Exception {
+    start("tcp://127.0.0.1:0", null);
+    // A raw HTTP/2 caller that grants the server 2 GiB of flow-control window, so that only the
+    // sockets can hold the server back, then stops reading.
+    AtomicLong received = new AtomicLong();
+    CompletableFuture<Object> ended = new CompletableFuture<>();
+    EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    try {
+      Channel caller =
+          RawHttp2.connect(
+              group,
+              server.port(),
+              Http2Settings.defaultSettings().initialWindowSize(Integer.MAX_VALUE),
+              new ChannelInboundHandlerAdapter());
+      caller.writeAndFlush(new DefaultHttp2WindowUpdateFrame(Integer.MAX_VALUE - 65_535)).sync();
+      Http2StreamChannel stream =
+          new Http2StreamChannelBootstrap(caller)
+              .handler(
+                  new ChannelInboundHandlerAdapter() {
+                    @Override
+                    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                      if (msg instanceof Http2DataFrame data) {
+                        received.addAndGet(data.content().readableBytes());
+                      } else if (msg instanceof Http2ResetFrame
+                          || msg instanceof Http2HeadersFrame h && h.isEndStream()) {
+                        ended.complete(msg);
+                      }
+                      ReferenceCountUtil.release(msg);
+                    }
+
+                    @Override
+                    public void channelInactive(ChannelHandlerContext ctx) {
+                      ended.complete("the stream closed");
+                    }
+                  })
+              .open()
+              .sync()
+              .getNow();
+      stream.write(
+          new DefaultHttp2HeadersFrame(
+              new DefaultHttp2Headers()
+                  .method("POST")
+                  .scheme("http")
+                  .path("/" + ProbeService.FLOOD.fullName())
+                  .authority("127.0.0.1")
+                  .add("content-type", "application/grpc")
+                  .add("te", "trailers")));
+      byte[] message = request("").toByteArray();
+      ByteBuf framed = caller.alloc().buffer(5 + message.length);
+      framed.writeByte(0).writeInt(message.length).writeBytes(message);
+      stream.writeAndFlush(new DefaultHttp2DataFrame(framed, true)).sync();
+      caller.config().setAutoRead(false);
+
+      // The flood stops: socket buffers and water marks fill, grpc-java's call is not ready.
+      long before = -1;
+      long now = probe.flooded.get();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (now != before || now == 0) {
+        assertThat(System.nanoTime() - deadline).as("the flood did not stop").isNegative();
+        Thread.sleep(1_000);
+        before = now;
+        now = probe.flooded.get();
+      }
+      long held = now;
+      assertThat(held * ProbeService.FLOOD_REPLY_BYTES)
+          .as("bytes produced for a caller that does not read")
+          .isLessThan(16L << 20); // about 5 MiB here: socket buffers, water marks, 16 replies
+      assertThat(ended).isNotDone();
+
+      // Reading again, the caller gets everything produced and the stream goes on.
+      caller.config().setAutoRead(true);
+      caller.read();
+      long wanted = (held + 200) * (5L + ProbeService.FLOOD_REPLY_BYTES);
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (received.get() < wanted && !ended.isDone() && System.nanoTime() - until < 0) {
+        Thread.sleep(10);
+      }
+      assertThat(ended).as("the call ended early").isNotDone();
+      assertThat(received.get()).isGreaterThanOrEqualTo(wanted);
+      caller.close().sync();
+    } finally {
+      group.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
+    }
   }
 }

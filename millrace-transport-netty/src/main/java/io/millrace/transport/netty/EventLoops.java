@@ -4,7 +4,11 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.ServerChannel;
 import io.netty.channel.socket.DuplexChannel;
+import io.netty.channel.unix.DomainSocketAddress;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import java.net.SocketAddress;
+import java.net.UnixDomainSocketAddress;
+import java.nio.file.Path;
 
 /**
  * Event-loop groups and channel classes for the {@linkplain IoKind#preferred() preferred} kind of
@@ -38,5 +42,36 @@ public final class EventLoops {
   /** The TCP client channel class of the preferred kind. */
   public static Class<? extends DuplexChannel> clientChannel() {
     return IoKind.preferred().clientChannel(false);
+  }
+
+  /** The Unix domain socket server channel class of the preferred kind. */
+  public static Class<? extends ServerChannel> domainServerChannel() {
+    return IoKind.preferred().serverChannel(true);
+  }
+
+  /** The Unix domain socket client channel class of the preferred kind. */
+  public static Class<? extends DuplexChannel> domainClientChannel() {
+    return IoKind.preferred().clientChannel(true);
+  }
+
+  /** The address of the Unix domain socket at {@code path}, as the preferred kind takes it. */
+  public static SocketAddress domainSocketAddress(Path path) {
+    return IoKind.preferred() == IoKind.NIO
+        ? UnixDomainSocketAddress.of(path)
+        : new DomainSocketAddress(path.toString());
+  }
+
+  /**
+   * The path of a Unix domain socket address of either form (Netty's or the JDK's), else null: an
+   * unbound peer has an empty path.
+   */
+  public static String domainSocketPath(SocketAddress address) {
+    if (address instanceof DomainSocketAddress netty) {
+      return netty.path();
+    }
+    if (address instanceof UnixDomainSocketAddress jdk) {
+      return jdk.getPath().toString();
+    }
+    return null;
   }
 }
