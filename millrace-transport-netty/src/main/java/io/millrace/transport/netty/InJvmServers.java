@@ -36,6 +36,11 @@ final class InJvmServers {
     }
   }
 
+  /** The listener bound to {@code name}, or null. */
+  static Listener listener(String name) {
+    return BOUND.get(name);
+  }
+
   static void unbind(String name, Listener listener) {
     BOUND.remove(name, listener);
   }

@@ -29,13 +29,13 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Resumption over real connections (TCP, and for the chaos run also TLS, WebSocket and WSS, whose
- * records and messages the cuts land inside) through a {@link ChaosProxy} that breaks them in every
- * way: resets, cuts inside a frame, black holes only the keepalive notices, refused reconnects and
- * delays. A request-stream and a request-channel carry sequenced payloads from 1 byte to 64 KiB
- * (fragmented), request-response calls must each complete exactly once, and fire-and-forget is
- * counted at the server, through 100 forced disconnects; the server runs two event loops, so a
- * resumed connection often lands on another loop than its session and is moved. Netty's paranoid
- * leak detector fails the build on any leaked buffer.
+ * records and messages the cuts land inside, and the in-JVM transport) through a {@link ChaosProxy}
+ * that breaks them in every way: resets, cuts inside a frame, black holes only the keepalive
+ * notices, refused reconnects and delays. A request-stream and a request-channel carry sequenced
+ * payloads from 1 byte to 64 KiB (fragmented), request-response calls must each complete exactly
+ * once, and fire-and-forget is counted at the server, through 100 forced disconnects; the server
+ * runs two event loops, so a resumed connection often lands on another loop than its session and is
+ * moved. Netty's paranoid leak detector fails the build on any leaked buffer.
  */
 class TcpResumptionTest {
   private MillraceServer server;
@@ -242,6 +242,116 @@ class TcpResumptionTest {
   @ValueSource(strings = {"tcp", "tls", "ws", "wss"})
   void everyInteraction_survivesAHundredDisconnectsOfEveryKind(String scheme) throws Exception {
     Connection c = start(2, scheme);
+    survivesDisconnects(
+        c,
+        100,
+        i -> {
+          switch (i % 5) {
+            case 0:
+              proxy.reset();
+              break;
+            case 1:
+              proxy.cutAfterBytes(1 + (i * 7919) % 20_000); // inside whatever frame is passing
+              proxy.reset(); // in case nothing more passes
+              break;
+            case 2:
+              proxy.blackHole(); // only the keepalive (600 ms) notices
+              break;
+            case 3:
+              proxy.refuse(150);
+              proxy.reset();
+              break;
+            default:
+              proxy.delay(5);
+              proxy.reset();
+              break;
+          }
+        },
+        () -> proxy.delay(0));
+    assertThat(proxy.refusedCount()).isPositive();
+  }
+
+  /**
+   * The same run over the in-JVM transport: a listener in front of the server's records each
+   * connection, and a disconnect closes its server end (which closes the client's); the server's
+   * two loops move resumed sessions between them.
+   */
+  @Test
+  void overInJvm_everyInteraction_survivesFiftyDisconnects() throws Exception {
+    String name = UriTransportSuite.localName();
+    server =
+        MillraceServer.builder()
+            .listen("local://" + name)
+            .config(config())
+            .eventLoopThreads(2)
+            .acceptor(
+                (setup, connection) -> {
+                  serverConnections.add(connection);
+                  return responder;
+                })
+            .bind();
+    InJvmServers.Listener real = InJvmServers.listener(name);
+    List<InJvmTransport> open = new CopyOnWriteArrayList<>();
+    String front = name + "-front";
+    InJvmServers.Listener recording =
+        new InJvmServers.Listener() {
+          @Override
+          public io.netty.util.concurrent.EventExecutor nextLoop() {
+            return real.nextLoop();
+          }
+
+          @Override
+          public io.netty.buffer.ByteBufAllocator alloc() {
+            return real.alloc();
+          }
+
+          @Override
+          public int maxFrameLength() {
+            return real.maxFrameLength();
+          }
+
+          @Override
+          public io.netty.channel.WriteBufferWaterMark waterMark() {
+            return real.waterMark();
+          }
+
+          @Override
+          public void accept(InJvmTransport transport) {
+            open.add(transport);
+            real.accept(transport);
+          }
+        };
+    InJvmServers.bind(front, recording);
+    try {
+      client = MillraceClient.builder().config(config()).build();
+      Connection c = client.connect("local://" + front).get(5, TimeUnit.SECONDS);
+      survivesDisconnects(
+          c,
+          50,
+          i -> {
+            for (InJvmTransport t : open) {
+              open.remove(t);
+              t.close(); // closes the client's end too
+            }
+          },
+          () -> {});
+    } finally {
+      InJvmServers.unbind(front, recording);
+    }
+  }
+
+  /**
+   * Runs a request-stream, a request-channel, request-response calls and fire-and-forgets on {@code
+   * c} through {@code disconnects} calls of {@code disconnect} (each after some progress, each
+   * followed by a resumption and then {@code afterResumed}), and checks that nothing was lost,
+   * repeated or reordered.
+   */
+  private void survivesDisconnects(
+      Connection c,
+      int disconnects,
+      java.util.function.IntConsumer disconnect,
+      Runnable afterResumed)
+      throws Exception {
     AtomicInteger resumed = new AtomicInteger();
     List<String> events = new CopyOnWriteArrayList<>();
     List<String> trail = new CopyOnWriteArrayList<>(); // the last few disconnects, for messages
@@ -327,7 +437,6 @@ class TcpResumptionTest {
             });
     caller.start();
 
-    int disconnects = 100;
     for (int i = 0; i < disconnects; i++) {
       int before = resumed.get();
       int progress = stream.received + channel.received + answered.get();
@@ -338,28 +447,9 @@ class TcpResumptionTest {
               stream.received + channel.received + answered.get() > progress
                   || stream.completed && channel.completed && answered.get() == calls,
           10_000);
-      switch (i % 5) {
-        case 0:
-          proxy.reset();
-          break;
-        case 1:
-          proxy.cutAfterBytes(1 + (i * 7919) % 20_000); // inside whatever frame is passing
-          proxy.reset(); // in case nothing more passes
-          break;
-        case 2:
-          proxy.blackHole(); // only the keepalive (600 ms) notices
-          break;
-        case 3:
-          proxy.refuse(150);
-          proxy.reset();
-          break;
-        default:
-          proxy.delay(5);
-          proxy.reset();
-          break;
-      }
+      disconnect.accept(i);
       await("resumption " + i + " (" + events + trail + ")", () -> resumed.get() > before, 10_000);
-      proxy.delay(0);
+      afterResumed.run();
     }
     await(
         () ->
@@ -406,7 +496,6 @@ class TcpResumptionTest {
     }
     assertThat(fnfSeen).hasValue(calls);
     assertThat(resumed.get()).isGreaterThanOrEqualTo(disconnects);
-    assertThat(proxy.refusedCount()).isPositive();
     await("streams done", () -> c.activeStreams() == 0, 5_000);
   }
 
