@@ -102,6 +102,9 @@ public final class GrpcEndpoint implements AutoCloseable {
    * up to {@code grace}, then cancels what remains.
    */
   public void close(java.time.Duration grace) {
+    if (handoff != null) {
+      handoff.close();
+    }
     if (health != null) {
       health.enterTerminalState();
     }
@@ -211,7 +214,7 @@ public final class GrpcEndpoint implements AutoCloseable {
     public GrpcEndpoint start() {
       EventLoopGroup group =
           loops != null && !shared ? loops : EventLoops.newGroup(0, "millrace-grpc");
-      EventLoopGroup owned = loops != null ? null : group;
+      EventLoopGroup owned = group == loops ? null : group;
       try {
         return start(group, owned);
       } catch (RuntimeException | Error e) {

@@ -23,6 +23,8 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -48,6 +50,18 @@ final class SharedPortHandoff implements Http2Handoff {
   private final EventLoopGroup loops;
   private final AtomicLong splices = new AtomicLong();
   private final ConcurrentHashMap<String, SocketAddress> callers = new ConcurrentHashMap<>();
+  private volatile boolean closed;
+
+  /** How long a splice may take to reach grpc-java before the caller is closed. */
+  private static final long CONNECT_DEADLINE_SECONDS = 10;
+
+  /**
+   * The longest name a splice's end gets in the directory: {@code c}, a counter, {@code .sock}.
+   * Unix socket paths are limited to 107 bytes on Linux (103 on macOS).
+   */
+  private static final int LONGEST_NAME = "c".length() + 20 + ".sock".length();
+
+  private static final int MAX_SOCKET_PATH = 103;
 
   private SharedPortHandoff(Path directory, EventLoopGroup loops) {
     this.directory = directory;
@@ -60,11 +74,23 @@ final class SharedPortHandoff implements Http2Handoff {
    * {@code loops} (of the preferred kind, whose Unix sockets it uses).
    */
   static SharedPortHandoff create(EventLoopGroup loops) {
+    Path base = Path.of(System.getProperty("java.io.tmpdir"));
+    // "millrace-grpc-" and the random part createTempDirectory adds (up to 20 digits).
+    if (base.toAbsolutePath().toString().length() + 1 + 34 + 1 + LONGEST_NAME > MAX_SOCKET_PATH) {
+      base = Path.of("/tmp"); // a temporary directory too deep for a Unix socket path
+    }
     try {
-      Path directory =
-          Files.createTempDirectory(
-              "millrace-grpc-",
-              PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+      Path directory;
+      try {
+        directory =
+            Files.createTempDirectory(
+                base,
+                "millrace-grpc-",
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+      } catch (UnsupportedOperationException e) {
+        // Not POSIX (Windows): a new temporary directory there is already the user's own.
+        directory = Files.createTempDirectory(base, "millrace-grpc-");
+      }
       return new SharedPortHandoff(directory, loops);
     } catch (IOException e) {
       throw new UncheckedIOException("no private directory for the gRPC endpoint's socket", e);
@@ -76,14 +102,20 @@ final class SharedPortHandoff implements Http2Handoff {
     return EventLoops.domainSocketAddress(socket);
   }
 
-  /** Deletes the socket and its directory (the endpoint has closed). */
+  /** New connections are closed from now on (the endpoint is closing). */
+  void close() {
+    closed = true;
+  }
+
+  /** Deletes the socket directory and what is left in it (the endpoint has closed). */
   void deleteFiles() {
-    try {
-      Files.deleteIfExists(socket);
-      Files.deleteIfExists(directory);
+    closed = true;
+    try (java.util.stream.Stream<Path> files = Files.list(directory)) {
+      files.forEach(SharedPortHandoff::deleteQuietly);
     } catch (IOException e) {
-      LOG.log(System.Logger.Level.DEBUG, "could not delete " + directory, e);
+      LOG.log(System.Logger.Level.DEBUG, "could not list " + directory, e);
     }
+    deleteQuietly(directory);
   }
 
   /** Gives grpc-java the caller's address in place of the Unix socket's. */
@@ -102,6 +134,10 @@ final class SharedPortHandoff implements Http2Handoff {
 
   @Override
   public void takeOver(Channel outer) {
+    if (closed || loops.isShuttingDown()) {
+      outer.close(); // the endpoint has closed: no gRPC here any more
+      return;
+    }
     outer.config().setAutoRead(false);
     Relay fromCaller = new Relay();
     outer.pipeline().addLast(fromCaller);
@@ -110,27 +146,48 @@ final class SharedPortHandoff implements Http2Handoff {
     Path end = directory.resolve("c" + splices.incrementAndGet() + ".sock");
     String path = end.toString();
     callers.put(path, outer.remoteAddress());
-    new Bootstrap()
-        .group(loops)
-        .channel(EventLoops.domainClientChannel())
-        .handler(toCaller)
-        .connect(target(), EventLoops.domainSocketAddress(end))
-        .addListener(
-            (ChannelFuture connected) -> {
-              deleteQuietly(end); // the address stays the connection's; the file is not needed
-              if (!connected.isSuccess()) {
+    // Should the endpoint close while this connects, its loops may never report the outcome.
+    outer
+        .eventLoop()
+        .schedule(
+            () -> {
+              if (!fromCaller.attached()) {
                 callers.remove(path);
-                LOG.log(
-                    System.Logger.Level.WARNING,
-                    "could not reach the gRPC endpoint for " + outer.remoteAddress(),
-                    connected.cause());
+                deleteQuietly(end);
                 outer.close();
-                return;
               }
-              Channel inner = connected.channel();
-              inner.closeFuture().addListener(f -> callers.remove(path));
-              outer.eventLoop().execute(() -> fromCaller.attach(inner));
-            });
+            },
+            CONNECT_DEADLINE_SECONDS,
+            TimeUnit.SECONDS);
+    ChannelFuture connecting;
+    try {
+      connecting =
+          new Bootstrap()
+              .group(loops)
+              .channel(EventLoops.domainClientChannel())
+              .handler(toCaller)
+              .connect(target(), EventLoops.domainSocketAddress(end));
+    } catch (RejectedExecutionException e) {
+      callers.remove(path);
+      outer.close();
+      return;
+    }
+    connecting.addListener(
+        (ChannelFuture connected) -> {
+          deleteQuietly(end); // the address stays the connection's; the file is not needed
+          if (!connected.isSuccess()) {
+            callers.remove(path);
+            LOG.log(
+                System.Logger.Level.WARNING,
+                "could not reach the gRPC endpoint for " + outer.remoteAddress(),
+                connected.cause());
+            outer.close();
+            return;
+          }
+          Channel inner = connected.channel();
+          inner.closeFuture().addListener(f -> callers.remove(path));
+          outer.eventLoop().execute(() -> fromCaller.attach(inner));
+        });
   }
 
   private static void deleteQuietly(Path file) {
@@ -147,7 +204,7 @@ final class SharedPortHandoff implements Http2Handoff {
    * the other, after what it has, when its own channel closes.
    */
   private static final class Relay extends ChannelInboundHandlerAdapter {
-    private Channel peer;
+    private volatile Channel peer;
     private ChannelHandlerContext ctx;
     private List<Object> pending = new ArrayList<>();
     private boolean closed;
@@ -155,6 +212,10 @@ final class SharedPortHandoff implements Http2Handoff {
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
       this.ctx = ctx;
+    }
+
+    boolean attached() {
+      return peer != null;
     }
 
     /** Starts passing to {@code peer}: first what came before, then reading resumes. */
@@ -174,14 +235,15 @@ final class SharedPortHandoff implements Http2Handoff {
       }
       pending = null;
       peer.flush();
-      peer.closeFuture().addListener(f -> ctx.channel().close());
       ctx.channel().config().setAutoRead(true);
     }
 
     @Override
     public void channelActive(ChannelHandlerContext ctx) {
-      if (peer != null) {
-        peer.closeFuture().addListener(f -> ctx.channel().close());
+      // The Unix socket side, connected: the caller may have gone meanwhile. (Later, each side's
+      // channelInactive passes its end on, after what the other side still has to write.)
+      if (peer != null && !peer.isOpen()) {
+        ctx.close();
       }
       ctx.fireChannelActive();
     }
@@ -230,10 +292,8 @@ final class SharedPortHandoff implements Http2Handoff {
           peer.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
           // What is queued for a side that does not read is not waited for long.
           Channel other = peer;
-          other
-              .eventLoop()
-              .schedule(() -> other.close(), 10, java.util.concurrent.TimeUnit.SECONDS);
-        } catch (java.util.concurrent.RejectedExecutionException e) {
+          other.eventLoop().schedule(() -> other.close(), 10, TimeUnit.SECONDS);
+        } catch (RejectedExecutionException e) {
           // the other side's loop has stopped: its channel is gone with it
         }
       }

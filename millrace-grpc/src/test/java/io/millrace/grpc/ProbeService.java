@@ -33,7 +33,10 @@ final class ProbeService {
               ProtobufMarshaller.of(EchoReply.getDefaultInstance()))
           .build();
 
-  /** Server streaming: 64 KiB replies for as long as the caller wants them. */
+  /**
+   * Server streaming: 64 KiB replies for as long as the caller wants them, or as many as the
+   * request's {@code fail_with_status} when that is positive (then the call ends OK).
+   */
   static final MethodDescriptor<EchoRequest, EchoReply> FLOOD =
       MethodDescriptor.newBuilder(
               NAME + "/Flood",
@@ -47,6 +50,10 @@ final class ProbeService {
   /** How many replies the flood has produced (as demand asked for them). */
   final java.util.concurrent.atomic.AtomicLong flooded =
       new java.util.concurrent.atomic.AtomicLong();
+
+  /** How many bounded floods have produced their last reply. */
+  final java.util.concurrent.atomic.AtomicInteger floodsDone =
+      new java.util.concurrent.atomic.AtomicInteger();
 
   /** How the draining call was cancelled, and what its request stream ended with. */
   final CompletableFuture<Status> drainCancelled = new CompletableFuture<>();
@@ -103,9 +110,15 @@ final class ProbeService {
                   EchoReply.newBuilder()
                       .setPayload(ByteString.copyFrom(new byte[FLOOD_REPLY_BYTES]))
                       .build();
-              return reactor.core.publisher.Flux.generate(
-                  sink ->
-                      sink.next(reply.toBuilder().setSequence(flooded.getAndIncrement()).build()));
+              reactor.core.publisher.Flux<EchoReply> flood =
+                  reactor.core.publisher.Flux.generate(
+                      sink ->
+                          sink.next(
+                              reply.toBuilder().setSequence(flooded.getAndIncrement()).build()));
+              int limit = request.getFailWithStatus();
+              return limit <= 0
+                  ? flood
+                  : flood.take(limit).doOnComplete(floodsDone::incrementAndGet);
             })
         .method(
             DETAILS,
