@@ -333,6 +333,10 @@ public final class MillraceClient implements AutoCloseable {
   }
 
   private void addHandshakes(Channel channel, TransportUri uri) {
+    addHandshakes(channel, uri, connectTimeoutMillis);
+  }
+
+  private void addHandshakes(Channel channel, TransportUri uri, int timeoutMillis) {
     ChannelPromise ready =
         ClientPipelines.addHandshakes(
             channel,
@@ -340,7 +344,7 @@ public final class MillraceClient implements AutoCloseable {
             uri.scheme().secure() ? clientTls() : null,
             webSocket,
             config.maxFrameLength(),
-            connectTimeoutMillis);
+            timeoutMillis);
     channel.attr(READY).set(ready);
   }
 
@@ -398,7 +402,13 @@ public final class MillraceClient implements AutoCloseable {
                 new ChannelInitializer<Channel>() {
                   @Override
                   protected void initChannel(Channel channel) {
-                    addHandshakes(channel, uri);
+                    // A handshake silent for the keepalive's max lifetime is as dead as a
+                    // connection silent that long: the next attempt need not wait out the connect
+                    // timeout (a black hole during a WebSocket upgrade would hold it 10 s).
+                    addHandshakes(
+                        channel,
+                        uri,
+                        (int) Math.min(connectTimeoutMillis, config.maxLifetime().toMillis()));
                     channel
                         .attr(RESUMING)
                         .set(
