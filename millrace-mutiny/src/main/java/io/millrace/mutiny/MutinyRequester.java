@@ -1,13 +1,16 @@
 package io.millrace.mutiny;
 
+import static java.util.Objects.requireNonNull;
 import static mutiny.zero.flow.adapters.AdaptersToFlow.publisher;
 import static mutiny.zero.flow.adapters.AdaptersToReactiveStreams.publisher;
 
 import io.millrace.core.Connection;
+import io.millrace.mutiny.internal.SendUni;
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveRequester;
 import io.millrace.streams.StreamsOptions;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import java.util.concurrent.Flow;
@@ -49,16 +52,20 @@ public final class MutinyRequester {
 
   /** Emits null once the payload is handed to the connection. */
   public Uni<Void> fireAndForget(Payload payload) {
-    return Uni.createFrom().publisher(publisher(requester.fireAndForget(payload)));
+    return SendUni.of(connection(), requireNonNull(payload, "payload"), false);
   }
 
   public Uni<Void> fireAndForget(Supplier<Payload> payload) {
-    return Uni.createFrom().publisher(publisher(requester.fireAndForget(payload)));
+    requireNonNull(payload, "payload");
+    return Uni.createFrom().deferred(() -> fireAndForget(payload.get()));
   }
 
   /** Connection-level metadata (ownership taken); emits null once handed to the connection. */
   public Uni<Void> metadataPush(ByteBuf metadata) {
-    return Uni.createFrom().publisher(publisher(requester.metadataPush(metadata)));
+    return SendUni.of(
+        connection(),
+        Payload.of(requireNonNull(metadata, "metadata"), Unpooled.EMPTY_BUFFER),
+        true);
   }
 
   /** The response; null when the responder completed without one. */

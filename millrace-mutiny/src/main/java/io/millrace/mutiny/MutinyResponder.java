@@ -4,6 +4,7 @@ import static mutiny.zero.flow.adapters.AdaptersToFlow.publisher;
 import static mutiny.zero.flow.adapters.AdaptersToReactiveStreams.publisher;
 
 import io.millrace.core.Responder;
+import io.millrace.mutiny.internal.UniAnswer;
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveHandler;
 import io.millrace.streams.ReactiveResponder;
@@ -33,12 +34,12 @@ public final class MutinyResponder {
 
     @Override
     public Publisher<Void> fireAndForget(Payload payload) {
-      return publisher(handler.fireAndForget(payload).toMulti());
+      return UniAnswer.of(handler.fireAndForget(payload));
     }
 
     @Override
     public Publisher<Void> metadataPush(Payload payload) {
-      return publisher(handler.metadataPush(payload).toMulti());
+      return UniAnswer.of(handler.metadataPush(payload));
     }
 
     @Override

@@ -8,6 +8,7 @@ import io.millrace.streams.ReactiveResponder;
 import io.millrace.streams.StreamsOptions;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 
 /** Serves a {@link ReactorHandler}: the engine's {@link Responder} for it. */
 public final class ReactorResponder {
@@ -21,6 +22,17 @@ public final class ReactorResponder {
     return ReactiveResponder.of(new Adapter(handler), options);
   }
 
+  private static final Mono<Void> EMPTY = Mono.empty();
+
+  /**
+   * A handler's completion, subscribed for its end as Reactor's own subscriber type (no {@code
+   * StrictSubscriber} around the engine's). {@code Mono.empty()} is not subscribed at all: it has
+   * nothing to run and cannot fail.
+   */
+  private static Publisher<Void> completion(Mono<Void> done) {
+    return done == null || done == EMPTY ? null : DirectAnswer.of(done);
+  }
+
   /** Mono and Flux are Publishers: the handler's answers are relayed as they are. */
   private static final class Adapter implements ReactiveHandler {
     private final ReactorHandler handler;
@@ -31,12 +43,12 @@ public final class ReactorResponder {
 
     @Override
     public Publisher<Void> fireAndForget(Payload payload) {
-      return handler.fireAndForget(payload);
+      return completion(handler.fireAndForget(payload));
     }
 
     @Override
     public Publisher<Void> metadataPush(Payload payload) {
-      return handler.metadataPush(payload);
+      return completion(handler.metadataPush(payload));
     }
 
     @Override

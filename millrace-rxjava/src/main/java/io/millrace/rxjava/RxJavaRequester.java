@@ -1,11 +1,15 @@
 package io.millrace.rxjava;
 
+import static java.util.Objects.requireNonNull;
+
 import io.millrace.core.Connection;
 import io.millrace.rxjava.internal.DirectAnswer;
+import io.millrace.rxjava.internal.SendCompletable;
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveRequester;
 import io.millrace.streams.StreamsOptions;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.reactivex.rxjava3.core.Completable;
 import io.reactivex.rxjava3.core.Flowable;
 import io.reactivex.rxjava3.core.Single;
@@ -49,16 +53,20 @@ public final class RxJavaRequester {
 
   /** Completes once the payload is handed to the connection. */
   public Completable fireAndForget(Payload payload) {
-    return Completable.fromPublisher(requester.fireAndForget(payload));
+    return SendCompletable.of(connection(), requireNonNull(payload, "payload"), false);
   }
 
   public Completable fireAndForget(Supplier<Payload> payload) {
-    return Completable.fromPublisher(requester.fireAndForget(payload));
+    requireNonNull(payload, "payload");
+    return Completable.defer(() -> fireAndForget(payload.get()));
   }
 
   /** Connection-level metadata (ownership taken); completes once handed to the connection. */
   public Completable metadataPush(ByteBuf metadata) {
-    return Completable.fromPublisher(requester.metadataPush(metadata));
+    return SendCompletable.of(
+        connection(),
+        Payload.of(requireNonNull(metadata, "metadata"), Unpooled.EMPTY_BUFFER),
+        true);
   }
 
   /**

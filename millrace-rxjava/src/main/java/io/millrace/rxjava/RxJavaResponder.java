@@ -1,6 +1,7 @@
 package io.millrace.rxjava;
 
 import io.millrace.core.Responder;
+import io.millrace.rxjava.internal.CompletableAnswer;
 import io.millrace.rxjava.internal.DirectAnswer;
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveHandler;
@@ -30,12 +31,12 @@ public final class RxJavaResponder {
 
     @Override
     public Publisher<Void> fireAndForget(Payload payload) {
-      return handler.fireAndForget(payload).toFlowable();
+      return CompletableAnswer.of(handler.fireAndForget(payload));
     }
 
     @Override
     public Publisher<Void> metadataPush(Payload payload) {
-      return handler.metadataPush(payload).toFlowable();
+      return CompletableAnswer.of(handler.metadataPush(payload));
     }
 
     @Override

@@ -50,9 +50,7 @@ public final class FireAndForgetPublisher implements Publisher<Void>, Subscripti
     }
     if (!USED.compareAndSet(this, 0, 1)) {
       subscriber.onSubscribe(NoopSubscription.INSTANCE);
-      subscriber.onError(
-          new IllegalStateException(
-              "this Publisher takes one subscriber: it is one call (make the call again)"));
+      subscriber.onError(subscribedTwice());
       return;
     }
     Payload p = payload;
@@ -71,26 +69,42 @@ public final class FireAndForgetPublisher implements Publisher<Void>, Subscripti
       }
       return;
     }
-    boolean sent;
-    try {
-      if (metadataPush) {
-        p.data().release();
-        connection.metadataPush(p.metadata());
-        sent = true;
-      } else {
-        sent = connection.fireAndForget(p.metadata(), p.data());
-      }
-    } catch (RuntimeException e) {
-      subscriber.onError(e);
-      return;
-    }
-    if (sent) {
+    Throwable failure = send(connection, p, metadataPush);
+    if (failure == null) {
       subscriber.onComplete();
     } else {
-      subscriber.onError(
-          StreamErrorException.received(
-              ErrorCode.REJECTED, "not sent: the connection is closing or has no lease"));
+      subscriber.onError(failure);
     }
+  }
+
+  /**
+   * Hands a fire-and-forget (or a metadata push) to the connection, which owns the payload from
+   * here on. Returns null once it is handed over, else why it was not: REJECTED when the connection
+   * is closing or has no lease (known on the event loop only), or what the hand-off threw (its
+   * queue full, the loop shut down). The flavours' own types signal the outcome in their library's
+   * terms.
+   */
+  public static Throwable send(Connection connection, Payload payload, boolean metadataPush) {
+    try {
+      if (metadataPush) {
+        payload.data().release();
+        connection.metadataPush(payload.metadata());
+        return null;
+      }
+      if (connection.fireAndForget(payload.metadata(), payload.data())) {
+        return null;
+      }
+    } catch (RuntimeException e) {
+      return e;
+    }
+    return StreamErrorException.received(
+        ErrorCode.REJECTED, "not sent: the connection is closing or has no lease");
+  }
+
+  /** What a second subscriber to a one-call Publisher, Mono, Completable or Uni gets. */
+  public static IllegalStateException subscribedTwice() {
+    return new IllegalStateException(
+        "this Publisher takes one subscriber: it is one call (make the call again)");
   }
 
   /** Nothing is emitted, so demand only matters when it is invalid (before the send). */
