@@ -3,6 +3,7 @@ package io.millrace.flavours;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.millrace.core.Connection;
+import io.millrace.core.PayloadEncoder;
 import io.millrace.core.StreamErrorException;
 import io.millrace.frame.ErrorCode;
 import io.millrace.mutiny.MutinyHandler;
@@ -191,6 +192,47 @@ class FireAndForgetTypesTest {
   }
 
   @Test
+  void rxjava_aPayloadWhoseEncoderThrows_failsTheCallAndReleasesItsMetadata() throws Exception {
+    RxJavaRequester r = RxJavaRequester.of(connect(recordingRxJava()));
+    ByteBuf metadata = pooled("meta");
+    r.fireAndForget(Payload.encoded(metadata, "value", THROWING))
+        .test()
+        .awaitDone(10, TimeUnit.SECONDS)
+        .assertError(IllegalStateException.class);
+    assertThat(metadata.refCnt()).isZero();
+  }
+
+  @Test
+  void rxjava_supplierGivingNull_failsTheSubscriber() throws Exception {
+    RxJavaRequester r = RxJavaRequester.of(connect(recordingRxJava()));
+    r.fireAndForget(() -> null)
+        .test()
+        .awaitDone(10, TimeUnit.SECONDS)
+        .assertError(NullPointerException.class);
+  }
+
+  @Test
+  void rxjava_aHandlerWhoseCompletionFails_leavesTheConnectionServing() throws Exception {
+    Connection connection =
+        connect(
+            RxJavaResponder.of(
+                new RxJavaHandler() {
+                  @Override
+                  public Completable fireAndForget(Payload payload) {
+                    String s = payload.dataUtf8();
+                    received.add(s);
+                    return s.equals("fail")
+                        ? Completable.error(new IllegalStateException("handler failed"))
+                        : Completable.complete();
+                  }
+                }));
+    RxJavaRequester r = RxJavaRequester.of(connection);
+    r.fireAndForget(Payload.of("fail")).blockingAwait(10, TimeUnit.SECONDS);
+    r.fireAndForget(Payload.of("next")).blockingAwait(10, TimeUnit.SECONDS);
+    assertThat(take(2)).containsExactly("fail", "next");
+  }
+
+  @Test
   void completableAnswer_invalidRequest_failsAndDisposes() {
     AtomicBoolean disposed = new AtomicBoolean();
     AtomicReference<Throwable> error = new AtomicReference<>();
@@ -306,6 +348,28 @@ class FireAndForgetTypesTest {
   }
 
   @Test
+  void mutiny_supplierGivingNull_failsTheSubscriber() throws Exception {
+    MutinyRequester r = MutinyRequester.of(connect(recordingMutiny()));
+    r.fireAndForget(() -> null)
+        .subscribe()
+        .withSubscriber(UniAssertSubscriber.create())
+        .awaitFailure(WAIT)
+        .assertFailedWith(NullPointerException.class);
+  }
+
+  @Test
+  void mutiny_aPayloadWhoseEncoderThrows_failsTheCallAndReleasesItsMetadata() throws Exception {
+    MutinyRequester r = MutinyRequester.of(connect(recordingMutiny()));
+    ByteBuf metadata = pooled("meta");
+    r.fireAndForget(Payload.encoded(metadata, "value", THROWING))
+        .subscribe()
+        .withSubscriber(UniAssertSubscriber.create())
+        .awaitFailure(WAIT)
+        .assertFailedWith(IllegalStateException.class);
+    assertThat(metadata.refCnt()).isZero();
+  }
+
+  @Test
   void uniAnswer_invalidRequest_failsAndCancels() {
     AtomicBoolean cancelled = new AtomicBoolean();
     AtomicReference<Throwable> error = new AtomicReference<>();
@@ -319,6 +383,20 @@ class FireAndForgetTypesTest {
   }
 
   // ---- helpers -----------------------------------------------------------------------------
+
+  /** An encoder that fails, as a message too large for its codec would. */
+  private static final PayloadEncoder<String> THROWING =
+      new PayloadEncoder<>() {
+        @Override
+        public int length(String value) {
+          throw new IllegalStateException("cannot encode");
+        }
+
+        @Override
+        public void encode(String value, ByteBuf out, int index, int length) {
+          throw new IllegalStateException("cannot encode");
+        }
+      };
 
   private io.millrace.core.Responder recordingReactor() {
     return ReactorResponder.of(

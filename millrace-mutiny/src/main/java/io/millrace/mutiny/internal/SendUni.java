@@ -58,6 +58,9 @@ public final class SendUni extends AbstractUni<Void> implements UniSubscription 
     }
     Throwable failure = FireAndForgetPublisher.send(connection, p, metadataPush);
     if (cancelled) {
+      if (failure != null) {
+        Infrastructure.handleDroppedException(failure); // as Mutiny reports a dropped failure
+      }
       return;
     }
     if (failure == null) {

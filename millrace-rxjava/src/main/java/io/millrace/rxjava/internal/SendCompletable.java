@@ -57,6 +57,9 @@ public final class SendCompletable extends Completable implements Disposable {
     }
     Throwable failure = FireAndForgetPublisher.send(connection, p, metadataPush);
     if (disposed) {
+      if (failure != null) {
+        RxJavaPlugins.onError(failure); // undeliverable, as RxJava's own sources report it
+      }
       return;
     }
     if (failure == null) {

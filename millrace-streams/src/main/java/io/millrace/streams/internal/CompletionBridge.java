@@ -1,5 +1,6 @@
 package io.millrace.streams.internal;
 
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
@@ -7,12 +8,15 @@ import org.reactivestreams.Subscription;
  * The Reactive Streams side of a bridge from a library's completion type (a Completable, a {@code
  * Uni<Void>}) to the Subscriber the engine's layer gives a responder's fire-and-forget: the end is
  * passed on once, invalid demand fails it (rule 3.9), and cancel reaches the library's
- * subscription. Each flavour's subclass is also its library's observer and calls {@link
- * #upstreamReady}, {@link #complete} and {@link #fail}.
+ * subscription, whichever threads those signals come from. Each flavour's subclass is also its
+ * library's observer and calls {@link #upstreamReady}, {@link #complete} and {@link #fail}.
  */
 public abstract class CompletionBridge implements Subscription {
   private final Subscriber<? super Void> actual;
-  private volatile boolean done;
+  private volatile int done;
+
+  private static final AtomicIntegerFieldUpdater<CompletionBridge> DONE =
+      AtomicIntegerFieldUpdater.newUpdater(CompletionBridge.class, "done");
 
   protected CompletionBridge(Subscriber<? super Void> actual) {
     if (actual == null) {
@@ -30,15 +34,13 @@ public abstract class CompletionBridge implements Subscription {
   }
 
   protected final void complete() {
-    if (!done) {
-      done = true;
+    if (DONE.compareAndSet(this, 0, 1)) {
       actual.onComplete();
     }
   }
 
   protected final void fail(Throwable t) {
-    if (!done) {
-      done = true;
+    if (DONE.compareAndSet(this, 0, 1)) {
       actual.onError(t);
     }
   }
@@ -46,8 +48,7 @@ public abstract class CompletionBridge implements Subscription {
   /** Nothing is emitted: demand matters only when it is invalid (rule 3.9). */
   @Override
   public final void request(long n) {
-    if (n <= 0 && !done) {
-      done = true;
+    if (n <= 0 && DONE.compareAndSet(this, 0, 1)) {
       cancelUpstream();
       actual.onError(new IllegalArgumentException("request-n must be positive (rule 3.9): " + n));
     }
@@ -55,7 +56,7 @@ public abstract class CompletionBridge implements Subscription {
 
   @Override
   public final void cancel() {
-    done = true;
+    done = 1;
     cancelUpstream();
   }
 }

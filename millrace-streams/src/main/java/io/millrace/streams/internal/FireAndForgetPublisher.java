@@ -4,6 +4,7 @@ import io.millrace.core.Connection;
 import io.millrace.core.StreamErrorException;
 import io.millrace.frame.ErrorCode;
 import io.millrace.streams.Payload;
+import io.netty.buffer.ByteBuf;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
@@ -85,17 +86,24 @@ public final class FireAndForgetPublisher implements Publisher<Void>, Subscripti
    * terms.
    */
   public static Throwable send(Connection connection, Payload payload, boolean metadataPush) {
+    ByteBuf data;
+    try {
+      data = payload.data(); // an encoded payload is encoded here, and its encoder may throw
+    } catch (RuntimeException e) {
+      payload.release(); // the metadata; nothing reached the connection
+      return e;
+    }
     try {
       if (metadataPush) {
-        payload.data().release();
+        data.release();
         connection.metadataPush(payload.metadata());
         return null;
       }
-      if (connection.fireAndForget(payload.metadata(), payload.data())) {
+      if (connection.fireAndForget(payload.metadata(), data)) {
         return null;
       }
     } catch (RuntimeException e) {
-      return e;
+      return e; // the connection released the buffers
     }
     return StreamErrorException.received(
         ErrorCode.REJECTED, "not sent: the connection is closing or has no lease");
