@@ -261,7 +261,7 @@ public final class GrpcEndpoint implements AutoCloseable {
         b.addService(io.grpc.protobuf.services.ProtoReflectionService.newInstance());
       }
       if (handoff != null) {
-        b.addTransportFilter(handoff.callerAddresses());
+        b.addTransportFilter(handoff.callerAttributes());
         // grpc-java asks TCP keepalive of every connection; a Unix socket has none (Netty would
         // warn once per connection). The caller's own connection is the one that can go stale.
         b.withChildOption(io.netty.channel.ChannelOption.SO_KEEPALIVE, null);

@@ -2,7 +2,9 @@ package io.millrace.grpc;
 
 import io.grpc.Attributes;
 import io.grpc.Grpc;
+import io.grpc.SecurityLevel;
 import io.grpc.ServerTransportFilter;
+import io.grpc.internal.GrpcAttributes;
 import io.millrace.transport.netty.EventLoops;
 import io.millrace.transport.netty.Http2Handoff;
 import io.netty.bootstrap.Bootstrap;
@@ -13,6 +15,7 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.EventLoopGroup;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -26,6 +29,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import javax.net.ssl.SSLSession;
 
 /**
  * Hands HTTP/2 connections that arrive on a Millrace server's ports to the endpoint's grpc-java
@@ -34,8 +38,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * this user can enter, deleted when the endpoint closes. grpc-java sees the caller's real address
  * ({@link Grpc#TRANSPORT_ATTR_REMOTE_ADDR}) through a transport filter: each splice binds its end
  * of the Unix socket to a path of its own (deleted once connected), which names the caller. TLS,
- * when the Millrace port has it, ends in front of the splice (so a client certificate does not
- * reach grpc-java's call attributes).
+ * when the Millrace port has it, ends in front of the splice; the same filter gives grpc-java the
+ * caller's TLS session ({@link Grpc#TRANSPORT_ATTR_SSL_SESSION}, with a client certificate when the
+ * port asks for one) and the security level, as grpc-java's own TLS port would.
  *
  * <p>Backpressure holds both ways, as on a port of grpc-java's own: each side stops reading while
  * the other cannot take more, and the Unix socket's buffers then fill, so a caller that does not
@@ -49,7 +54,33 @@ final class SharedPortHandoff implements Http2Handoff {
   private final Path socket;
   private final EventLoopGroup loops;
   private final AtomicLong splices = new AtomicLong();
-  private final ConcurrentHashMap<String, SocketAddress> callers = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, Caller> callers = new ConcurrentHashMap<>();
+
+  /** What grpc-java would know of a caller on a port of its own. */
+  private record Caller(SocketAddress remote, SocketAddress local, SSLSession tls) {
+    static Caller of(Channel outer) {
+      SslHandler ssl = outer.pipeline().get(SslHandler.class);
+      return new Caller(
+          outer.remoteAddress(),
+          outer.localAddress(),
+          ssl == null ? null : ssl.engine().getSession());
+    }
+
+    Attributes applyTo(Attributes attributes) {
+      Attributes.Builder b =
+          attributes.toBuilder()
+              .set(Grpc.TRANSPORT_ATTR_REMOTE_ADDR, remote)
+              .set(Grpc.TRANSPORT_ATTR_LOCAL_ADDR, local);
+      if (tls != null) {
+        // The security level has no public key; grpc-java's own TLS port sets this one, and
+        // ServerCall.getSecurityLevel() reads it (grpc-java pinned by the parent POM).
+        b.set(Grpc.TRANSPORT_ATTR_SSL_SESSION, tls)
+            .set(GrpcAttributes.ATTR_SECURITY_LEVEL, SecurityLevel.PRIVACY_AND_INTEGRITY);
+      }
+      return b.build();
+    }
+  }
+
   private volatile boolean closed;
 
   /** How long a splice may take to reach grpc-java before the caller is closed. */
@@ -118,16 +149,17 @@ final class SharedPortHandoff implements Http2Handoff {
     deleteQuietly(directory);
   }
 
-  /** Gives grpc-java the caller's address in place of the Unix socket's. */
-  ServerTransportFilter callerAddresses() {
+  /**
+   * Gives grpc-java the caller's addresses in place of the Unix socket's, and its TLS session and
+   * security level when the Millrace port ended TLS.
+   */
+  ServerTransportFilter callerAttributes() {
     return new ServerTransportFilter() {
       @Override
       public Attributes transportReady(Attributes attributes) {
         String path = EventLoops.domainSocketPath(attributes.get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
-        SocketAddress caller = path == null ? null : callers.get(path);
-        return caller == null
-            ? attributes
-            : attributes.toBuilder().set(Grpc.TRANSPORT_ATTR_REMOTE_ADDR, caller).build();
+        Caller caller = path == null ? null : callers.get(path);
+        return caller == null ? attributes : caller.applyTo(attributes);
       }
     };
   }
@@ -145,7 +177,7 @@ final class SharedPortHandoff implements Http2Handoff {
     toCaller.attach(outer);
     Path end = directory.resolve("c" + splices.incrementAndGet() + ".sock");
     String path = end.toString();
-    callers.put(path, outer.remoteAddress());
+    callers.put(path, Caller.of(outer));
     // Should the endpoint close while this connects, its loops may never report the outcome.
     outer
         .eventLoop()

@@ -66,13 +66,33 @@ class SharedPortGrpcTest {
   private ManagedChannel channel;
   private MillraceClient client;
 
+  /** What grpc-java's calls saw of their transport, recorded by an interceptor. */
+  private final java.util.concurrent.BlockingQueue<io.grpc.ServerCall<?, ?>> calls =
+      new java.util.concurrent.LinkedBlockingQueue<>();
+
   private void start(String listen, ServerTls tls) throws Exception {
     RpcServer rpc =
         RpcServer.builder()
             .service(EchoServiceReactor.bind(new EchoServiceImpl()))
             .service(probe.definition())
             .build();
-    endpoint = GrpcEndpoint.builder(rpc).sharedPorts().start();
+    endpoint =
+        GrpcEndpoint.builder(rpc)
+            .sharedPorts()
+            .configure(
+                b ->
+                    b.intercept(
+                        new io.grpc.ServerInterceptor() {
+                          @Override
+                          public <Q, R> io.grpc.ServerCall.Listener<Q> interceptCall(
+                              io.grpc.ServerCall<Q, R> call,
+                              io.grpc.Metadata headers,
+                              io.grpc.ServerCallHandler<Q, R> next) {
+                            calls.add(call);
+                            return next.startCall(call, headers);
+                          }
+                        }))
+            .start();
     MillraceServer.Builder builder =
         MillraceServer.builder()
             .listen(listen)
@@ -151,6 +171,64 @@ class SharedPortGrpcTest {
               .block(java.time.Duration.ofSeconds(5));
       assertThat(reply.getPayload().toStringUtf8()).isEqualTo("over " + uri);
     }
+  }
+
+  @Test
+  void mutualTlsPort_grpcJavaSeesTheCallersCertificateAddressAndSecurityLevel() throws Exception {
+    start(
+        "tls://127.0.0.1:0",
+        ServerTls.builder(path("server.pem"), path("server.key"))
+            .requireClientCertificates(path("ca.pem"))
+            .build());
+    channel =
+        NettyChannelBuilder.forAddress("localhost", server.port())
+            .sslContext(
+                GrpcSslContexts.forClient()
+                    .trustManager(path("ca.pem").toFile())
+                    .keyManager(path("client.pem").toFile(), path("client.key").toFile())
+                    .build())
+            .build();
+    assertThat(
+            EchoServiceGrpc.newBlockingStub(channel)
+                .withDeadlineAfter(10, TimeUnit.SECONDS)
+                .echo(request("with a certificate"))
+                .getPayload()
+                .toStringUtf8())
+        .isEqualTo("with a certificate");
+    io.grpc.ServerCall<?, ?> call = calls.poll(5, TimeUnit.SECONDS);
+    assertThat(call).isNotNull();
+    javax.net.ssl.SSLSession tls =
+        call.getAttributes().get(io.grpc.Grpc.TRANSPORT_ATTR_SSL_SESSION);
+    assertThat(tls).as("the caller's TLS session").isNotNull();
+    java.security.cert.X509Certificate certificate =
+        (java.security.cert.X509Certificate) tls.getPeerCertificates()[0];
+    java.security.cert.X509Certificate expected;
+    try (java.io.InputStream in = java.nio.file.Files.newInputStream(path("client.pem"))) {
+      expected =
+          (java.security.cert.X509Certificate)
+              java.security.cert.CertificateFactory.getInstance("X.509").generateCertificate(in);
+    }
+    assertThat(certificate).as("the client's certificate").isEqualTo(expected);
+    assertThat(call.getSecurityLevel()).isEqualTo(io.grpc.SecurityLevel.PRIVACY_AND_INTEGRITY);
+    java.net.InetSocketAddress remote =
+        (java.net.InetSocketAddress)
+            call.getAttributes().get(io.grpc.Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
+    assertThat(remote.getAddress().getHostAddress()).isEqualTo("127.0.0.1");
+    assertThat(call.getAttributes().get(io.grpc.Grpc.TRANSPORT_ATTR_LOCAL_ADDR))
+        .isEqualTo(new java.net.InetSocketAddress("127.0.0.1", server.port()));
+  }
+
+  @Test
+  void plaintextPort_grpcJavaSeesNoTlsSession() throws Exception {
+    start("tcp://127.0.0.1:0", null);
+    channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
+    EchoServiceGrpc.newBlockingStub(channel)
+        .withDeadlineAfter(10, TimeUnit.SECONDS)
+        .echo(request("plain"));
+    io.grpc.ServerCall<?, ?> call = calls.poll(5, TimeUnit.SECONDS);
+    assertThat(call).isNotNull();
+    assertThat(call.getAttributes().get(io.grpc.Grpc.TRANSPORT_ATTR_SSL_SESSION)).isNull();
+    assertThat(call.getSecurityLevel()).isEqualTo(io.grpc.SecurityLevel.NONE);
   }
 
   @Test
