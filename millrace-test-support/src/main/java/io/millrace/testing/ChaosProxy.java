@@ -42,6 +42,8 @@ public final class ChaosProxy implements AutoCloseable {
   private volatile long refuseUntilNanos;
   private volatile long delayMillis;
 
+  private volatile boolean blackHoleNew;
+
   public ChaosProxy(InetSocketAddress target) throws InterruptedException {
     this.target = target;
     this.server =
@@ -107,6 +109,14 @@ public final class ChaosProxy implements AutoCloseable {
     }
   }
 
+  /**
+   * Whether connections accepted from now on pass no bytes (a black hole from their first byte, as
+   * a peer that accepts and then hangs: a handshake over them never ends).
+   */
+  public void blackHoleNewConnections(boolean on) {
+    blackHoleNew = on;
+  }
+
   /** Refuses (accepts and resets at once) new connections for {@code millis}. */
   public void refuse(long millis) {
     refuseUntilNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
@@ -126,6 +136,7 @@ public final class ChaosProxy implements AutoCloseable {
     }
     accepted.incrementAndGet();
     Pair pair = new Pair(inbound);
+    pair.blackHole = blackHoleNew;
     pairs.add(pair);
     inbound.closeFuture().addListener(f -> pairs.remove(pair));
     new Bootstrap()

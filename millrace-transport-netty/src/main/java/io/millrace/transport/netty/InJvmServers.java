@@ -36,7 +36,10 @@ final class InJvmServers {
     }
   }
 
-  /** The listener bound to {@code name}, or null. */
+  /**
+   * The listener bound to {@code name}, or null. For tests in this package (a recording listener in
+   * front of a server's); nothing in the product looks listeners up.
+   */
   static Listener listener(String name) {
     return BOUND.get(name);
   }

@@ -396,19 +396,21 @@ public final class MillraceClient implements AutoCloseable {
       }
       return;
     }
+    // An attempt that takes longer than the keepalive's max lifetime is given up for the next one
+    // rather than waiting out the connect timeout: a black hole during a WebSocket upgrade held an
+    // attempt 10 s, longer than the session's keepalive would have waited. The bound caps the TCP
+    // connect, and each handshake's time from the connect on; it is a time limit, not an idle
+    // check, so a keepalive too short for the link's handshakes fails every attempt (a floor of
+    // 2 s was tried: the chaos test's black holes then cost 2 s each and its wss run timed out).
+    int bound = (int) Math.min(connectTimeoutMillis, config.maxLifetime().toMillis());
     Bootstrap bootstrap =
         bootstrap((EventLoop) session.executor(), uri)
+            .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, bound)
             .handler(
                 new ChannelInitializer<Channel>() {
                   @Override
                   protected void initChannel(Channel channel) {
-                    // A handshake silent for the keepalive's max lifetime is as dead as a
-                    // connection silent that long: the next attempt need not wait out the connect
-                    // timeout (a black hole during a WebSocket upgrade would hold it 10 s).
-                    addHandshakes(
-                        channel,
-                        uri,
-                        (int) Math.min(connectTimeoutMillis, config.maxLifetime().toMillis()));
+                    addHandshakes(channel, uri, bound);
                     channel
                         .attr(RESUMING)
                         .set(
@@ -574,7 +576,15 @@ public final class MillraceClient implements AutoCloseable {
       return this;
     }
 
+    /**
+     * How long a connect may take, TCP connect and the TLS and WebSocket handshakes included.
+     * Default 10 s. A resumable session's reconnects use the keepalive's max lifetime instead when
+     * that is shorter, so that a black-holed attempt does not hold up the next.
+     */
     public Builder connectTimeoutMillis(int millis) {
+      if (millis <= 0) {
+        throw new IllegalArgumentException("the connect timeout must be positive: " + millis);
+      }
       this.connectTimeoutMillis = millis;
       return this;
     }

@@ -33,9 +33,10 @@ import org.junit.jupiter.params.provider.ValueSource;
  * that breaks them in every way: resets, cuts inside a frame, black holes only the keepalive
  * notices, refused reconnects and delays. A request-stream and a request-channel carry sequenced
  * payloads from 1 byte to 64 KiB (fragmented), request-response calls must each complete exactly
- * once, and fire-and-forget is counted at the server, through 100 forced disconnects; the server
- * runs two event loops, so a resumed connection often lands on another loop than its session and is
- * moved. Netty's paranoid leak detector fails the build on any leaked buffer.
+ * once, and fire-and-forget is counted at the server, through 100 forced disconnects (50 closed
+ * connections over the in-JVM transport, which has one way to break); the server runs two event
+ * loops, so a resumed connection often lands on another loop than its session and is moved. Netty's
+ * paranoid leak detector fails the build on any leaked buffer.
  */
 class TcpResumptionTest {
   private MillraceServer server;
@@ -269,6 +270,65 @@ class TcpResumptionTest {
         },
         () -> proxy.delay(0));
     assertThat(proxy.refusedCount()).isPositive();
+  }
+
+  /**
+   * A reconnect whose TLS or WebSocket handshake falls into a black hole is given up after the
+   * reconnect bound (the keepalive's 600 ms max lifetime), not after the 10 s connect timeout:
+   * three attempts start within 8 s. Then the session still resumes.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"tls", "ws"})
+  void aBlackHoledReconnectHandshake_isGivenUpAtTheBound_andTheSessionResumesAfter(String scheme)
+      throws Exception {
+    Connection c = start(1, scheme);
+    ByteBuf first = c.alloc().buffer().writeInt(1);
+    assertThat(new Echoed(c, first).await()).isEqualTo(1);
+    proxy.blackHoleNewConnections(true);
+    int before = proxy.accepted();
+    long cutAt = System.nanoTime();
+    proxy.reset();
+    await(
+        () -> (proxy.accepted() - before) + " attempts so far",
+        () -> proxy.accepted() - before >= 3,
+        8_000);
+    long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - cutAt);
+    assertThat(elapsedMillis)
+        .as("two attempts given up, each after the 600 ms bound")
+        .isGreaterThanOrEqualTo(2 * 600L);
+    proxy.blackHoleNewConnections(false);
+    ByteBuf second = c.alloc().buffer().writeInt(2);
+    assertThat(new Echoed(c, second).await()).as("resumed after the black hole").isEqualTo(2);
+  }
+
+  /** One request-response on the loop; {@link #await} gives the int echoed back. */
+  private static final class Echoed {
+    private final java.util.concurrent.CompletableFuture<Integer> answer =
+        new java.util.concurrent.CompletableFuture<>();
+
+    Echoed(Connection c, ByteBuf request) {
+      c.executor()
+          .execute(
+              () ->
+                  c.requestResponse(
+                      null,
+                      request,
+                      new StreamListener() {
+                        @Override
+                        public void onNext(Stream s, ByteBuf metadata, ByteBuf data) {
+                          answer.complete(data.readInt());
+                        }
+
+                        @Override
+                        public void onError(Stream s, int code, String message) {
+                          answer.completeExceptionally(new AssertionError(code + " " + message));
+                        }
+                      }));
+    }
+
+    int await() throws Exception {
+      return answer.get(15, TimeUnit.SECONDS);
+    }
   }
 
   /**
