@@ -76,9 +76,20 @@ final class ServedMethod<Req, Resp> implements ServerCallHandler<Req, Resp> {
   private static final Metadata.Key<String> ENCODING =
       Metadata.Key.of("grpc-encoding", Metadata.ASCII_STRING_MARSHALLER);
 
-  /** CANCELLED, or DEADLINE_EXCEEDED when the call's deadline has passed. */
+  /**
+   * A client whose deadline passes resets the stream (RST_STREAM CANCEL) at about the moment the
+   * server's copy of that deadline passes: which one the server hears first is a race of a few
+   * milliseconds (more when the loop was busy as the headers came). A cancel that close to the
+   * deadline is taken as the deadline.
+   */
+  private static final long DEADLINE_TOLERANCE_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+
+  /** CANCELLED, or DEADLINE_EXCEEDED when the call's deadline has passed or is about to. */
   private static Status cancellation(Deadline deadline) {
-    return deadline != null && deadline.isExpired() ? Status.DEADLINE_EXCEEDED : Status.CANCELLED;
+    return deadline != null
+            && deadline.timeRemaining(TimeUnit.NANOSECONDS) <= DEADLINE_TOLERANCE_NANOS
+        ? Status.DEADLINE_EXCEEDED
+        : Status.CANCELLED;
   }
 
   /** A call whose client sends one message: the handler runs when the client has sent it. */
