@@ -34,7 +34,7 @@ import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -56,7 +56,8 @@ import reactor.test.StepVerifier;
 class FireAndForgetTypesTest {
   private static final Duration WAIT = Duration.ofSeconds(10);
 
-  private final BlockingQueue<String> received = new LinkedBlockingQueue<>();
+  // Lock-free: handlers add on the event loop, where a lock the test thread holds would block it.
+  private final BlockingQueue<String> received = new LinkedTransferQueue<>();
   private final List<AutoCloseable> closing = new ArrayList<>();
 
   @AfterEach

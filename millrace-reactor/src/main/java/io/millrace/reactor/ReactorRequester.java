@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import io.millrace.core.Connection;
 import io.millrace.reactor.internal.DirectAnswer;
+import io.millrace.reactor.internal.DirectMono;
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveRequester;
 import io.millrace.streams.StreamsOptions;
@@ -51,25 +52,25 @@ public final class ReactorRequester {
 
   /** Completes once the payload is handed to the connection (fire-and-forget has no answer). */
   public Mono<Void> fireAndForget(Payload payload) {
-    return Mono.fromDirect(requester.fireAndForget(payload));
+    return DirectMono.of(requester.fireAndForget(payload));
   }
 
   public Mono<Void> fireAndForget(Supplier<Payload> payload) {
-    return Mono.fromDirect(requester.fireAndForget(payload));
+    return DirectMono.of(requester.fireAndForget(payload));
   }
 
   /** Connection-level metadata (ownership taken); completes once handed to the connection. */
   public Mono<Void> metadataPush(ByteBuf metadata) {
-    return Mono.fromDirect(requester.metadataPush(metadata));
+    return DirectMono.of(requester.metadataPush(metadata));
   }
 
   /** The response; empty when the responder completed without one. */
   public Mono<Payload> requestResponse(Payload payload) {
-    return Mono.fromDirect(requester.requestResponse(payload));
+    return DirectMono.of(requester.requestResponse(payload));
   }
 
   public Mono<Payload> requestResponse(Supplier<Payload> payload) {
-    return Mono.fromDirect(requester.requestResponse(payload));
+    return DirectMono.of(requester.requestResponse(payload));
   }
 
   public Flux<Payload> requestStream(Payload payload) {
