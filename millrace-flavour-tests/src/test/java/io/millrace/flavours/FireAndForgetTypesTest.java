@@ -485,28 +485,7 @@ class FireAndForgetTypesTest {
     connection
         .executor()
         .execute(
-            () ->
-                call.get()
-                    .subscribe(
-                        new Subscriber<Void>() {
-                          @Override
-                          public void onSubscribe(Subscription s) {
-                            s.request(1);
-                          }
-
-                          @Override
-                          public void onNext(Void v) {}
-
-                          @Override
-                          public void onError(Throwable t) {
-                            failure.complete(t);
-                          }
-
-                          @Override
-                          public void onComplete() {
-                            failure.complete(null);
-                          }
-                        }));
+            () -> call.get().subscribe(ending(1, failure::complete, () -> failure.complete(null))));
     return failure.get(10, TimeUnit.SECONDS);
   }
 
@@ -518,10 +497,16 @@ class FireAndForgetTypesTest {
   }
 
   private static Subscriber<Void> requestingZero(AtomicReference<Throwable> error) {
+    return ending(0, error::set, () -> {});
+  }
+
+  /** Requests {@code n} when subscribed and passes on how the call ended. */
+  private static Subscriber<Void> ending(
+      long n, java.util.function.Consumer<Throwable> onError, Runnable onComplete) {
     return new Subscriber<Void>() {
       @Override
       public void onSubscribe(Subscription s) {
-        s.request(0);
+        s.request(n);
       }
 
       @Override
@@ -529,11 +514,13 @@ class FireAndForgetTypesTest {
 
       @Override
       public void onError(Throwable t) {
-        error.set(t);
+        onError.accept(t);
       }
 
       @Override
-      public void onComplete() {}
+      public void onComplete() {
+        onComplete.run();
+      }
     };
   }
 }

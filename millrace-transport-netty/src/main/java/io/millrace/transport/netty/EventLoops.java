@@ -56,9 +56,7 @@ public final class EventLoops {
 
   /** The address of the Unix domain socket at {@code path}, as the preferred kind takes it. */
   public static SocketAddress domainSocketAddress(Path path) {
-    return IoKind.preferred() == IoKind.NIO
-        ? UnixDomainSocketAddress.of(path)
-        : new DomainSocketAddress(path.toString());
+    return IoKind.preferred().domainSocketAddress(path.toString());
   }
 
   /**

@@ -14,12 +14,15 @@ import io.netty.channel.socket.nio.NioDomainSocketChannel;
 import io.netty.channel.socket.nio.NioServerDomainSocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.channel.unix.DomainSocketAddress;
 import io.netty.channel.uring.IoUring;
 import io.netty.channel.uring.IoUringDomainSocketChannel;
 import io.netty.channel.uring.IoUringIoHandler;
 import io.netty.channel.uring.IoUringServerDomainSocketChannel;
 import io.netty.channel.uring.IoUringServerSocketChannel;
 import io.netty.channel.uring.IoUringSocketChannel;
+import java.net.SocketAddress;
+import java.net.UnixDomainSocketAddress;
 import java.util.Locale;
 
 /**
@@ -158,6 +161,13 @@ public enum IoKind {
       default:
         return domainSocket ? NioDomainSocketChannel.class : NioSocketChannel.class;
     }
+  }
+
+  /**
+   * The address of the Unix domain socket at {@code path}: the JDK's for NIO, Netty's otherwise.
+   */
+  SocketAddress domainSocketAddress(String path) {
+    return this == NIO ? UnixDomainSocketAddress.of(path) : new DomainSocketAddress(path);
   }
 
   /**

@@ -1,12 +1,10 @@
 package io.millrace.transport.netty;
 
 import io.netty.channel.local.LocalAddress;
-import io.netty.channel.unix.DomainSocketAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.URI;
 import java.net.URISyntaxException;
-import java.net.UnixDomainSocketAddress;
 import java.util.Locale;
 import java.util.Objects;
 
@@ -193,9 +191,7 @@ public final class TransportUri {
   SocketAddress socketAddress(IoKind kind) {
     switch (scheme) {
       case UNIX:
-        return kind == IoKind.NIO
-            ? UnixDomainSocketAddress.of(path)
-            : new DomainSocketAddress(path);
+        return kind.domainSocketAddress(path);
       case LOCAL:
         return new LocalAddress(host);
       default:
