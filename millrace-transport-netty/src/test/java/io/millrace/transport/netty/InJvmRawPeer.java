@@ -18,6 +18,12 @@ import java.util.concurrent.TimeUnit;
 final class InJvmRawPeer implements TransportSuite.RawPeer {
   private static final Object END = new Object();
 
+  /**
+   * Frames held for {@link #read} before this peer stops reading, as a socket's receive buffer
+   * holds bytes: a peer that does not read must push back on the server, as over a socket.
+   */
+  private static final int BUFFERED_FRAMES = 256;
+
   private final EventLoopGroup group;
   private final EventExecutor loop;
   private final InJvmTransport transport;
@@ -46,7 +52,7 @@ final class InJvmRawPeer implements TransportSuite.RawPeer {
                           ByteBufAllocator.DEFAULT,
                           FrameHeader.MAX_FRAME_LENGTH,
                           new WriteBufferWaterMark(32 * 1024, 64 * 1024));
-                  t.setListener(new Collector(inbound));
+                  t.setListener(new Collector(inbound, t));
                   return t;
                 })
             .get(5, TimeUnit.SECONDS);
@@ -100,6 +106,9 @@ final class InJvmRawPeer implements TransportSuite.RawPeer {
       return null;
     }
     Object next = inbound.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    if (inbound.size() < BUFFERED_FRAMES / 2) {
+      loop.execute(() -> transport.setReading(true)); // room again: read on
+    }
     if (next == null) {
       throw new AssertionError("nothing read within " + timeout);
     }
@@ -121,16 +130,21 @@ final class InJvmRawPeer implements TransportSuite.RawPeer {
 
   private static final class Collector implements TransportListener {
     private final BlockingQueue<Object> inbound;
+    private final InJvmTransport transport;
     private boolean ended;
 
-    Collector(BlockingQueue<Object> inbound) {
+    Collector(BlockingQueue<Object> inbound, InJvmTransport transport) {
       this.inbound = inbound;
+      this.transport = transport;
     }
 
     @Override
     public void onFrame(ByteBuf frame) {
       if (!ended) {
         inbound.add(Unpooled.copiedBuffer(frame));
+        if (inbound.size() >= BUFFERED_FRAMES) {
+          transport.setReading(false); // full: until read() takes some
+        }
       }
     }
 
