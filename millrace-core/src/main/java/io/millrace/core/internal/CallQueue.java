@@ -165,7 +165,10 @@ final class CallQueue {
   }
 
   private void scheduleDrain() {
-    if (DRAIN_STATE.compareAndSet(this, 0, 1)) {
+    // Read before the CAS: while a drain is pending (most calls, under load) a producer makes no
+    // locked write to the flag's cache line, which the loop also reads. The read is volatile, after
+    // the queue's own CAS, so the drain's clear-then-check-again still sees this call.
+    if ((int) DRAIN_STATE.getVolatile(this) == 0 && DRAIN_STATE.compareAndSet(this, 0, 1)) {
       submitDrain();
     }
   }
