@@ -119,4 +119,51 @@ final class Marshallers {
       }
     };
   }
+
+  /**
+   * {@code m}, parsing only messages of at most {@code maxBytes}: a larger one fails the call
+   * RESOURCE_EXHAUSTED before it is parsed, with grpc-java's wording ("gRPC message exceeds maximum
+   * size"), which grpc-java users' code and tests look for. What {@code
+   * CallOptions.withMaxInboundMessageSize} asks of a call.
+   */
+  static <T> Marshaller<T> limitedTo(Marshaller<T> m, int maxBytes) {
+    return new Marshaller<>() {
+      @Override
+      public ByteBuf serialize(T value, io.netty.buffer.ByteBufAllocator alloc) {
+        return m.serialize(value, alloc);
+      }
+
+      @Override
+      public T parse(ByteBuf data) {
+        int size = data.readableBytes();
+        if (size > maxBytes) {
+          throw Status.RESOURCE_EXHAUSTED
+              .withMessage("gRPC message exceeds maximum size " + maxBytes + ": " + size)
+              .asException();
+        }
+        return m.parse(data);
+      }
+
+      @Override
+      public io.millrace.core.PayloadEncoder<T> encoder() {
+        return m.encoder();
+      }
+    };
+  }
+
+  /**
+   * The size {@code value} has on the wire: protobuf's own (computed once per message and kept by
+   * it) for protobuf messages, else by serializing it once and measuring.
+   */
+  static <T> int serializedSize(Marshaller<T> m, T value) {
+    if (value instanceof MessageLite message) {
+      return message.getSerializedSize();
+    }
+    ByteBuf bytes = m.serialize(value, UnpooledByteBufAllocator.DEFAULT);
+    try {
+      return bytes.readableBytes();
+    } finally {
+      bytes.release();
+    }
+  }
 }

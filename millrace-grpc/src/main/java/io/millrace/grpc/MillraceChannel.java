@@ -58,7 +58,25 @@ public final class MillraceChannel extends Channel {
   public <Req, Resp> ClientCall<Req, Resp> newCall(
       MethodDescriptor<Req, Resp> method, CallOptions callOptions) {
     Executor callbacks = callOptions.getExecutor() != null ? callOptions.getExecutor() : executor;
-    return new MillraceClientCall<>(rpc, millraceMethod(method), callOptions, callbacks);
+    io.millrace.rpc.MethodDescriptor<Req, Resp> m = millraceMethod(method);
+    Integer maxInbound = callOptions.getMaxInboundMessageSize();
+    if (maxInbound != null) {
+      // Rare: a descriptor of this call's own, whose response parser checks the size first.
+      m = withMaxResponseBytes(m, maxInbound);
+    }
+    return new MillraceClientCall<>(rpc, m, callOptions, callbacks);
+  }
+
+  private static <Req, Resp> io.millrace.rpc.MethodDescriptor<Req, Resp> withMaxResponseBytes(
+      io.millrace.rpc.MethodDescriptor<Req, Resp> m, int maxBytes) {
+    return io.millrace.rpc.MethodDescriptor.newBuilder(
+            m.fullName(),
+            m.type(),
+            m.requestMarshaller(),
+            Marshallers.limitedTo(m.responseMarshaller(), maxBytes))
+        .fireAndForget(m.fireAndForget())
+        .idempotent(m.idempotent())
+        .build();
   }
 
   @SuppressWarnings("unchecked")

@@ -42,7 +42,9 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
   private Deadline deadline;
   private Req request; // a one-request call's, until halfClose
   private boolean halfClosed;
-  private volatile java.util.concurrent.ScheduledFuture<?> waitingForRequest;
+  // The deadline's timer while no Millrace call carries it: until a one-request call's request is
+  // known, and while a waitForReady call waits for the connection.
+  private volatile java.util.concurrent.ScheduledFuture<?> deadlineTimer;
   private volatile Headers trailers; // set by the Millrace call before it ends
   private boolean closeDelivered; // the serialized callbacks' own: nothing after onClose
 
@@ -123,26 +125,68 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
     if (method.type().clientSendsStream()) {
       ClientRequests<Req> r = new ClientRequests<>(() -> callback(responseListener::onReady));
       requests = r;
-      Publisher<Resp> responses =
-          method.type() == MethodDescriptor.Type.CLIENT_STREAMING
-              ? rpc.clientStreaming(method, r, withDeadline(options))
-              : rpc.bidiStreaming(method, r, withDeadline(options));
-      responses.subscribe(this);
+      startWhenReady(
+          () -> {
+            Publisher<Resp> responses =
+                method.type() == MethodDescriptor.Type.CLIENT_STREAMING
+                    ? rpc.clientStreaming(method, r, withDeadline(options))
+                    : rpc.bidiStreaming(method, r, withDeadline(options));
+            responses.subscribe(this);
+          });
     } else {
       callback(responseListener::onReady); // a one-request call can always take its request
-      if (deadline != null) {
-        // Until halfClose starts the Millrace call (whose timer takes over), the deadline is here.
-        waitingForRequest =
-            rpc.loop()
-                .schedule(
-                    () ->
-                        cancelWith(
-                            io.grpc.Status.DEADLINE_EXCEEDED.withDescription(
-                                "the deadline passed before the request was sent")),
-                    Math.max(0, deadline.timeRemaining(TimeUnit.NANOSECONDS)),
-                    TimeUnit.NANOSECONDS);
-      }
+      // Until halfClose starts the Millrace call (whose timer takes over), the deadline is here.
+      armDeadline("the deadline passed before the request was sent");
     }
+  }
+
+  /**
+   * Starts the deadline's timer (if the call has a deadline), cancelling the call when it fires.
+   */
+  private void armDeadline(String why) {
+    if (deadline != null) {
+      deadlineTimer =
+          rpc.loop()
+              .schedule(
+                  () -> cancelWith(io.grpc.Status.DEADLINE_EXCEEDED.withDescription(why)),
+                  Math.max(0, deadline.timeRemaining(TimeUnit.NANOSECONDS)),
+                  TimeUnit.NANOSECONDS);
+    }
+  }
+
+  private void disarmDeadline() {
+    java.util.concurrent.ScheduledFuture<?> timer = deadlineTimer;
+    if (timer != null) {
+      deadlineTimer = null;
+      timer.cancel(false);
+    }
+  }
+
+  /**
+   * Runs {@code startCall}, which makes the Millrace call: now, or, for a {@code waitForReady} call
+   * while the connection cannot take calls (its hand-off is full, the peer is not reading, or a
+   * resumable connection is between transports), once it can, as grpc-java holds such a call until
+   * its channel is ready. A call without waitForReady goes at once, and fails RESOURCE_EXHAUSTED if
+   * the connection's hand-off refuses it. A closed connection also releases the waiting call, which
+   * then fails as any call on it does (UNAVAILABLE); the deadline still applies while it waits.
+   */
+  private void startWhenReady(Runnable startCall) {
+    io.millrace.core.Connection connection = rpc.connection();
+    if (!grpcOptions.isWaitForReady() || connection.isReadyForCalls()) {
+      startCall.run();
+      return;
+    }
+    armDeadline("the deadline passed while the call waited for the connection to be ready");
+    connection.whenReadyForCalls(
+        () -> {
+          disarmDeadline();
+          synchronized (this) {
+            if (cancelled || closed) {
+              return;
+            }
+          }
+          startCall.run();
+        });
   }
 
   /** {@code o} with the time left to the deadline, counted from now (the call starts now). */
@@ -210,10 +254,7 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
       requests.halfClose();
       return;
     }
-    java.util.concurrent.ScheduledFuture<?> timer = waitingForRequest;
-    if (timer != null) {
-      timer.cancel(false);
-    }
+    disarmDeadline();
     synchronized (this) {
       if (cancelled || closed) {
         return;
@@ -225,17 +266,24 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
       cancelWith(io.grpc.Status.INTERNAL.withDescription("the call ended without a request"));
       return;
     }
-    Publisher<Resp> responses =
-        method.type() == MethodDescriptor.Type.UNARY
-            ? rpc.unary(method, r, withDeadline(options))
-            : rpc.serverStreaming(method, r, withDeadline(options));
-    responses.subscribe(this);
+    startWhenReady(
+        () -> {
+          Publisher<Resp> responses =
+              method.type() == MethodDescriptor.Type.UNARY
+                  ? rpc.unary(method, r, withDeadline(options))
+                  : rpc.serverStreaming(method, r, withDeadline(options));
+          responses.subscribe(this);
+        });
   }
 
   @Override
   public void sendMessage(Req message) {
     if (halfClosed) {
       throw new IllegalStateException("sendMessage after halfClose");
+    }
+    Integer maxBytes = grpcOptions.getMaxOutboundMessageSize();
+    if (maxBytes != null && !fitsIn(message, maxBytes)) {
+      return; // the call is cancelled
     }
     if (requests != null) {
       requests.send(message);
@@ -244,6 +292,32 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
     } else {
       request = message;
     }
+  }
+
+  /**
+   * Whether {@code message} is at most {@code maxBytes} on the wire ({@code
+   * CallOptions.withMaxOutboundMessageSize}); if not, or if it cannot be serialized, cancels the
+   * call as grpc-java does: CANCELLED, "Failed to stream message", the cause RESOURCE_EXHAUSTED
+   * "message too large N > M" (grpc-java's wording, which its users' tests look for).
+   */
+  private boolean fitsIn(Req message, int maxBytes) {
+    io.grpc.Status failure;
+    try {
+      int size = Marshallers.serializedSize(method.requestMarshaller(), message);
+      if (size <= maxBytes) {
+        return true;
+      }
+      failure =
+          io.grpc.Status.RESOURCE_EXHAUSTED.withDescription(
+              "message too large " + size + " > " + maxBytes);
+    } catch (RuntimeException e) {
+      failure = io.grpc.Status.fromThrowable(e);
+    }
+    cancelWith(
+        io.grpc.Status.CANCELLED
+            .withDescription("Failed to stream message")
+            .withCause(failure.asRuntimeException()));
+    return false;
   }
 
   @Override
@@ -318,6 +392,7 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
       }
       closed = true;
     }
+    disarmDeadline();
     Context c = context;
     if (c != null) {
       c.removeListener(this);

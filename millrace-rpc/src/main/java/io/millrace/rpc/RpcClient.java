@@ -60,6 +60,14 @@ public final class RpcClient {
     return requester.connection().executor();
   }
 
+  /**
+   * The connection the client's calls go over: its readiness ({@link Connection#isReadyForCalls()})
+   * tells whether a call made now would be taken at once.
+   */
+  public Connection connection() {
+    return requester.connection();
+  }
+
   /** How many responses of a stream the client lets wait. */
   int prefetch() {
     return requester.options().prefetch();

@@ -182,4 +182,42 @@ class InterceptorsTest {
       assertThat(serverLog).containsExactly(TestService.NAME + "/Echo UNAUTHENTICATED");
     }
   }
+
+  @Test
+  void anInterceptorWhoseOnResponsesThrows_failsTheCall_innerOnesSeeACancel() throws Exception {
+    List<String> inner = new CopyOnWriteArrayList<>();
+    ServerInterceptor watching =
+        new ServerInterceptor() {
+          @Override
+          public <Resp> Publisher<Resp> onResponses(ServerContext call, Publisher<Resp> r) {
+            return Flux.from(r)
+                .doOnCancel(() -> inner.add("cancelled"))
+                .doOnComplete(() -> inner.add("completed"));
+          }
+        };
+    ServerInterceptor throwing =
+        new ServerInterceptor() {
+          @Override
+          public <Resp> Publisher<Resp> onResponses(ServerContext call, Publisher<Resp> r) {
+            throw Status.of(Status.Code.PERMISSION_DENIED).withMessage("not today").asException();
+          }
+        };
+    try (RpcOverTcp other =
+        RpcOverTcp.serve(
+            RpcServer.builder()
+                .service(new TestService().definition())
+                .interceptor(logging) // outermost: sees the failure
+                .interceptor(throwing)
+                .interceptor(watching) // innermost: its responses are never read
+                .build())) {
+      Throwable t =
+          Mono.from(other.client().unary(TestService.ECHO, text("x"), CallOptions.DEFAULT))
+              .materialize()
+              .block(WAIT)
+              .getThrowable();
+      assertThat(((StatusException) t).status().code()).isEqualTo(Status.Code.PERMISSION_DENIED);
+      assertThat(serverLog).containsExactly(TestService.NAME + "/Echo PERMISSION_DENIED");
+      assertThat(inner).containsExactly("cancelled");
+    }
+  }
 }
