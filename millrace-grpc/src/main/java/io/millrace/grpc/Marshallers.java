@@ -152,18 +152,36 @@ final class Marshallers {
   }
 
   /**
-   * The size {@code value} has on the wire: protobuf's own (computed once per message and kept by
-   * it) for protobuf messages, else by serializing it once and measuring.
+   * {@code m}, sending only messages of at most {@code maxBytes}: each is serialized (never written
+   * straight into the frame, so that its size is known before it goes), and a larger one is
+   * released and fails the call as grpc-java's does: CANCELLED "Failed to stream message", its
+   * cause RESOURCE_EXHAUSTED "message too large N > M" (grpc-java's wording). What {@code
+   * CallOptions.withMaxOutboundMessageSize} asks of a call. Each message is serialized once, so a
+   * marshaller whose values are streams read once works too.
    */
-  static <T> int serializedSize(Marshaller<T> m, T value) {
-    if (value instanceof MessageLite message) {
-      return message.getSerializedSize();
-    }
-    ByteBuf bytes = m.serialize(value, UnpooledByteBufAllocator.DEFAULT);
-    try {
-      return bytes.readableBytes();
-    } finally {
-      bytes.release();
-    }
+  static <T> Marshaller<T> sendingAtMost(Marshaller<T> m, int maxBytes) {
+    return new Marshaller<>() {
+      @Override
+      public ByteBuf serialize(T value, io.netty.buffer.ByteBufAllocator alloc) {
+        ByteBuf bytes = m.serialize(value, alloc);
+        int size = bytes.readableBytes();
+        if (size > maxBytes) {
+          bytes.release();
+          throw Status.CANCELLED
+              .withMessage("Failed to stream message")
+              .withCause(
+                  Status.RESOURCE_EXHAUSTED
+                      .withMessage("message too large " + size + " > " + maxBytes)
+                      .asException())
+              .asException();
+        }
+        return bytes;
+      }
+
+      @Override
+      public T parse(ByteBuf data) {
+        return m.parse(data);
+      }
+    };
   }
 }

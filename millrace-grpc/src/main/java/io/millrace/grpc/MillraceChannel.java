@@ -59,21 +59,26 @@ public final class MillraceChannel extends Channel {
       MethodDescriptor<Req, Resp> method, CallOptions callOptions) {
     Executor callbacks = callOptions.getExecutor() != null ? callOptions.getExecutor() : executor;
     io.millrace.rpc.MethodDescriptor<Req, Resp> m = millraceMethod(method);
-    Integer maxInbound = callOptions.getMaxInboundMessageSize();
-    if (maxInbound != null) {
-      // Rare: a descriptor of this call's own, whose response parser checks the size first.
-      m = withMaxResponseBytes(m, maxInbound);
+    Integer maxOut = callOptions.getMaxOutboundMessageSize();
+    Integer maxIn = callOptions.getMaxInboundMessageSize();
+    if (maxOut != null || maxIn != null) {
+      // Rare: a descriptor of this call's own, whose marshallers check each message's size.
+      m = limited(m, maxOut, maxIn);
     }
     return new MillraceClientCall<>(rpc, m, callOptions, callbacks);
   }
 
-  private static <Req, Resp> io.millrace.rpc.MethodDescriptor<Req, Resp> withMaxResponseBytes(
-      io.millrace.rpc.MethodDescriptor<Req, Resp> m, int maxBytes) {
+  private static <Req, Resp> io.millrace.rpc.MethodDescriptor<Req, Resp> limited(
+      io.millrace.rpc.MethodDescriptor<Req, Resp> m, Integer maxOut, Integer maxIn) {
     return io.millrace.rpc.MethodDescriptor.newBuilder(
             m.fullName(),
             m.type(),
-            m.requestMarshaller(),
-            Marshallers.limitedTo(m.responseMarshaller(), maxBytes))
+            maxOut == null
+                ? m.requestMarshaller()
+                : Marshallers.sendingAtMost(m.requestMarshaller(), maxOut),
+            maxIn == null
+                ? m.responseMarshaller()
+                : Marshallers.limitedTo(m.responseMarshaller(), maxIn))
         .fireAndForget(m.fireAndForget())
         .idempotent(m.idempotent())
         .build();

@@ -45,6 +45,7 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
   // The deadline's timer while no Millrace call carries it: until a one-request call's request is
   // known, and while a waitForReady call waits for the connection.
   private volatile java.util.concurrent.ScheduledFuture<?> deadlineTimer;
+  private volatile WhenReady whenReady; // a waitForReady call's, while it waits
   private volatile Headers trailers; // set by the Millrace call before it ends
   private boolean closeDelivered; // the serialized callbacks' own: nothing after onClose
 
@@ -151,6 +152,13 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
                   () -> cancelWith(io.grpc.Status.DEADLINE_EXCEEDED.withDescription(why)),
                   Math.max(0, deadline.timeRemaining(TimeUnit.NANOSECONDS)),
                   TimeUnit.NANOSECONDS);
+      boolean ended;
+      synchronized (this) {
+        ended = closed;
+      }
+      if (ended) {
+        disarmDeadline(); // closed meanwhile: close() found no timer to cancel
+      }
     }
   }
 
@@ -166,9 +174,10 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
    * Runs {@code startCall}, which makes the Millrace call: now, or, for a {@code waitForReady} call
    * while the connection cannot take calls (its hand-off is full, the peer is not reading, or a
    * resumable connection is between transports), once it can, as grpc-java holds such a call until
-   * its channel is ready. A call without waitForReady goes at once, and fails RESOURCE_EXHAUSTED if
-   * the connection's hand-off refuses it. A closed connection also releases the waiting call, which
-   * then fails as any call on it does (UNAVAILABLE); the deadline still applies while it waits.
+   * its channel is ready. A call without waitForReady goes at once: a full hand-off fails it
+   * RESOURCE_EXHAUSTED (a reconnecting connection parks it while between transports, as it parks
+   * any call). A closed connection also releases the waiting call, which then fails as any call on
+   * it does (UNAVAILABLE); the deadline still applies while it waits.
    */
   private void startWhenReady(Runnable startCall) {
     io.millrace.core.Connection connection = rpc.connection();
@@ -177,16 +186,51 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
       return;
     }
     armDeadline("the deadline passed while the call waited for the connection to be ready");
-    connection.whenReadyForCalls(
-        () -> {
-          disarmDeadline();
-          synchronized (this) {
-            if (cancelled || closed) {
-              return;
-            }
-          }
-          startCall.run();
-        });
+    WhenReady waiter =
+        new WhenReady(
+            () -> {
+              disarmDeadline();
+              synchronized (this) {
+                if (cancelled || closed) {
+                  return;
+                }
+              }
+              startCall.run();
+            });
+    whenReady = waiter;
+    connection.whenReadyForCalls(waiter);
+    synchronized (this) {
+      if (!closed) {
+        return;
+      }
+    }
+    waiter.forget(); // ended meanwhile: close() may have missed it
+  }
+
+  /**
+   * What a waiting call leaves with the connection, which keeps its callbacks until it is ready or
+   * closed and cannot take one back: a call that ends first forgets its start, so that what stays
+   * behind is this small object, not the call, its listener and its request.
+   */
+  private static final class WhenReady implements Runnable {
+    private volatile Runnable start;
+
+    WhenReady(Runnable start) {
+      this.start = start;
+    }
+
+    void forget() {
+      start = null;
+    }
+
+    @Override
+    public void run() {
+      Runnable s = start;
+      start = null;
+      if (s != null) {
+        s.run();
+      }
+    }
   }
 
   /** {@code o} with the time left to the deadline, counted from now (the call starts now). */
@@ -281,10 +325,6 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
     if (halfClosed) {
       throw new IllegalStateException("sendMessage after halfClose");
     }
-    Integer maxBytes = grpcOptions.getMaxOutboundMessageSize();
-    if (maxBytes != null && !fitsIn(message, maxBytes)) {
-      return; // the call is cancelled
-    }
     if (requests != null) {
       requests.send(message);
     } else if (request != null) {
@@ -292,32 +332,6 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
     } else {
       request = message;
     }
-  }
-
-  /**
-   * Whether {@code message} is at most {@code maxBytes} on the wire ({@code
-   * CallOptions.withMaxOutboundMessageSize}); if not, or if it cannot be serialized, cancels the
-   * call as grpc-java does: CANCELLED, "Failed to stream message", the cause RESOURCE_EXHAUSTED
-   * "message too large N > M" (grpc-java's wording, which its users' tests look for).
-   */
-  private boolean fitsIn(Req message, int maxBytes) {
-    io.grpc.Status failure;
-    try {
-      int size = Marshallers.serializedSize(method.requestMarshaller(), message);
-      if (size <= maxBytes) {
-        return true;
-      }
-      failure =
-          io.grpc.Status.RESOURCE_EXHAUSTED.withDescription(
-              "message too large " + size + " > " + maxBytes);
-    } catch (RuntimeException e) {
-      failure = io.grpc.Status.fromThrowable(e);
-    }
-    cancelWith(
-        io.grpc.Status.CANCELLED
-            .withDescription("Failed to stream message")
-            .withCause(failure.asRuntimeException()));
-    return false;
   }
 
   @Override
@@ -393,6 +407,10 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
       closed = true;
     }
     disarmDeadline();
+    WhenReady waiter = whenReady;
+    if (waiter != null) {
+      waiter.forget();
+    }
     Context c = context;
     if (c != null) {
       c.removeListener(this);

@@ -6,8 +6,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.google.common.base.Throwables;
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.protobuf.ByteString;
+import io.grpc.CallOptions;
 import io.grpc.Channel;
+import io.grpc.MethodDescriptor;
 import io.grpc.StatusRuntimeException;
+import io.grpc.stub.ClientCalls;
+import io.grpc.stub.StreamObserver;
 import io.millrace.core.CloseReason;
 import io.millrace.core.Connection;
 import io.millrace.core.ConnectionListener;
@@ -25,11 +29,13 @@ import io.millrace.rpc.RpcServer;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.util.concurrent.EventExecutor;
+import java.io.InputStream;
 import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -117,9 +123,118 @@ class MillraceChannelCallOptionsTest {
             StatusRuntimeException.class,
             e -> {
               assertThat(e.getStatus().getCode()).isEqualTo(io.grpc.Status.Code.CANCELLED);
+              assertThat(e.getStatus().getDescription()).isEqualTo("Failed to stream message");
               assertThat(Throwables.getStackTraceAsString(e))
+                  .contains("RESOURCE_EXHAUSTED")
                   .contains("message too large " + size + " > " + (size - 1));
             });
+  }
+
+  @Test
+  void aStreamedRequestAboveTheOutboundLimit_cancelsTheCall() throws Exception {
+    CompletableFuture<EchoReply> reply = new CompletableFuture<>();
+    StreamObserver<EchoRequest> requests =
+        EchoServiceGrpc.newStub(channel)
+            .withMaxOutboundMessageSize(request("small").getSerializedSize())
+            .collect(observer(reply));
+    requests.onNext(request("small"));
+    requests.onNext(request("far too large for the limit"));
+    requests.onCompleted();
+    assertThatThrownBy(() -> reply.get(WAIT_S, TimeUnit.SECONDS))
+        .cause()
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> {
+              assertThat(e.getStatus().getCode()).isEqualTo(io.grpc.Status.Code.CANCELLED);
+              assertThat(Throwables.getStackTraceAsString(e)).contains("message too large");
+            });
+  }
+
+  @Test
+  void theLimits_holdForAMarshallerThatIsNotGrpcProtobufs() {
+    // A marshaller Millrace does not recognise: its messages go through its streams, serialized
+    // into buffers, not written straight into the frame.
+    MethodDescriptor<EchoRequest, EchoReply> echo =
+        EchoServiceGrpc.getEchoMethod().toBuilder(
+                new OwnMarshaller<>(EchoRequest.parser()), new OwnMarshaller<>(EchoReply.parser()))
+            .build();
+    EchoRequest request = request("twelve bytes");
+    int size = request.getSerializedSize();
+    assertThat(
+            ClientCalls.blockingUnaryCall(
+                    channel,
+                    echo,
+                    CallOptions.DEFAULT
+                        .withMaxOutboundMessageSize(size)
+                        .withMaxInboundMessageSize(size), // the reply is as large
+                    request)
+                .getPayload())
+        .isEqualTo(request.getPayload());
+    assertThatThrownBy(
+            () ->
+                ClientCalls.blockingUnaryCall(
+                    channel,
+                    echo,
+                    CallOptions.DEFAULT.withMaxOutboundMessageSize(size - 1),
+                    request))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> assertThat(e.getStatus().getCode()).isEqualTo(io.grpc.Status.Code.CANCELLED));
+    assertThatThrownBy(
+            () ->
+                ClientCalls.blockingUnaryCall(
+                    channel,
+                    echo,
+                    CallOptions.DEFAULT.withMaxInboundMessageSize(size - 1),
+                    request))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e ->
+                assertThat(e.getStatus().getCode())
+                    .isEqualTo(io.grpc.Status.Code.RESOURCE_EXHAUSTED));
+  }
+
+  /** A protobuf marshaller of the test's own, which Millrace does not recognise. */
+  private static final class OwnMarshaller<T extends com.google.protobuf.MessageLite>
+      implements MethodDescriptor.Marshaller<T> {
+    private final com.google.protobuf.Parser<T> parser;
+
+    OwnMarshaller(com.google.protobuf.Parser<T> parser) {
+      this.parser = parser;
+    }
+
+    @Override
+    public InputStream stream(T value) {
+      return new java.io.ByteArrayInputStream(value.toByteArray());
+    }
+
+    @Override
+    public T parse(InputStream stream) {
+      try {
+        return parser.parseFrom(stream);
+      } catch (java.io.IOException e) {
+        throw new IllegalArgumentException(e);
+      }
+    }
+  }
+
+  private static <T> StreamObserver<T> observer(CompletableFuture<T> last) {
+    return new StreamObserver<>() {
+      @Override
+      public void onNext(T value) {
+        last.complete(value);
+      }
+
+      @Override
+      public void onError(Throwable t) {
+        last.completeExceptionally(t);
+      }
+
+      @Override
+      public void onCompleted() {
+        last.complete(null);
+      }
+    };
   }
 
   @Test
@@ -159,16 +274,42 @@ class MillraceChannelCallOptionsTest {
   }
 
   @Test
+  void aWaitForReadyCall_cancelledWhileItWaits_endsCancelled_andNeverGoes() throws Exception {
+    connection.hold();
+    ListenableFuture<EchoReply> waiting =
+        EchoServiceGrpc.newFutureStub(channel).withWaitForReady().echo(request("never"));
+    assertThat(connection.waiting()).isEqualTo(1);
+    waiting.cancel(true); // (a grpc-java future cancels its call only when told to interrupt)
+    int before = connection.calls();
+    connection.release(); // the call's start runs now, and finds the call ended
+    assertThat(blocking().echo(request("after")).getPayload().toStringUtf8()).isEqualTo("after");
+    assertThat(connection.calls()).as("only the later call went").isEqualTo(before + 1);
+  }
+
+  @Test
+  void aWaitForReadyCall_failsUnavailable_whenTheConnectionClosesWhileItWaits() {
+    connection.hold();
+    ListenableFuture<EchoReply> waiting =
+        EchoServiceGrpc.newFutureStub(channel).withWaitForReady().echo(request("stranded"));
+    connection.close();
+    assertThatThrownBy(() -> waiting.get(WAIT_S, TimeUnit.SECONDS))
+        .cause()
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> assertThat(e.getStatus().getCode()).isEqualTo(io.grpc.Status.Code.UNAVAILABLE));
+  }
+
+  @Test
   void aWaitForReadyStreamingCall_waitsToo_andCarriesItsRequestsOnceItGoes() throws Exception {
     connection.hold();
     List<EchoReply> replies = new ArrayList<>();
     java.util.concurrent.CompletableFuture<Void> done =
         new java.util.concurrent.CompletableFuture<>();
-    io.grpc.stub.StreamObserver<EchoRequest> requests =
+    StreamObserver<EchoRequest> requests =
         EchoServiceGrpc.newStub(channel)
             .withWaitForReady()
             .chat(
-                new io.grpc.stub.StreamObserver<>() {
+                new StreamObserver<>() {
                   @Override
                   public void onNext(EchoReply reply) {
                     replies.add(reply);
@@ -205,8 +346,17 @@ class MillraceChannelCallOptionsTest {
     private final List<Runnable> waiters = new ArrayList<>();
     private boolean ready = true;
 
+    private final java.util.concurrent.atomic.AtomicInteger calls =
+        new java.util.concurrent.atomic.AtomicInteger();
+
     GatedConnection(Connection real) {
       this.real = real;
+      real.onClose().thenRun(this::release); // as a real connection releases its waiters
+    }
+
+    /** Requests made through this connection so far. */
+    int calls() {
+      return calls.get();
     }
 
     synchronized void hold() {
@@ -295,12 +445,14 @@ class MillraceChannelCallOptionsTest {
 
     @Override
     public Stream requestResponse(ByteBuf metadata, ByteBuf data, StreamListener listener) {
+      calls.incrementAndGet();
       return real.requestResponse(metadata, data, listener);
     }
 
     @Override
     public Stream requestStream(
         ByteBuf metadata, ByteBuf data, long initialRequestN, StreamListener listener) {
+      calls.incrementAndGet();
       return real.requestStream(metadata, data, initialRequestN, listener);
     }
 
@@ -311,6 +463,7 @@ class MillraceChannelCallOptionsTest {
         long initialRequestN,
         boolean complete,
         StreamListener listener) {
+      calls.incrementAndGet();
       return real.requestChannel(metadata, data, initialRequestN, complete, listener);
     }
 
