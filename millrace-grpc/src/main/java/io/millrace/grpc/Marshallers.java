@@ -121,57 +121,35 @@ final class Marshallers {
   }
 
   /**
-   * {@code m}, parsing only messages of at most {@code maxBytes}: a larger one fails the call
-   * RESOURCE_EXHAUSTED before it is parsed, with grpc-java's wording ("gRPC message exceeds maximum
-   * size"), which grpc-java users' code and tests look for. What {@code
-   * CallOptions.withMaxInboundMessageSize} asks of a call.
+   * {@code m} for a call with grpc-java's per-call message limits ({@code
+   * CallOptions.withMaxOutboundMessageSize} and {@code withMaxInboundMessageSize}; null: none).
+   *
+   * <ul>
+   *   <li>A message sent is serialized (never written straight into the frame, so that its size is
+   *       known before it goes, and each message is serialized once); a larger one is released and
+   *       fails the call as grpc-java's does: CANCELLED "Failed to stream message", its cause
+   *       RESOURCE_EXHAUSTED "message too large N > M".
+   *   <li>A message received above its limit is not parsed: RESOURCE_EXHAUSTED "gRPC message
+   *       exceeds maximum size M: N".
+   * </ul>
+   *
+   * The wording is grpc-java's, which its users' code and tests look for.
    */
-  static <T> Marshaller<T> limitedTo(Marshaller<T> m, int maxBytes) {
-    return new Marshaller<>() {
-      @Override
-      public ByteBuf serialize(T value, io.netty.buffer.ByteBufAllocator alloc) {
-        return m.serialize(value, alloc);
-      }
-
-      @Override
-      public T parse(ByteBuf data) {
-        int size = data.readableBytes();
-        if (size > maxBytes) {
-          throw Status.RESOURCE_EXHAUSTED
-              .withMessage("gRPC message exceeds maximum size " + maxBytes + ": " + size)
-              .asException();
-        }
-        return m.parse(data);
-      }
-
-      @Override
-      public io.millrace.core.PayloadEncoder<T> encoder() {
-        return m.encoder();
-      }
-    };
-  }
-
-  /**
-   * {@code m}, sending only messages of at most {@code maxBytes}: each is serialized (never written
-   * straight into the frame, so that its size is known before it goes), and a larger one is
-   * released and fails the call as grpc-java's does: CANCELLED "Failed to stream message", its
-   * cause RESOURCE_EXHAUSTED "message too large N > M" (grpc-java's wording). What {@code
-   * CallOptions.withMaxOutboundMessageSize} asks of a call. Each message is serialized once, so a
-   * marshaller whose values are streams read once works too.
-   */
-  static <T> Marshaller<T> sendingAtMost(Marshaller<T> m, int maxBytes) {
+  static <T> Marshaller<T> sizeLimited(Marshaller<T> m, Integer maxSent, Integer maxReceived) {
+    int maxOut = maxSent == null ? Integer.MAX_VALUE : maxSent;
+    int maxIn = maxReceived == null ? Integer.MAX_VALUE : maxReceived;
     return new Marshaller<>() {
       @Override
       public ByteBuf serialize(T value, io.netty.buffer.ByteBufAllocator alloc) {
         ByteBuf bytes = m.serialize(value, alloc);
         int size = bytes.readableBytes();
-        if (size > maxBytes) {
+        if (size > maxOut) {
           bytes.release();
           throw Status.CANCELLED
               .withMessage("Failed to stream message")
               .withCause(
                   Status.RESOURCE_EXHAUSTED
-                      .withMessage("message too large " + size + " > " + maxBytes)
+                      .withMessage("message too large " + size + " > " + maxOut)
                       .asException())
               .asException();
         }
@@ -180,6 +158,12 @@ final class Marshallers {
 
       @Override
       public T parse(ByteBuf data) {
+        int size = data.readableBytes();
+        if (size > maxIn) {
+          throw Status.RESOURCE_EXHAUSTED
+              .withMessage("gRPC message exceeds maximum size " + maxIn + ": " + size)
+              .asException();
+        }
         return m.parse(data);
       }
     };

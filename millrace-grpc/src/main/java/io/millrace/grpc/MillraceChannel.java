@@ -73,12 +73,8 @@ public final class MillraceChannel extends Channel {
     return io.millrace.rpc.MethodDescriptor.newBuilder(
             m.fullName(),
             m.type(),
-            maxOut == null
-                ? m.requestMarshaller()
-                : Marshallers.sendingAtMost(m.requestMarshaller(), maxOut),
-            maxIn == null
-                ? m.responseMarshaller()
-                : Marshallers.limitedTo(m.responseMarshaller(), maxIn))
+            Marshallers.sizeLimited(m.requestMarshaller(), maxOut, null),
+            Marshallers.sizeLimited(m.responseMarshaller(), null, maxIn))
         .fireAndForget(m.fireAndForget())
         .idempotent(m.idempotent())
         .build();

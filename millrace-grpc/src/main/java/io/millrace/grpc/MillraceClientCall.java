@@ -126,14 +126,11 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
     if (method.type().clientSendsStream()) {
       ClientRequests<Req> r = new ClientRequests<>(() -> callback(responseListener::onReady));
       requests = r;
-      startWhenReady(
-          () -> {
-            Publisher<Resp> responses =
-                method.type() == MethodDescriptor.Type.CLIENT_STREAMING
-                    ? rpc.clientStreaming(method, r, withDeadline(options))
-                    : rpc.bidiStreaming(method, r, withDeadline(options));
-            responses.subscribe(this);
-          });
+      if (mustWaitForReady()) {
+        waitForReady(() -> startStreaming(r));
+      } else {
+        startStreaming(r);
+      }
     } else {
       callback(responseListener::onReady); // a one-request call can always take its request
       // Until halfClose starts the Millrace call (whose timer takes over), the deadline is here.
@@ -171,20 +168,22 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
   }
 
   /**
-   * Runs {@code startCall}, which makes the Millrace call: now, or, for a {@code waitForReady} call
-   * while the connection cannot take calls (its hand-off is full, the peer is not reading, or a
-   * resumable connection is between transports), once it can, as grpc-java holds such a call until
-   * its channel is ready. A call without waitForReady goes at once: a full hand-off fails it
-   * RESOURCE_EXHAUSTED (a reconnecting connection parks it while between transports, as it parks
-   * any call). A closed connection also releases the waiting call, which then fails as any call on
-   * it does (UNAVAILABLE); the deadline still applies while it waits.
+   * Whether the Millrace call must wait: a {@code waitForReady} call while the connection cannot
+   * take calls (its hand-off is full, the peer is not reading, or a reconnecting connection is
+   * between transports), which grpc-java holds until its channel is ready. A call without
+   * waitForReady goes at once: a full hand-off fails it RESOURCE_EXHAUSTED (a reconnecting
+   * connection parks it while between transports, as it parks any call).
    */
-  private void startWhenReady(Runnable startCall) {
-    io.millrace.core.Connection connection = rpc.connection();
-    if (!grpcOptions.isWaitForReady() || connection.isReadyForCalls()) {
-      startCall.run();
-      return;
-    }
+  private boolean mustWaitForReady() {
+    return grpcOptions.isWaitForReady() && !rpc.connection().isReadyForCalls();
+  }
+
+  /**
+   * Runs {@code startCall}, which makes the Millrace call, once the connection can take it. A
+   * closed connection also releases the waiting call, which then fails as any call on it does
+   * (UNAVAILABLE); the deadline still applies while it waits.
+   */
+  private void waitForReady(Runnable startCall) {
     armDeadline("the deadline passed while the call waited for the connection to be ready");
     WhenReady waiter =
         new WhenReady(
@@ -198,7 +197,7 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
               startCall.run();
             });
     whenReady = waiter;
-    connection.whenReadyForCalls(waiter);
+    rpc.connection().whenReadyForCalls(waiter);
     synchronized (this) {
       if (!closed) {
         return;
@@ -310,14 +309,29 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
       cancelWith(io.grpc.Status.INTERNAL.withDescription("the call ended without a request"));
       return;
     }
-    startWhenReady(
-        () -> {
-          Publisher<Resp> responses =
-              method.type() == MethodDescriptor.Type.UNARY
-                  ? rpc.unary(method, r, withDeadline(options))
-                  : rpc.serverStreaming(method, r, withDeadline(options));
-          responses.subscribe(this);
-        });
+    if (mustWaitForReady()) {
+      waitForReady(() -> startOneRequest(r));
+    } else {
+      startOneRequest(r);
+    }
+  }
+
+  /** Makes the Millrace call of a call whose client sends a stream. */
+  private void startStreaming(ClientRequests<Req> r) {
+    Publisher<Resp> responses =
+        method.type() == MethodDescriptor.Type.CLIENT_STREAMING
+            ? rpc.clientStreaming(method, r, withDeadline(options))
+            : rpc.bidiStreaming(method, r, withDeadline(options));
+    responses.subscribe(this);
+  }
+
+  /** Makes the Millrace call of a call with one request. */
+  private void startOneRequest(Req r) {
+    Publisher<Resp> responses =
+        method.type() == MethodDescriptor.Type.UNARY
+            ? rpc.unary(method, r, withDeadline(options))
+            : rpc.serverStreaming(method, r, withDeadline(options));
+    responses.subscribe(this);
   }
 
   @Override
