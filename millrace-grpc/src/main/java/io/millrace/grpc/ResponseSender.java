@@ -5,6 +5,7 @@ import io.grpc.ServerCall;
 import io.millrace.rpc.BridgedCall;
 import io.millrace.rpc.Headers;
 import io.millrace.rpc.Status;
+import io.millrace.streams.internal.Scalar;
 import io.millrace.streams.internal.SerialSubscription;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
@@ -64,6 +65,14 @@ final class ResponseSender<Resp> implements Subscriber<Resp> {
     } else {
       topUp();
     }
+  }
+
+  /**
+   * Sends the answer of a unary handler that gave it at once ({@link Scalar}), without subscribing:
+   * on the listener's thread, which also reports a cancel, so nothing races with it.
+   */
+  void answerAtOnce(org.reactivestreams.Publisher<Resp> answer) {
+    Scalar.signal(answer, this);
   }
 
   /** Requests the next window when the call can take more and the last window is half used. */

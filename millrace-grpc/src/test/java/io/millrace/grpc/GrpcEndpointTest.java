@@ -394,6 +394,40 @@ class GrpcEndpointTest {
     assertThat(intercepted.get()).isEqualTo(1);
   }
 
+  /**
+   * A handler whose answer is known when it returns (Mono.just and the like) is answered without a
+   * subscription, with the same outcomes as a subscription: the value, a status, INTERNAL for none.
+   */
+  @Test
+  void anAnswerGivenAtOnce_isTakenByACall_withEachOutcome() {
+    io.grpc.MethodDescriptor<EchoRequest, EchoReply> atOnce =
+        GrpcServices.toGrpc(ProbeService.AT_ONCE, null);
+    CallOptions options = CallOptions.DEFAULT.withDeadlineAfter(WAIT_S, TimeUnit.SECONDS);
+    assertThat(
+            ClientCalls.blockingUnaryCall(channel, atOnce, options, request("now"))
+                .getPayload()
+                .toStringUtf8())
+        .isEqualTo("now");
+    EchoRequest failing =
+        EchoRequest.newBuilder()
+            .setFailWithStatus(Status.Code.NOT_FOUND.value())
+            .setFailMessage("nowhere")
+            .build();
+    assertThatThrownBy(() -> ClientCalls.blockingUnaryCall(channel, atOnce, options, failing))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> {
+              assertThat(e.getStatus().getCode()).isEqualTo(io.grpc.Status.Code.NOT_FOUND);
+              assertThat(e.getStatus().getDescription()).isEqualTo("nowhere");
+            });
+    EchoRequest none = EchoRequest.newBuilder().setFailWithStatus(-1).build();
+    assertThatThrownBy(() -> ClientCalls.blockingUnaryCall(channel, atOnce, options, none))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> assertThat(e.getStatus().getCode()).isEqualTo(io.grpc.Status.Code.INTERNAL));
+    assertThat(probe.atOnce).hasSize(3).allSatisfy(a -> assertThat(a.subscriptions()).isZero());
+  }
+
   @Test
   void unknownMethod_isUnimplemented() {
     MethodDescriptor<EchoRequest, EchoReply> missing =

@@ -8,6 +8,7 @@ import io.millrace.rpc.ProtobufMarshaller;
 import io.millrace.rpc.ServerContext;
 import io.millrace.rpc.ServiceDefinition;
 import io.millrace.rpc.Status;
+import io.millrace.testing.AnsweredAtOnce;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import reactor.core.publisher.Mono;
@@ -23,6 +24,16 @@ final class ProbeService {
   static final MethodDescriptor<EchoRequest, EchoReply> HANG = unary(NAME + "/Hang");
   static final MethodDescriptor<EchoRequest, EchoReply> DETAILS = unary(NAME + "/Details");
   static final MethodDescriptor<EchoRequest, EchoReply> REFUSE = unary(NAME + "/Refuse");
+
+  /**
+   * Answers with an {@link AnsweredAtOnce}: the payload echoed, no value when {@code
+   * fail_with_status} is -1, that status when it is positive.
+   */
+  static final MethodDescriptor<EchoRequest, EchoReply> AT_ONCE = unary(NAME + "/AtOnce");
+
+  /** The answers AT_ONCE gave. */
+  final java.util.List<AnsweredAtOnce<EchoReply>> atOnce =
+      new java.util.concurrent.CopyOnWriteArrayList<>();
 
   /** Client streaming: reads every request and never answers. */
   static final MethodDescriptor<EchoRequest, EchoReply> DRAIN =
@@ -85,6 +96,25 @@ final class ProbeService {
               context.onCancel(() -> hangCancelled.complete(context.cancellation()));
               hangStarted.countDown();
               return Mono.never();
+            })
+        .method(
+            AT_ONCE,
+            (request, context) -> {
+              AnsweredAtOnce<EchoReply> a =
+                  AnsweredAtOnce.of(
+                      () -> {
+                        int fail = request.getFailWithStatus();
+                        if (fail > 0) {
+                          throw Status.of(Status.Code.of(fail))
+                              .withMessage(request.getFailMessage())
+                              .asException();
+                        }
+                        return fail < 0
+                            ? null
+                            : EchoReply.newBuilder().setPayload(request.getPayload()).build();
+                      });
+              atOnce.add(a);
+              return a;
             })
         .method(
             REFUSE,

@@ -3,6 +3,7 @@ package io.millrace.rpc;
 import io.millrace.core.PayloadEncoder;
 import io.millrace.core.StreamErrorException;
 import io.millrace.streams.Payload;
+import io.millrace.streams.internal.Scalar;
 import io.millrace.streams.internal.SerialSubscription;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -113,13 +114,50 @@ final class ResponsePublisher<Resp> implements Publisher<Payload>, Subscriber<Re
     downstream = subscriber;
     subscriber.onSubscribe(this);
     if (source != null && state == RUNNING) {
-      try {
-        source.subscribe(this);
-      } catch (RuntimeException e) { // a Publisher that breaks rule 1.9
-        onError(e);
+      if (unary && Scalar.is(source)) {
+        answerAtOnce();
+      } else {
+        try {
+          source.subscribe(this);
+        } catch (RuntimeException e) { // a Publisher that breaks rule 1.9
+          onError(e);
+        }
       }
     }
     tryEnd(); // an end decided before the subscriber came
+  }
+
+  /**
+   * A unary handler that answered at once ({@link Scalar}): its answer is taken without a
+   * subscription when the caller's demand has come (the engine asks in onSubscribe), or on the
+   * first request.
+   */
+  private void answerAtOnce() {
+    if (requested > 0) {
+      takeAnswer();
+      return;
+    }
+    upstream.set(
+        new Subscription() {
+          private boolean taken;
+
+          @Override
+          public void request(long n) {
+            if (!taken) {
+              taken = true;
+              takeAnswer();
+            }
+          }
+
+          @Override
+          public void cancel() {
+            taken = true;
+          }
+        });
+  }
+
+  private void takeAnswer() {
+    Scalar.signal(source, this); // a unary response ends the call: the completion is a no-op
   }
 
   /** Starts the deadline on {@code timers}; expiry ends the call with DEADLINE_EXCEEDED. */
