@@ -6,10 +6,14 @@ import io.millrace.frame.ErrorCode;
 import io.millrace.streams.Payload;
 import io.millrace.streams.internal.ReadsInPlace;
 import io.netty.buffer.ByteBuf;
-import java.util.ArrayDeque;
+import io.netty.util.internal.PlatformDependent;
+import java.util.Queue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import java.util.concurrent.atomic.AtomicLongFieldUpdater;
+import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
 import java.util.function.Supplier;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
@@ -27,9 +31,12 @@ import org.reactivestreams.Subscription;
  * subscriber asks; the call's end then waits behind it, unless it is a failure and the subscriber
  * asks for nothing more (the failure goes out at once: a call never hangs on demand).
  *
- * <p>Signals to the subscriber go out from one thread at a time (an emitter loop: the thread that
- * finds it busy leaves its work to the one inside); the lock guards the state only and is never
- * held while the subscriber runs.
+ * <p>Signals to the subscriber go out from one thread at a time: the one that holds the work
+ * counter ({@code wip}); a thread that finds it held leaves its work to the holder. Lock-free: a
+ * response that arrives with demand and nothing waiting goes straight out for two atomic operations
+ * (a lock taken twice cost four). The waiting responses are a single-producer queue (the payloads
+ * come one at a time), made when one first has to wait. The end is decided once ({@code over}): by
+ * the terminal signal, or by the subscriber's cancel.
  */
 final class ResponseReader<Resp>
     implements Publisher<Resp>, Subscriber<Payload>, Subscription, ReadsInPlace {
@@ -42,19 +49,34 @@ final class ResponseReader<Resp>
   private final ScheduledExecutorService timers;
   private final Runnable whenDone;
 
-  private Subscriber<? super Resp> downstream;
-  private volatile Subscription upstream;
-  private ScheduledFuture<?> deadlineTimer;
+  private static final AtomicIntegerFieldUpdater<ResponseReader<?>> WIP =
+      updater(AtomicIntegerFieldUpdater.newUpdater(ResponseReader.class, "wip"));
+  private static final AtomicIntegerFieldUpdater<ResponseReader<?>> OVER =
+      updater(AtomicIntegerFieldUpdater.newUpdater(ResponseReader.class, "over"));
+  private static final AtomicLongFieldUpdater<ResponseReader<?>> REQUESTED =
+      updater(AtomicLongFieldUpdater.newUpdater(ResponseReader.class, "requested"));
+  private static final AtomicReferenceFieldUpdater<ResponseReader<?>, Throwable> FAILURE =
+      updater(
+          AtomicReferenceFieldUpdater.newUpdater(ResponseReader.class, Throwable.class, "failure"));
 
-  // Guarded by this.
-  private ArrayDeque<Resp> ready; // made when a response has to wait
-  private long requested;
-  private boolean askedOnce;
-  private Throwable failure; // the end, when it is a failure
-  private boolean completed; // the end, when it is a completion
-  private boolean terminated; // the end was signalled, or the subscriber cancelled
-  private boolean emitting;
-  private boolean missed;
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private static <U> U updater(Object u) {
+    return (U) u;
+  }
+
+  private boolean subscribed;
+  private Subscriber<? super Resp> downstream; // null once over (rule 3.13); the wip holder's
+  private volatile Subscription upstream;
+  private volatile ScheduledFuture<?> deadlineTimer;
+
+  private volatile int wip; // signals to the subscriber: held by one thread at a time
+  private volatile int over; // 1 once the end was signalled or the subscriber cancelled
+  private volatile long requested; // the subscriber's demand, in all
+  private volatile Throwable failure; // the end, when it is a failure
+  private volatile boolean completed; // the end, when it is a completion
+  private volatile Queue<Resp> ready; // made by the payloads' thread when a response has to wait
+  private long emitted; // the wip holder's
+  private boolean askedOnce; // the subscriber's (its calls are serial)
 
   // Touched by the thread delivering payloads only.
   private boolean sawHeaders;
@@ -81,13 +103,14 @@ final class ResponseReader<Resp>
 
   @Override
   public void subscribe(Subscriber<? super Resp> subscriber) {
-    if (downstream != null) {
+    if (subscribed) {
       // Each subscription is its own call: a fresh reader carries it.
       new ResponseReader<>(
               call, marshaller, options, oneResponse, routing, maxHeaderBytes, timers, whenDone)
           .subscribe(subscriber);
       return;
     }
+    subscribed = true;
     downstream = subscriber;
     if (options.timeout() != null && options.timeout().isZero()) {
       failEarly(
@@ -108,9 +131,8 @@ final class ResponseReader<Resp>
   }
 
   private void failEarly(Subscriber<? super Resp> subscriber, StatusException e) {
-    synchronized (this) {
-      terminated = true;
-    }
+    over = 1;
+    downstream = null;
     subscriber.onSubscribe(this);
     subscriber.onError(e);
   }
@@ -122,12 +144,9 @@ final class ResponseReader<Resp>
     if (options.timeout() != null) { // after onSubscribe returned: no signal overlaps it
       ScheduledFuture<?> t =
           timers.schedule(this::expire, options.timeout().toNanos(), TimeUnit.NANOSECONDS);
-      synchronized (this) {
-        if (terminated) {
-          t.cancel(false);
-        } else {
-          deadlineTimer = t;
-        }
+      deadlineTimer = t;
+      if (over != 0) { // ended meanwhile: finished() may have looked before the timer was set
+        t.cancel(false);
       }
     }
   }
@@ -151,41 +170,37 @@ final class ResponseReader<Resp>
     } finally {
       payload.release();
     }
-    if (value == null) {
-      return;
+    if (value == null || over != 0 || failure != null) {
+      return; // after the end: dropped
     }
-    boolean direct = false;
-    synchronized (this) {
-      if (terminated || failure != null) {
-        return;
-      }
-      if (!emitting && (ready == null || ready.isEmpty()) && requested > 0) {
-        emitting = true; // the common case: asked for and nothing waiting, so straight out
-        direct = true;
-        if (requested != Long.MAX_VALUE) {
-          requested--;
-        }
+    if (wip == 0 && WIP.compareAndSet(this, 0, 1)) {
+      Queue<Resp> q = ready;
+      if (over != 0) {
+        // Cancelled since the check above: dropped (a holder may have let the subscriber go).
+      } else if ((q == null || q.isEmpty()) && emitted != requested) {
+        emitted++; // the common case: asked for and nothing waiting, so straight out
+        downstream.onNext(value);
       } else {
-        if (ready == null) {
-          ready = new ArrayDeque<>(2);
-        }
-        ready.add(value);
+        waitInLine(value);
       }
-    }
-    if (!direct) {
-      drain();
+      int missed = WIP.decrementAndGet(this);
+      if (missed != 0) {
+        drainLoop(missed);
+      }
       return;
     }
-    downstream.onNext(value);
-    boolean more;
-    synchronized (this) {
-      emitting = false;
-      more = missed || failure != null || completed || (ready != null && !ready.isEmpty());
-      missed = false;
+    waitInLine(value);
+    drain();
+  }
+
+  /** Queues a response; on the payloads' thread only. */
+  private void waitInLine(Resp value) {
+    Queue<Resp> q = ready;
+    if (q == null) {
+      q = PlatformDependent.newSpscQueue();
+      ready = q;
     }
-    if (more) {
-      drain();
-    }
+    q.offer(value);
   }
 
   /** The message a payload carries, or null when it carries none (a trailer alone). */
@@ -245,22 +260,17 @@ final class ResponseReader<Resp>
       end(Status.INTERNAL.withMessage("the call ended without a response").asException(), false);
       return;
     }
-    synchronized (this) {
-      if (terminated || failure != null) {
-        return;
-      }
-      completed = true;
-    }
+    completed = true;
     drain();
   }
 
-  /** Ends the call with a failure; {@code cancelCall} cancels it at the server too. */
+  /**
+   * Ends the call with a failure, unless it has ended already; {@code cancelCall} cancels it at the
+   * server too. A failure that races with the completion (a deadline as the end arrives) may win.
+   */
   private void end(Throwable error, boolean cancelCall) {
-    synchronized (this) {
-      if (terminated || failure != null || completed) {
-        return;
-      }
-      failure = error;
+    if (over != 0 || completed || !FAILURE.compareAndSet(this, null, error)) {
+      return;
     }
     if (cancelCall) {
       Subscription s = upstream;
@@ -271,63 +281,68 @@ final class ResponseReader<Resp>
     drain();
   }
 
-  /** Signals what can go out: ready responses while asked for, then the end. */
+  /** Signals what can go out: ready responses while asked for, then the end. Any thread. */
   private void drain() {
-    synchronized (this) {
-      if (emitting) {
-        missed = true;
-        return;
-      }
-      emitting = true;
+    if (WIP.getAndIncrement(this) == 0) {
+      drainLoop(1);
     }
+  }
+
+  /** The wip holder's loop; {@code missed} is the count it holds. */
+  private void drainLoop(int missed) {
     while (true) {
-      Resp next = null;
-      Throwable error = null;
-      boolean complete = false;
-      synchronized (this) {
-        if (terminated) {
-          emitting = false;
-          return;
+      Queue<Resp> q = ready;
+      if (over != 0) {
+        downstream = null; // over: the subscriber is let go (rule 3.13)
+        if (q != null) {
+          q.clear(); // nothing more goes out
         }
-        boolean empty = ready == null || ready.isEmpty();
-        if (!empty && requested > 0) {
-          next = ready.poll();
-          if (requested != Long.MAX_VALUE) {
-            requested--;
+      } else {
+        long e = emitted;
+        long r = requested;
+        while (e != r && q != null) { // what waits goes out before a failure
+          Resp next = q.poll();
+          if (next == null) {
+            break;
           }
-        } else if (failure != null && (empty || requested == 0)) {
-          error = failure;
-          ready = null;
-          terminated = true;
-        } else if (completed && empty) {
-          complete = true;
-          terminated = true;
-        } else if (missed) {
-          missed = false;
-          continue;
-        } else {
-          emitting = false;
-          return;
+          e++;
+          downstream.onNext(next);
+          if (over != 0) {
+            break;
+          }
+        }
+        emitted = e;
+        boolean empty = q == null || q.isEmpty();
+        Throwable error = failure;
+        if (error != null && (empty || e == requested)) {
+          if (OVER.compareAndSet(this, 0, 1)) {
+            if (q != null) {
+              q.clear();
+            }
+            Subscriber<? super Resp> d = downstream;
+            downstream = null;
+            finished();
+            d.onError(error);
+          }
+        } else if (completed && empty && OVER.compareAndSet(this, 0, 1)) {
+          Subscriber<? super Resp> d = downstream;
+          downstream = null;
+          finished();
+          d.onComplete();
         }
       }
-      if (next != null) {
-        downstream.onNext(next);
-      } else {
-        finished();
-        if (error != null) {
-          downstream.onError(error);
-        } else if (complete) {
-          downstream.onComplete();
-        }
+      missed = WIP.addAndGet(this, -missed);
+      if (missed == 0) {
+        return;
       }
     }
   }
 
+  /**
+   * The call is over for the subscriber (ended or cancelled): once, by whoever set {@code over}.
+   */
   private void finished() {
-    ScheduledFuture<?> t;
-    synchronized (this) {
-      t = deadlineTimer;
-    }
+    ScheduledFuture<?> t = deadlineTimer;
     if (t != null) {
       t.cancel(false);
     }
@@ -342,16 +357,18 @@ final class ResponseReader<Resp>
       return;
     }
     long forward = n;
-    synchronized (this) {
-      long r = requested + n;
-      requested = r < 0 ? Long.MAX_VALUE : r;
-      if (!askedOnce) {
-        askedOnce = true;
-        if (n != Long.MAX_VALUE) {
-          forward = n + 1; // the unit the trailer may take
-        }
+    if (!askedOnce) {
+      askedOnce = true;
+      if (n != Long.MAX_VALUE) {
+        forward = n + 1; // the unit the trailer may take
       }
     }
+    long r;
+    long next;
+    do {
+      r = requested;
+      next = r + n < 0 ? Long.MAX_VALUE : r + n;
+    } while (r != Long.MAX_VALUE && !REQUESTED.compareAndSet(this, r, next));
     if (s != null) {
       s.request(forward);
     }
@@ -360,18 +377,14 @@ final class ResponseReader<Resp>
 
   @Override
   public void cancel() {
-    boolean wasLive;
-    synchronized (this) {
-      wasLive = !terminated;
-      terminated = true;
-      ready = null;
-    }
+    boolean wasLive = OVER.compareAndSet(this, 0, 1);
     Subscription s = upstream;
     if (s != null) {
       s.cancel();
     }
     if (wasLive) {
       finished();
+      drain(); // drops what waits
     }
   }
 
