@@ -51,6 +51,8 @@ final class ResponseReader<Resp>
 
   private static final AtomicIntegerFieldUpdater<ResponseReader<?>> WIP =
       updater(AtomicIntegerFieldUpdater.newUpdater(ResponseReader.class, "wip"));
+  private static final AtomicIntegerFieldUpdater<ResponseReader<?>> SUBSCRIBED =
+      updater(AtomicIntegerFieldUpdater.newUpdater(ResponseReader.class, "subscribed"));
   private static final AtomicIntegerFieldUpdater<ResponseReader<?>> OVER =
       updater(AtomicIntegerFieldUpdater.newUpdater(ResponseReader.class, "over"));
   private static final AtomicLongFieldUpdater<ResponseReader<?>> REQUESTED =
@@ -64,7 +66,7 @@ final class ResponseReader<Resp>
     return (U) u;
   }
 
-  private boolean subscribed;
+  private volatile int subscribed; // 1 once a subscriber has this reader's call
   private Subscriber<? super Resp> downstream; // null once over (rule 3.13); the wip holder's
   private volatile Subscription upstream;
   private volatile ScheduledFuture<?> deadlineTimer;
@@ -103,14 +105,13 @@ final class ResponseReader<Resp>
 
   @Override
   public void subscribe(Subscriber<? super Resp> subscriber) {
-    if (subscribed) {
+    if (!SUBSCRIBED.compareAndSet(this, 0, 1)) {
       // Each subscription is its own call: a fresh reader carries it.
       new ResponseReader<>(
               call, marshaller, options, oneResponse, routing, maxHeaderBytes, timers, whenDone)
           .subscribe(subscriber);
       return;
     }
-    subscribed = true;
     downstream = subscriber;
     if (options.timeout() != null && options.timeout().isZero()) {
       failEarly(
@@ -269,7 +270,14 @@ final class ResponseReader<Resp>
    * server too. A failure that races with the completion (a deadline as the end arrives) may win.
    */
   private void end(Throwable error, boolean cancelCall) {
-    if (over != 0 || completed || !FAILURE.compareAndSet(this, null, error)) {
+    end(error, cancelCall, false);
+  }
+
+  /** {@link #end(Throwable, boolean)}; {@code evenAfterCompletion}: a completion not yet sent. */
+  private void end(Throwable error, boolean cancelCall, boolean evenAfterCompletion) {
+    if (over != 0
+        || (completed && !evenAfterCompletion)
+        || !FAILURE.compareAndSet(this, null, error)) {
       return;
     }
     if (cancelCall) {
@@ -312,8 +320,11 @@ final class ResponseReader<Resp>
           }
         }
         emitted = e;
-        boolean empty = q == null || q.isEmpty();
+        // The end first, then the queue: a response queued before the end came is seen there.
+        boolean done = completed;
         Throwable error = failure;
+        q = ready;
+        boolean empty = q == null || q.isEmpty();
         if (error != null && (empty || e == requested)) {
           if (OVER.compareAndSet(this, 0, 1)) {
             if (q != null) {
@@ -324,7 +335,7 @@ final class ResponseReader<Resp>
             finished();
             d.onError(error);
           }
-        } else if (completed && empty && OVER.compareAndSet(this, 0, 1)) {
+        } else if (done && empty && OVER.compareAndSet(this, 0, 1)) {
           Subscriber<? super Resp> d = downstream;
           downstream = null;
           finished();
@@ -353,7 +364,7 @@ final class ResponseReader<Resp>
   public void request(long n) {
     Subscription s = upstream;
     if (n <= 0) {
-      end(new IllegalArgumentException("request-n must be positive: " + n), true);
+      end(new IllegalArgumentException("request-n must be positive: " + n), true, true);
       return;
     }
     long forward = n;

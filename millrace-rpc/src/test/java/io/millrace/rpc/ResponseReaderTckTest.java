@@ -23,7 +23,8 @@ public class ResponseReaderTckTest extends PublisherVerification<Int32Value> {
     return Payload.of(Unpooled.wrappedBuffer(Int32Value.of((int) i).toByteArray()));
   }
 
-  private static Publisher<Int32Value> reader(Flux<Payload> payloads) {
+  /** A reader of {@code payloads}' Int32Value responses, without a deadline (any test here). */
+  static Publisher<Int32Value> reader(Publisher<Payload> payloads) {
     return new ResponseReader<>(
         () -> payloads,
         ProtobufMarshaller.of(Int32Value.getDefaultInstance()),

@@ -36,6 +36,7 @@ public final class Scalar {
     try {
       value = ((Callable<T>) p).call();
     } catch (VirtualMachineError e) {
+      s.onError(e); // the call ends, then the error goes on up
       throw e;
     } catch (Throwable t) {
       s.onError(t);
