@@ -68,11 +68,16 @@ final class ResponseSender<Resp> implements Subscriber<Resp> {
   }
 
   /**
-   * Sends the answer of a unary handler that gave it at once ({@link Scalar}), without subscribing:
-   * on the listener's thread, which also reports a cancel, so nothing races with it.
+   * Sends what {@code responses} gives. A one-response answer given at once ({@link Scalar}) is
+   * called, not subscribed to: on the listener's thread, which also reports a cancel, so nothing
+   * races with it.
    */
-  void answerAtOnce(org.reactivestreams.Publisher<Resp> answer) {
-    Scalar.signal(answer, this);
+  void take(org.reactivestreams.Publisher<Resp> responses) {
+    if (oneResponse && Scalar.is(responses)) {
+      Scalar.signal(responses, this); // Mono.just and the like
+    } else {
+      responses.subscribe(this);
+    }
   }
 
   /** Requests the next window when the call can take more and the last window is half used. */

@@ -10,7 +10,6 @@ import io.millrace.rpc.Headers;
 import io.millrace.rpc.MethodDescriptor;
 import io.millrace.rpc.RpcServer;
 import io.millrace.rpc.Status;
-import io.millrace.streams.internal.Scalar;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.EventExecutorGroup;
 import io.netty.util.internal.ThreadExecutorMap;
@@ -71,7 +70,7 @@ final class ServedMethod<Req, Resp> implements ServerCallHandler<Req, Resp> {
       return new StreamingListener<>(requests, sender, bridged, deadline);
     }
     call.request(2); // one request; a second is an error
-    return new SingleListener<>(call, sender, bridged, deadline, oneResponse);
+    return new SingleListener<>(call, sender, bridged, deadline);
   }
 
   private static final Metadata.Key<String> ENCODING =
@@ -99,7 +98,6 @@ final class ServedMethod<Req, Resp> implements ServerCallHandler<Req, Resp> {
     private final ResponseSender<Resp> sender;
     private final BridgedCall<Req, Resp> bridged;
     private final Deadline deadline;
-    private final boolean oneResponse;
     private Req request;
     private boolean failed;
 
@@ -107,13 +105,11 @@ final class ServedMethod<Req, Resp> implements ServerCallHandler<Req, Resp> {
         ServerCall<Req, Resp> call,
         ResponseSender<Resp> sender,
         BridgedCall<Req, Resp> bridged,
-        Deadline deadline,
-        boolean oneResponse) {
+        Deadline deadline) {
       this.call = call;
       this.sender = sender;
       this.bridged = bridged;
       this.deadline = deadline;
-      this.oneResponse = oneResponse;
     }
 
     @Override
@@ -145,12 +141,7 @@ final class ServedMethod<Req, Resp> implements ServerCallHandler<Req, Resp> {
       }
       Req r = request;
       request = null;
-      org.reactivestreams.Publisher<Resp> answer = bridged.call(r);
-      if (oneResponse && Scalar.is(answer)) {
-        sender.answerAtOnce(answer); // Mono.just and the like: no subscription
-      } else {
-        answer.subscribe(sender);
-      }
+      sender.take(bridged.call(r));
     }
 
     @Override

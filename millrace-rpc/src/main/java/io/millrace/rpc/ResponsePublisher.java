@@ -134,7 +134,7 @@ final class ResponsePublisher<Resp> implements Publisher<Payload>, Subscriber<Re
    */
   private void answerAtOnce() {
     if (requested > 0) {
-      takeAnswer();
+      Scalar.signal(source, this); // a unary response ends the call: the completion is a no-op
       return;
     }
     upstream.set(
@@ -145,7 +145,7 @@ final class ResponsePublisher<Resp> implements Publisher<Payload>, Subscriber<Re
           public void request(long n) {
             if (!taken) {
               taken = true;
-              takeAnswer();
+              Scalar.signal(source, ResponsePublisher.this);
             }
           }
 
@@ -154,10 +154,6 @@ final class ResponsePublisher<Resp> implements Publisher<Payload>, Subscriber<Re
             taken = true;
           }
         });
-  }
-
-  private void takeAnswer() {
-    Scalar.signal(source, this); // a unary response ends the call: the completion is a no-op
   }
 
   /** Starts the deadline on {@code timers}; expiry ends the call with DEADLINE_EXCEEDED. */
