@@ -172,7 +172,7 @@ final class SharedPortHandoff implements Http2Handoff {
     }
     outer.config().setAutoRead(false);
     Relay fromCaller = new Relay();
-    outer.pipeline().addLast(fromCaller);
+    outer.pipeline().addLast(new Http2Drain(), fromCaller);
     Relay toCaller = new Relay();
     toCaller.attach(outer);
     Path end = directory.resolve("c" + splices.incrementAndGet() + ".sock");
@@ -220,6 +220,24 @@ final class SharedPortHandoff implements Http2Handoff {
           inner.closeFuture().addListener(f -> callers.remove(path));
           outer.eventLoop().execute(() -> fromCaller.attach(inner));
         });
+  }
+
+  /**
+   * Drains a connection taken over ({@link Http2Drain}): GOAWAY, and the connection closes once the
+   * calls the caller had opened are over.
+   */
+  @Override
+  public void closeGracefully(Channel outer) {
+    Http2Drain drain = outer.pipeline().get(Http2Drain.class);
+    if (drain == null) {
+      outer.close();
+      return;
+    }
+    try {
+      outer.eventLoop().execute(drain::drain);
+    } catch (RejectedExecutionException e) {
+      outer.close(); // the server's loops have stopped: the connection is gone with them
+    }
   }
 
   private static void deleteQuietly(Path file) {

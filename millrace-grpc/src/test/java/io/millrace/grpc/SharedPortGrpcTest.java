@@ -135,6 +135,53 @@ class SharedPortGrpcTest {
     return EchoRequest.newBuilder().setPayload(ByteString.copyFromUtf8(payload)).build();
   }
 
+  /**
+   * A graceful shutdown of the Millrace server lets a gRPC call in flight on the shared port finish
+   * (the splice sends the caller GOAWAY between two of grpc-java's frames), and the server
+   * terminates once the caller has closed the connection. Before, the server's loops stopped as
+   * soon as no RSocket connection was left, and the call was cut.
+   */
+  @Test
+  void shutdown_letsAGrpcCallInFlightFinish_andTheCallerThenCloses() throws Exception {
+    start("tcp://127.0.0.1:0", null);
+    channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
+    java.util.concurrent.BlockingQueue<Object> replies =
+        new java.util.concurrent.LinkedBlockingQueue<>();
+    io.grpc.stub.StreamObserver<EchoRequest> chat =
+        EchoServiceGrpc.newStub(channel)
+            .chat(
+                new io.grpc.stub.StreamObserver<>() {
+                  @Override
+                  public void onNext(EchoReply value) {
+                    replies.add(value.getPayload().toStringUtf8());
+                  }
+
+                  @Override
+                  public void onError(Throwable t) {
+                    replies.add(t);
+                  }
+
+                  @Override
+                  public void onCompleted() {
+                    replies.add("completed");
+                  }
+                });
+    chat.onNext(request("before"));
+    assertThat(replies.poll(10, TimeUnit.SECONDS)).isEqualTo("before");
+
+    server.shutdown();
+    assertThat(server.awaitTermination(300, TimeUnit.MILLISECONDS))
+        .as("a call is still in flight")
+        .isFalse();
+    chat.onNext(request("during"));
+    assertThat(replies.poll(10, TimeUnit.SECONDS)).isEqualTo("during");
+    chat.onCompleted();
+    assertThat(replies.poll(10, TimeUnit.SECONDS)).isEqualTo("completed");
+    assertThat(server.awaitTermination(10, TimeUnit.SECONDS))
+        .as("the caller closed the connection after GOAWAY and its last call")
+        .isTrue();
+  }
+
   @Test
   void plaintextPort_servesGrpcRSocketAndWebSocket() throws Exception {
     start("tcp://127.0.0.1:0", null);

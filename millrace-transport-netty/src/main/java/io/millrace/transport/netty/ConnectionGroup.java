@@ -3,6 +3,7 @@ package io.millrace.transport.netty;
 import io.millrace.core.Connection;
 import io.millrace.core.internal.ConnectionEngine;
 import io.millrace.core.internal.ReconnectingConnection;
+import io.netty.channel.Channel;
 import io.netty.channel.EventLoopGroup;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -17,8 +18,14 @@ import java.util.concurrent.TimeoutException;
  * closed the event loops are shut down and {@link #awaitTermination} returns.
  */
 final class ConnectionGroup {
-  /** Each open connection, with how to close it for a shutdown. */
-  private final Map<Connection, Runnable> open = new ConcurrentHashMap<>();
+  /** How to close one open connection: gracefully for a shutdown, or at once. */
+  private record Closer(Runnable gracefully, Runnable now) {}
+
+  /**
+   * Each open connection (an RSocket {@link Connection}, or the {@link Channel} of one handed to
+   * another protocol), with how to close it.
+   */
+  private final Map<Object, Closer> open = new ConcurrentHashMap<>();
 
   private final CompletableFuture<Void> allClosed = new CompletableFuture<>();
   private final CompletableFuture<Void> terminated = new CompletableFuture<>();
@@ -45,7 +52,7 @@ final class ConnectionGroup {
    * is closing it already (not a second close, which would force it).
    */
   private void add(Connection connection, Runnable closeForShutdown) {
-    open.put(connection, closeForShutdown);
+    open.put(connection, new Closer(closeForShutdown, connection::dispose));
     connection
         .onClose()
         .whenComplete(
@@ -55,6 +62,24 @@ final class ConnectionGroup {
             });
     if (shutdown) {
       closeForShutdown.run();
+    }
+  }
+
+  /**
+   * Tracks a connection handed to another protocol's server (HTTP/2 to the gRPC endpoint), which
+   * {@code closeGracefully} asks to end once its calls are done; a forced shutdown closes it.
+   */
+  void add(Channel channel, Runnable closeGracefully) {
+    open.put(channel, new Closer(closeGracefully, channel::close));
+    channel
+        .closeFuture()
+        .addListener(
+            f -> {
+              open.remove(channel);
+              checkAllClosed();
+            });
+    if (shutdown) {
+      closeGracefully.run();
     }
   }
 
@@ -72,16 +97,16 @@ final class ConnectionGroup {
 
   void shutdown() {
     shutdown = true;
-    for (Runnable closeForShutdown : open.values()) {
-      closeForShutdown.run();
+    for (Closer closer : open.values()) {
+      closer.gracefully().run();
     }
     checkAllClosed();
   }
 
   void shutdownNow() {
     shutdown = true;
-    for (Connection connection : open.keySet()) {
-      connection.dispose();
+    for (Closer closer : open.values()) {
+      closer.now().run();
     }
     checkAllClosed();
   }

@@ -11,4 +11,12 @@ import io.netty.channel.Channel;
 @FunctionalInterface
 public interface Http2Handoff {
   void takeOver(Channel channel);
+
+  /**
+   * Asks a connection taken over to end once the calls on it are done (the server is shutting
+   * down): no new calls, then the connection closes. Any thread; the default closes it at once.
+   */
+  default void closeGracefully(Channel channel) {
+    channel.close();
+  }
 }

@@ -56,9 +56,10 @@ import java.util.concurrent.TimeUnit;
  * <p>Shutdown, as grpc-java's: {@link #shutdown()} stops accepting and closes every connection
  * gracefully (ERROR[CONNECTION_CLOSE], requests already received are answered, later ones get
  * ERROR[REJECTED], each connection closes when its streams are done and the client has closed its
- * side, or after the drain timeout); {@link #shutdownNow()} closes every connection at once; {@link
- * #awaitTermination} waits for the last connection and the event loops. {@link #close()} is a
- * shutdown that waits for the drain timeout and then forces what is left.
+ * side, or after the drain timeout; an HTTP/2 connection handed to the gRPC endpoint gets GOAWAY
+ * and closes when its calls are done); {@link #shutdownNow()} closes every connection at once;
+ * {@link #awaitTermination} waits for the last connection and the event loops. {@link #close()} is
+ * a shutdown that waits for the drain timeout and then forces what is left.
  */
 public final class MillraceServer implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(MillraceServer.class.getName());

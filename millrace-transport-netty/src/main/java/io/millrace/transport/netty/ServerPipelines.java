@@ -39,6 +39,7 @@ import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -154,6 +155,26 @@ final class ServerPipelines {
       errorAndClose(channel, ErrorCode.INVALID_SETUP, "no SETUP within " + config.setupTimeout());
     } else {
       channel.close();
+    }
+  }
+
+  /**
+   * Asks a connection handed to the gRPC endpoint to end with its calls (GOAWAY); the drain timeout
+   * bounds it, as it bounds an RSocket connection's graceful close.
+   */
+  private void closeGracefully(Channel channel) {
+    http2.closeGracefully(channel);
+    try {
+      channel
+          .eventLoop()
+          .schedule(
+              () -> {
+                channel.close();
+              },
+              config.drainTimeout().toNanos(),
+              TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException e) {
+      channel.close(); // the loop has stopped: the connection goes with it
     }
   }
 
@@ -307,6 +328,7 @@ final class ServerPipelines {
         }
         cancelDeadline(channel);
         http2.takeOver(channel);
+        connections.add(channel, () -> closeGracefully(channel));
       } else {
         serveRSocket(channel, false);
       }
