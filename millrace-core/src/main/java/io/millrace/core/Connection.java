@@ -52,6 +52,14 @@ public interface Connection {
   SocketAddress localAddress();
 
   /**
+   * The connection's TLS session (the peer's certificates, when it sent some: mutual TLS), or null
+   * when the connection is not over TLS.
+   */
+  default javax.net.ssl.SSLSession tlsSession() {
+    return null;
+  }
+
+  /**
    * Sends a request with no response. On the event loop, returns whether it was sent: false when
    * the connection is closing or closed, or no lease allows it (the buffers are released; nothing
    * is dropped without the caller knowing). From another thread it returns true once the call is

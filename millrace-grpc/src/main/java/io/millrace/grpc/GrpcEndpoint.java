@@ -99,7 +99,9 @@ public final class GrpcEndpoint implements AutoCloseable {
 
   /**
    * Stops taking calls (the health service says NOT_SERVING first), lets running calls finish for
-   * up to {@code grace}, then cancels what remains.
+   * up to {@code grace}, then cancels what remains. On shared ports, the same grace lets the
+   * splices pass on what they still hold for callers that read slowly before the endpoint's loops
+   * stop.
    */
   public void close(java.time.Duration grace) {
     if (handoff != null) {
@@ -108,11 +110,15 @@ public final class GrpcEndpoint implements AutoCloseable {
     if (health != null) {
       health.enterTerminalState();
     }
+    long deadline = System.nanoTime() + grace.toNanos();
     server.shutdown();
     try {
       if (!server.awaitTermination(grace.toMillis(), TimeUnit.MILLISECONDS)) {
         server.shutdownNow();
         server.awaitTermination(5, TimeUnit.SECONDS);
+      }
+      if (handoff != null) {
+        handoff.awaitSplices(deadline); // what the splices still carry for slow callers
       }
     } catch (InterruptedException e) {
       server.shutdownNow();
@@ -225,17 +231,26 @@ public final class GrpcEndpoint implements AutoCloseable {
       }
     }
 
-    @SuppressWarnings("deprecation") // v1alpha reflection: older grpcurl and ghz still ask it
     private GrpcEndpoint start(EventLoopGroup group, EventLoopGroup owned) {
-      SharedPortHandoff handoff = null;
-      SocketAddress listen = address;
-      if (shared) {
-        handoff = SharedPortHandoff.create(group);
-        listen = handoff.target();
+      SharedPortHandoff handoff = shared ? SharedPortHandoff.create(group) : null;
+      try {
+        return start(group, owned, handoff);
+      } catch (RuntimeException | Error e) {
+        if (handoff != null) {
+          handoff.deleteFiles(); // the private directory goes with a start that failed
+        }
+        throw e;
       }
+    }
+
+    @SuppressWarnings("deprecation") // v1alpha reflection: older grpcurl and ghz still ask it
+    private GrpcEndpoint start(
+        EventLoopGroup group, EventLoopGroup owned, SharedPortHandoff handoff) {
+      SocketAddress listen = handoff != null ? handoff.target() : address;
       NettyServerBuilder b =
           NettyServerBuilder.forAddress(listen)
-              .channelType(shared ? EventLoops.domainServerChannel() : EventLoops.serverChannel())
+              .channelType(
+                  shared ? EventLoops.domainServerChannel() : EventLoops.serverChannel(group))
               .bossEventLoopGroup(group)
               .workerEventLoopGroup(group)
               .maxConcurrentCallsPerConnection(DEFAULT_MAX_CONCURRENT_CALLS)
@@ -271,9 +286,6 @@ public final class GrpcEndpoint implements AutoCloseable {
       try {
         server.start();
       } catch (IOException e) {
-        if (handoff != null) {
-          handoff.deleteFiles();
-        }
         throw new UncheckedIOException("the gRPC endpoint could not listen on " + listen, e);
       }
       return new GrpcEndpoint(server, healthManager, owned, handoff);

@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
  * sides; details travel in gRPC's {@code grpc-status-details-bin} trailer.
  */
 final class GrpcMetadata {
+  private static final System.Logger LOG = System.getLogger(GrpcMetadata.class.getName());
   static final String DETAILS_KEY = "grpc-status-details-bin";
   static final Metadata.Key<byte[]> DETAILS =
       Metadata.Key.of(DETAILS_KEY, Metadata.BINARY_BYTE_MARSHALLER);
@@ -24,9 +25,23 @@ final class GrpcMetadata {
    * transport's own ({@code content-type}, {@code te}, {@code user-agent}) are left out.
    *
    * @throws IllegalArgumentException when an entry is not a valid header (a text value outside
-   *     printable ASCII)
+   *     printable ASCII, as gRPC's specification has it)
    */
   static Headers toHeaders(Metadata metadata) {
+    return toHeaders(metadata, null, null);
+  }
+
+  /**
+   * {@link #toHeaders(Metadata)}, leaving out (and logging at {@code level}, as {@code from}'s) the
+   * entries that are not valid headers: grpc-java passes them on, so a call that carries one must
+   * not fail for it.
+   */
+  static Headers toHeadersSkippingInvalid(
+      Metadata metadata, String from, System.Logger.Level level) {
+    return toHeaders(metadata, from, level);
+  }
+
+  private static Headers toHeaders(Metadata metadata, String skipFrom, System.Logger.Level level) {
     // The entries as stored (names and raw values, binary ones not base64): one array, where
     // keys() and a Key per name would build a set and look each name up again, on every call.
     byte[][] entries = InternalMetadata.serialize(metadata);
@@ -39,18 +54,20 @@ final class GrpcMetadata {
       if (headers == null) {
         headers = new Headers();
       }
-      if (Headers.isBinary(key)) {
-        headers.putBinary(key, entries[i + 1]);
-      } else {
-        headers.put(key, new String(entries[i + 1], StandardCharsets.US_ASCII));
+      try {
+        if (Headers.isBinary(key)) {
+          headers.putBinary(key, entries[i + 1]);
+        } else {
+          headers.put(key, new String(entries[i + 1], StandardCharsets.US_ASCII));
+        }
+      } catch (IllegalArgumentException e) {
+        if (skipFrom == null) {
+          throw e;
+        }
+        LOG.log(level, "left out a header of {0}: {1}", skipFrom, e.getMessage());
       }
     }
     return headers == null ? Headers.EMPTY : headers;
-  }
-
-  /** Adds {@code metadata}'s application entries (see {@link #toHeaders}) to {@code into}. */
-  static void putAll(Headers into, Metadata metadata) {
-    into.putAll(toHeaders(metadata));
   }
 
   /** Adds {@code headers}' entries (null: none) to {@code metadata}. */

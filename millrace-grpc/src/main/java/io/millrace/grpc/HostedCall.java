@@ -34,9 +34,12 @@ import org.reactivestreams.Subscription;
  * buffers it; services that respect isReady/onReady keep memory bounded.
  *
  * <p>The end, as grpc-java's server has it: the service's {@code close} ends the call (a second
- * close throws); a cancel (the caller, its deadline, the connection, a failing request stream or a
- * listener that throws) ends it at once, after which the service's sends and close are ignored and
- * it hears {@code onCancel}.
+ * close throws) once the responses queued before it have gone, and the service then hears {@code
+ * onComplete}; a cancel (the caller, its deadline, the connection, a failing request stream or a
+ * listener that throws) ends it at once, even after a close whose end has not gone yet, after which
+ * the service's sends and close are ignored and it hears {@code onCancel}. A method with one
+ * response (unary, client streaming) sends it with the close, as grpc-java's client takes it: the
+ * trailers the close adds go with it, and a close with an error sends the error instead.
  */
 final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
     implements Publisher<Resp>, Subscription {
@@ -47,6 +50,7 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
   private final ServerContext context;
   private final SerializingExecutor callbacks;
   private final Req singleRequest; // unary and server-streaming calls
+  private final boolean oneResponse; // unary and client-streaming calls
   private final Publisher<Req> requests; // client-streaming and bidi calls
   private final AtomicInteger wip = new AtomicInteger();
 
@@ -75,7 +79,9 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
   private boolean subscribed; // onSubscribe returned: signals may go downstream
   private io.grpc.Status end; // the end to signal once the queue is sent
   private Metadata endTrailers;
+  private boolean endFromService; // end is the service's close, not a cancel
   private boolean done; // the end was signalled downstream, or downstream cancelled
+  private boolean ended; // the end was signalled downstream
   private boolean serviceClosed;
   private boolean cancelled;
   private boolean singleDelivered;
@@ -93,6 +99,7 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
     this.callbacks = new SerializingExecutor(executor != null ? executor : Runnable::run);
     this.singleRequest = singleRequest;
     this.requests = requests;
+    this.oneResponse = method.getType().serverSendsOneMessage();
   }
 
   static <Req, Resp> Publisher<Resp> single(
@@ -187,20 +194,20 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
   /**
    * The call ends early, with {@code why}: the caller cancelled (CANCELLED), its deadline passed
    * (DEADLINE_EXCEEDED), the request stream failed or the service threw. The response ends with
-   * {@code why}, the Context is cancelled, and the service hears onCancel; once, and never after it
-   * closed the call itself.
+   * {@code why}, the Context is cancelled, and the service hears onCancel; once, and never after
+   * the end has gone to the caller.
    */
   private void cancelledBy(Status why, boolean downstreamGone) {
     if (why == null) {
       why = Status.CANCELLED;
     }
     synchronized (this) {
-      if (downstreamGone) {
-        done = true; // decided with the check below: a close racing this sees both or neither
-        queue.clear();
-      }
-      if (cancelled || serviceClosed) {
+      if (cancelled || ended) {
         return;
+      }
+      if (downstreamGone) {
+        done = true; // decided with the check above: a close racing this sees both or neither
+        queue.clear();
       }
       cancelled = true;
     }
@@ -238,7 +245,11 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
 
   @Override
   public void sendHeaders(Metadata headers) {
-    GrpcMetadata.putAll(context.responseHeaders(), headers);
+    context
+        .responseHeaders()
+        .putAll(
+            GrpcMetadata.toHeadersSkippingInvalid(
+                headers, method.getFullMethodName() + "'s headers", System.Logger.Level.WARNING));
   }
 
   @Override
@@ -264,6 +275,10 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
 
   @Override
   public void close(io.grpc.Status status, Metadata trailers) {
+    // Converted before anything changes: entries Millrace's headers cannot carry are left out.
+    io.millrace.rpc.Headers converted =
+        GrpcMetadata.toHeadersSkippingInvalid(
+            trailers, method.getFullMethodName() + "'s trailers", System.Logger.Level.WARNING);
     boolean ends;
     synchronized (this) {
       if (serviceClosed) {
@@ -272,32 +287,45 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
       serviceClosed = true;
       ends = end == null && !done && !cancelled;
       if (ends) {
-        GrpcMetadata.putAll(context.trailers(), trailers);
+        context.trailers().putAll(converted);
         end = status;
         endTrailers = trailers;
+        endFromService = true;
+        if (oneResponse && !status.isOk()) {
+          queue.clear(); // the error goes instead of the response
+        }
       }
     }
     if (!ends) {
       return; // already cancelled: the service hears (or heard) onCancel
     }
-    drain();
     RequestReader reader = requestReader;
     if (reader != null) {
       reader.cancel(); // requests the service no longer reads
     }
+    drain();
+  }
+
+  /** The service's close has gone to the caller: the service hears onComplete. */
+  private void completed() {
     deliver(Listener::onComplete, true);
     Context.CancellableContext c = grpcContext;
     c.removeListener(onContextCancelled);
     c.cancel(null); // grpc-java cancels a call's Context once it is over
   }
 
-  /** Ends the response with {@code status} now, dropping what was queued. */
+  /**
+   * Ends the response with {@code status} now, dropping what was queued, and a close whose end has
+   * not gone yet.
+   */
   private void fail(io.grpc.Status status) {
     synchronized (this) {
-      if (end != null) {
+      if (ended) {
         return;
       }
       end = status;
+      endTrailers = null;
+      endFromService = false;
       queue.clear();
     }
     drain();
@@ -315,13 +343,35 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
     return method;
   }
 
-  /** The caller's address ({@code Grpc.TRANSPORT_ATTR_REMOTE_ADDR}) when the transport says it. */
+  /**
+   * What grpc-java's server gives a call of its own: the caller's address ({@code
+   * Grpc.TRANSPORT_ATTR_REMOTE_ADDR}) when the transport says it, and over TLS the session ({@code
+   * TRANSPORT_ATTR_SSL_SESSION}, with the client's certificates under mutual TLS), so that
+   * interceptors that authorise by certificate work unchanged.
+   */
   @Override
   public Attributes getAttributes() {
     java.net.SocketAddress remote = context.remoteAddress();
-    return remote == null
-        ? Attributes.EMPTY
-        : Attributes.newBuilder().set(io.grpc.Grpc.TRANSPORT_ATTR_REMOTE_ADDR, remote).build();
+    javax.net.ssl.SSLSession tls = context.tlsSession();
+    if (remote == null && tls == null) {
+      return Attributes.EMPTY;
+    }
+    Attributes.Builder b = Attributes.newBuilder();
+    if (remote != null) {
+      b.set(io.grpc.Grpc.TRANSPORT_ATTR_REMOTE_ADDR, remote);
+    }
+    if (tls != null) {
+      b.set(io.grpc.Grpc.TRANSPORT_ATTR_SSL_SESSION, tls);
+    }
+    return b.build();
+  }
+
+  /** PRIVACY_AND_INTEGRITY over TLS, else NONE, as grpc-java's server says of its connections. */
+  @Override
+  public io.grpc.SecurityLevel getSecurityLevel() {
+    return context.tlsSession() == null
+        ? io.grpc.SecurityLevel.NONE
+        : io.grpc.SecurityLevel.PRIVACY_AND_INTEGRITY;
   }
 
   @Override
@@ -367,11 +417,13 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
         Resp next = null;
         io.grpc.Status last = null;
         Metadata trailers = null;
+        boolean serviceEnded = false;
         synchronized (this) {
           if (done || !subscribed) {
             break;
           }
-          if (demand > 0 && !queue.isEmpty()) {
+          // One response waits for the close, which may add trailers or turn it into an error.
+          if (demand > 0 && !queue.isEmpty() && (!oneResponse || end != null)) {
             next = queue.poll();
             if (demand != Long.MAX_VALUE) {
               demand--;
@@ -379,17 +431,24 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
           } else if (end != null && queue.isEmpty()) {
             last = end;
             trailers = endTrailers;
+            serviceEnded = endFromService;
             done = true;
+            ended = true;
           } else {
             break;
           }
         }
         if (next != null) {
           downstream.onNext(next);
-        } else if (last.isOk()) {
+          continue;
+        }
+        if (last.isOk()) {
           downstream.onComplete();
         } else {
           downstream.onError(GrpcMetadata.fromGrpc(last, trailers).asException());
+        }
+        if (serviceEnded) {
+          completed();
         }
       }
       missed = wip.addAndGet(-missed);

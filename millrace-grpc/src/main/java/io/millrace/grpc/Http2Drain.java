@@ -32,9 +32,12 @@ final class Http2Drain extends ChannelDuplexHandler {
   static final int DATA = 0x0;
   static final int HEADERS = 0x1;
   static final int RST_STREAM = 0x3;
+  static final int PUSH_PROMISE = 0x5;
   static final int PING = 0x6;
   static final int GOAWAY = 0x7;
+  static final int CONTINUATION = 0x9;
   static final int END_STREAM = 0x1;
+  static final int END_HEADERS = 0x4;
   static final int ACK = 0x1;
 
   /** The PING this handler sends: "millrace" in ASCII, so that its answer can be told apart. */
@@ -54,6 +57,16 @@ final class Http2Drain extends ChannelDuplexHandler {
 
   private boolean goAwayWanted;
   private boolean goAwaySent;
+
+  /**
+   * grpc-java sent GOAWAY of its own (its server closing, a connection age or a keepalive policy):
+   * it drains the connection itself, and a GOAWAY from here, whose last stream would be higher than
+   * the one grpc-java gave, would be a protocol error.
+   */
+  private boolean grpcGoingAway;
+
+  /** The stream whose trailers' header block grpc-java is still writing (its END_STREAM seen). */
+  private int endingStream;
 
   /** The PING was sent and its answer has not come: frames from the caller are looked at. */
   private boolean pingOutstanding;
@@ -85,10 +98,15 @@ final class Http2Drain extends ChannelDuplexHandler {
       return;
     }
     goAwayWanted = true;
-    if (toCaller.betweenFrames()) {
+    if (mayGoAway()) {
       sendGoAway(ctx.newPromise());
       ctx.flush();
     }
+  }
+
+  /** GOAWAY may go out now: between two whole frames (not within a header block) of grpc-java's. */
+  private boolean mayGoAway() {
+    return goAwayWanted && !goAwaySent && !grpcGoingAway && toCaller.betweenFrames();
   }
 
   private void sendGoAway(ChannelPromise promise) {
@@ -103,7 +121,8 @@ final class Http2Drain extends ChannelDuplexHandler {
     ctx.executor()
         .schedule(
             () -> {
-              if (pingOutstanding && !draining) {
+              if (pingOutstanding) {
+                pingOutstanding = false; // a late answer goes on to grpc-java, which ignores it
                 startCounting();
               }
             },
@@ -225,14 +244,14 @@ final class Http2Drain extends ChannelDuplexHandler {
     }
     int start = buf.readerIndex();
     int end = buf.writerIndex();
-    if (goAwayWanted && !goAwaySent && toCaller.betweenFrames()) {
+    if (mayGoAway()) {
       sendGoAway(ctx.newPromise());
     }
     for (int i = start; i < end; ) {
       i = toCaller.scan(buf, i, end);
       if (toCaller.frameEnded()) {
         onGrpcFrame();
-        if (goAwayWanted && !goAwaySent) {
+        if (mayGoAway()) {
           // GOAWAY goes in right after this frame; the rest follows it.
           ctx.write(buf.retainedSlice(start, i - start), ctx.newPromise());
           sendGoAway(ctx.newPromise());
@@ -257,9 +276,21 @@ final class Http2Drain extends ChannelDuplexHandler {
 
   private void onGrpcFrame() {
     int type = toCaller.type();
-    if (type == RST_STREAM
-        || ((type == HEADERS || type == DATA) && (toCaller.flags() & END_STREAM) != 0)) {
-      callOver(toCaller.stream());
+    int flags = toCaller.flags();
+    int stream = toCaller.stream();
+    if (type == RST_STREAM || (type == DATA && (flags & END_STREAM) != 0)) {
+      callOver(stream);
+    } else if (type == HEADERS && (flags & END_STREAM) != 0) {
+      if ((flags & END_HEADERS) != 0) {
+        callOver(stream);
+      } else {
+        endingStream = stream; // over once its CONTINUATION frames have passed
+      }
+    } else if (type == CONTINUATION && (flags & END_HEADERS) != 0 && endingStream == stream) {
+      endingStream = 0;
+      callOver(stream);
+    } else if (type == GOAWAY) {
+      grpcGoingAway = true;
     }
   }
 
@@ -285,6 +316,7 @@ final class Http2Drain extends ChannelDuplexHandler {
     private int payloadLeft;
     private long pingData;
     private boolean sawFrame;
+    private boolean inHeaderBlock; // a HEADERS or PUSH_PROMISE without END_HEADERS has passed
     private boolean headerEnded;
     private boolean frameEnded;
 
@@ -297,9 +329,12 @@ final class Http2Drain extends ChannelDuplexHandler {
       return skip == 0 && headerSeen == 0 && payloadLeft == 0;
     }
 
-    /** At least one whole frame has passed and the next has not started. */
+    /**
+     * At least one whole frame has passed, the next has not started, and no header block is open
+     * (its CONTINUATION frames must follow it at once).
+     */
     boolean betweenFrames() {
-      return sawFrame && atFrameStart();
+      return sawFrame && !inHeaderBlock && atFrameStart();
     }
 
     /** The last {@link #scan} ended on the last byte of a frame's header. */
@@ -354,8 +389,9 @@ final class Http2Drain extends ChannelDuplexHandler {
           }
         }
         payloadLeft -= n;
-        frameEnded = payloadLeft == 0;
-        sawFrame |= frameEnded;
+        if (payloadLeft == 0) {
+          frameEnd();
+        }
         return i + n;
       }
       while (i < end) {
@@ -373,12 +409,21 @@ final class Http2Drain extends ChannelDuplexHandler {
           payloadLeft = length;
           pingData = 0;
           headerEnded = true;
-          frameEnded = length == 0;
-          sawFrame |= frameEnded;
+          if (length == 0) {
+            frameEnd();
+          }
           return i;
         }
       }
       return i;
+    }
+
+    private void frameEnd() {
+      frameEnded = true;
+      sawFrame = true;
+      if (type == HEADERS || type == PUSH_PROMISE || type == CONTINUATION) {
+        inHeaderBlock = (flags & END_HEADERS) == 0;
+      }
     }
   }
 }

@@ -56,6 +56,13 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
   private boolean closed; // guarded by this
   private volatile boolean headersDelivered;
 
+  /**
+   * Response headers not yet given to the listener: they go with the first message or, when the
+   * call ends without one, into its trailers (grpc-java's trailers-only answer, where {@code
+   * onHeaders} is not called).
+   */
+  private volatile Headers heldHeaders;
+
   MillraceClientCall(
       RpcClient rpc,
       MethodDescriptor<Req, Resp> method,
@@ -90,8 +97,8 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
         throw new IllegalStateException("call was cancelled");
       }
       listener = responseListener;
+      context = Context.current(); // before a cancel can look for it
     }
-    context = Context.current();
     deadline = earliest(grpcOptions.getDeadline(), context.getDeadline());
     if (grpcOptions.getCredentials() != null) {
       close(
@@ -123,6 +130,11 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
             .onHeaders(this::onHeaders)
             .onTrailers(t -> trailers = t);
     context.addListener(this, DIRECT); // a cancelled Context cancels the call
+    synchronized (this) {
+      if (closed) {
+        context.removeListener(this); // a cancel came first: its close found nothing to remove
+      }
+    }
     if (method.type().clientSendsStream()) {
       ClientRequests<Req> r = new ClientRequests<>(() -> callback(responseListener::onReady));
       requests = r;
@@ -373,16 +385,16 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
   }
 
   private void onHeaders(Headers headers) {
-    Metadata metadata = GrpcMetadata.addTo(new Metadata(), headers);
-    headersDelivered = true;
-    callback(() -> listener.onHeaders(metadata));
+    heldHeaders = headers;
   }
 
   @Override
   public void onNext(Resp response) {
     if (!headersDelivered) {
       headersDelivered = true; // gRPC listeners always see headers before messages
-      callback(() -> listener.onHeaders(new Metadata()));
+      Metadata metadata = GrpcMetadata.addTo(new Metadata(), heldHeaders);
+      heldHeaders = null;
+      callback(() -> listener.onHeaders(metadata));
     }
     callback(() -> listener.onMessage(response));
   }
@@ -392,12 +404,24 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
     Status status = Status.fromThrowable(t);
     Headers t2 =
         t instanceof StatusException se && se.trailers() != null ? se.trailers() : trailers;
-    close(GrpcMetadata.toGrpc(status), GrpcMetadata.trailers(status, t2));
+    close(GrpcMetadata.toGrpc(status), withHeldHeaders(GrpcMetadata.trailers(status, t2)));
   }
 
   @Override
   public void onComplete() {
-    close(io.grpc.Status.OK, GrpcMetadata.addTo(new Metadata(), trailers));
+    close(io.grpc.Status.OK, withHeldHeaders(GrpcMetadata.addTo(new Metadata(), trailers)));
+  }
+
+  /** {@code trailers}, after the response headers of a call that ended without a message. */
+  private Metadata withHeldHeaders(Metadata trailers) {
+    Headers held = heldHeaders;
+    if (held == null || headersDelivered) {
+      return trailers;
+    }
+    heldHeaders = null;
+    Metadata all = GrpcMetadata.addTo(new Metadata(), held);
+    all.merge(trailers);
+    return all;
   }
 
   /** The io.grpc.Context the call started in was cancelled (or its deadline passed). */

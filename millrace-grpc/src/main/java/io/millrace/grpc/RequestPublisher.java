@@ -32,6 +32,7 @@ final class RequestPublisher<Req> implements Publisher<Req>, Subscription {
   private Throwable endError; // the end that waits for a subscriber; guarded by this
   private boolean endPending; // guarded by this
   private boolean subscribed; // onSubscribe returned; guarded by this
+  private boolean emitting; // onNext is running: an end from another thread waits; guarded by this
 
   RequestPublisher(ServerCall<Req, ?> call) {
     this.call = call;
@@ -124,8 +125,28 @@ final class RequestPublisher<Req> implements Publisher<Req>, Subscription {
       if (demand > 0 && granted <= MAX_GRANTED / 2) {
         grant = takeGrant();
       }
+      emitting = true;
     }
-    s.onNext(message);
+    try {
+      s.onNext(message);
+    } finally {
+      Throwable error;
+      synchronized (this) {
+        emitting = false;
+        if (!endPending || cancelled) {
+          endPending = false;
+          error = null;
+          s = null;
+        } else {
+          endPending = false; // a bad request(n) during onNext: its onError follows it (rule 1.3)
+          error = endError;
+          endError = null;
+        }
+      }
+      if (s != null) {
+        deliverEnd(s, error);
+      }
+    }
     if (grant > 0) {
       call.request(grant);
     }
@@ -149,7 +170,7 @@ final class RequestPublisher<Req> implements Publisher<Req>, Subscription {
       }
       ended = true;
       s = subscriber;
-      if (s == null || !subscribed) {
+      if (s == null || !subscribed || emitting) {
         endPending = true;
         endError = error;
         return;

@@ -35,15 +35,9 @@ final class ServedMethod<Req, Resp> implements ServerCallHandler<Req, Resp> {
 
   @Override
   public ServerCall.Listener<Req> startCall(ServerCall<Req, Resp> call, Metadata metadata) {
-    Headers headers;
-    try {
-      headers = GrpcMetadata.toHeaders(metadata);
-    } catch (IllegalArgumentException e) {
-      call.close(
-          io.grpc.Status.INTERNAL.withDescription("a request header is invalid: " + e.getMessage()),
-          new Metadata());
-      return new ServerCall.Listener<>() {};
-    }
+    Headers headers =
+        GrpcMetadata.toHeadersSkippingInvalid(
+            metadata, "a gRPC caller's request", System.Logger.Level.DEBUG);
     Deadline deadline = Context.current().getDeadline();
     Duration timeout =
         deadline == null ? null : Duration.ofNanos(deadline.timeRemaining(TimeUnit.NANOSECONDS));
@@ -54,6 +48,7 @@ final class ServedMethod<Req, Resp> implements ServerCallHandler<Req, Resp> {
     if ("gzip".equals(metadata.get(ENCODING))) {
       call.setCompression("gzip"); // a client that compresses gets compressed answers
     }
+    io.grpc.Attributes transport = call.getAttributes();
     BridgedCall<Req, Resp> bridged =
         BridgedCall.of(
             server,
@@ -61,7 +56,8 @@ final class ServedMethod<Req, Resp> implements ServerCallHandler<Req, Resp> {
             headers,
             timeout,
             loop,
-            call.getAttributes().get(io.grpc.Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
+            transport.get(io.grpc.Grpc.TRANSPORT_ATTR_REMOTE_ADDR),
+            transport.get(io.grpc.Grpc.TRANSPORT_ATTR_SSL_SESSION));
     boolean oneResponse = !method.type().serverSendsStream();
     ResponseSender<Resp> sender = new ResponseSender<>(call, bridged, oneResponse);
     if (method.type().clientSendsStream()) {

@@ -56,6 +56,9 @@ final class SharedPortHandoff implements Http2Handoff {
   private final AtomicLong splices = new AtomicLong();
   private final ConcurrentHashMap<String, Caller> callers = new ConcurrentHashMap<>();
 
+  /** The Unix socket side of each splice, until it closes. */
+  private final java.util.Set<Channel> inner = ConcurrentHashMap.newKeySet();
+
   /** What grpc-java would know of a caller on a port of its own. */
   private record Caller(SocketAddress remote, SocketAddress local, SSLSession tls) {
     static Caller of(Channel outer) {
@@ -138,6 +141,20 @@ final class SharedPortHandoff implements Http2Handoff {
     closed = true;
   }
 
+  /**
+   * Waits, until {@code deadlineNanos} ({@link System#nanoTime}), for the splices to close. Once
+   * grpc-java has closed its side, a splice still passes on what it read and what its Unix socket
+   * holds for a caller that reads slowly: stopping the endpoint's loops before would cut that off.
+   */
+  void awaitSplices(long deadlineNanos) throws InterruptedException {
+    for (Channel c : inner) {
+      long left = deadlineNanos - System.nanoTime();
+      if (left <= 0 || !c.closeFuture().await(left, TimeUnit.NANOSECONDS)) {
+        return;
+      }
+    }
+  }
+
   /** Deletes the socket directory and what is left in it (the endpoint has closed). */
   void deleteFiles() {
     closed = true;
@@ -216,9 +233,15 @@ final class SharedPortHandoff implements Http2Handoff {
             outer.close();
             return;
           }
-          Channel inner = connected.channel();
-          inner.closeFuture().addListener(f -> callers.remove(path));
-          outer.eventLoop().execute(() -> fromCaller.attach(inner));
+          Channel unix = connected.channel();
+          inner.add(unix);
+          unix.closeFuture()
+              .addListener(
+                  f -> {
+                    callers.remove(path);
+                    inner.remove(unix);
+                  });
+          outer.eventLoop().execute(() -> fromCaller.attach(unix));
         });
   }
 

@@ -252,6 +252,25 @@ class GrpcEndpointTest {
     };
   }
 
+  /**
+   * A header Millrace's headers cannot carry (a tab, bytes beyond ASCII: a proxy may add such) is
+   * left out, and the call goes on, as grpc-java's server passes it on rather than failing.
+   */
+  @Test
+  void aRequestHeaderMillraceCannotCarry_isLeftOut_theCallGoesOn() {
+    Metadata headers = new Metadata();
+    headers.put(Metadata.Key.of("x-token", Metadata.ASCII_STRING_MARSHALLER), "t0k3n");
+    headers.put(Metadata.Key.of("x-odd", Metadata.ASCII_STRING_MARSHALLER), "tab\there");
+    EchoReply reply =
+        ClientCalls.blockingUnaryCall(
+            io.grpc.ClientInterceptors.intercept(
+                channel, MetadataUtils.newAttachHeadersInterceptor(headers)),
+            GrpcServices.toGrpc(ProbeService.HEADERS, null),
+            CallOptions.DEFAULT.withDeadlineAfter(WAIT_S, TimeUnit.SECONDS),
+            request(""));
+    assertThat(reply.getPayload().toStringUtf8()).isEqualTo("t0k3n/-/127.0.0.1");
+  }
+
   @Test
   void fireAndForget_isAUnaryCallAnsweredWithTheDefaultMessage() throws Exception {
     EchoReply reply = blocking().notify(request("n"));

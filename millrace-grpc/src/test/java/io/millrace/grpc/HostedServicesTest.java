@@ -435,6 +435,129 @@ class HostedServicesTest {
     return m;
   }
 
+  /**
+   * A service answering on a thread of its own (an asynchronous service, or one on an executor),
+   * with an interceptor that adds trailers in {@code close}, as request-id and timing interceptors
+   * do.
+   */
+  static final class LateAnswers extends EchoServiceGrpc.EchoServiceImplBase {
+    final CompletableFuture<String> countEnd = new CompletableFuture<>();
+
+    @Override
+    public void echo(EchoRequest request, StreamObserver<EchoReply> out) {
+      new Thread(
+              () -> {
+                out.onNext(EchoReply.newBuilder().setPayload(request.getPayload()).build());
+                sleep(100); // the caller's demand is there: the response could go at once
+                if (request.getPayload().toStringUtf8().equals("then fail")) {
+                  out.onError(io.grpc.Status.PERMISSION_DENIED.asRuntimeException());
+                } else {
+                  out.onCompleted();
+                }
+              })
+          .start();
+    }
+
+    /** n replies sent regardless of readiness, then the end. */
+    @Override
+    public void count(CountRequest request, StreamObserver<EchoReply> out) {
+      ServerCallStreamObserver<EchoReply> server = (ServerCallStreamObserver<EchoReply>) out;
+      server.setOnCancelHandler(() -> countEnd.complete("onCancel"));
+      server.setOnCloseHandler(() -> countEnd.complete("onComplete"));
+      for (int i = 0; i < request.getN(); i++) {
+        server.onNext(EchoReply.newBuilder().setSequence(i).build());
+      }
+      server.onCompleted();
+    }
+  }
+
+  static final Metadata.Key<String> REQUEST_ID =
+      Metadata.Key.of("x-request-id", Metadata.ASCII_STRING_MARSHALLER);
+  static final Metadata.Key<String> NOTE =
+      Metadata.Key.of("x-note", Metadata.ASCII_STRING_MARSHALLER);
+
+  /** Adds trailers in close: a valid one and one with a tab, which grpc-java would pass on. */
+  static final class TrailersInClose implements ServerInterceptor {
+    @Override
+    public <Q, R> ServerCall.Listener<Q> interceptCall(
+        ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
+      return next.startCall(
+          new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
+            @Override
+            public void close(io.grpc.Status status, Metadata trailers) {
+              trailers.put(REQUEST_ID, "r-42");
+              trailers.put(NOTE, "line one\tline two");
+              super.close(status, trailers);
+            }
+          },
+          headers);
+    }
+  }
+
+  @Test
+  void aUnaryResponse_goesWithTheClose_itsTrailersArrive_andAnErrorAfterItWins() throws Exception {
+    LateAnswers late = new LateAnswers();
+    try (RpcOverTcp other =
+        RpcOverTcp.serve(
+            RpcServer.builder().service(HostedServices.of(late, new TrailersInClose())).build())) {
+      EchoServiceReactor.Client client = new EchoServiceReactor.Client(other.client());
+      AtomicReference<Headers> trailers = new AtomicReference<>();
+      EchoReply reply =
+          client
+              .echo(request("hi"), CallOptions.DEFAULT.withTimeout(WAIT).onTrailers(trailers::set))
+              .block(WAIT);
+      assertThat(reply.getPayload().toStringUtf8()).isEqualTo("hi");
+      assertThat(trailers.get()).as("the trailers the close added").isNotNull();
+      assertThat(trailers.get().get("x-request-id")).isEqualTo("r-42");
+      assertThat(trailers.get().get("x-note")).as("not a valid header: left out").isNull();
+
+      assertThatThrownBy(
+              () ->
+                  client
+                      .echo(request("then fail"), CallOptions.DEFAULT.withTimeout(WAIT))
+                      .block(WAIT))
+          .isInstanceOfSatisfying(
+              StatusException.class,
+              e -> assertThat(e.status().code()).isEqualTo(Status.Code.PERMISSION_DENIED));
+    }
+  }
+
+  @Test
+  void theServiceHearsOnComplete_onlyOnceItsEndHasGone_andOnCancelIfTheCallerCancelsFirst()
+      throws Exception {
+    LateAnswers late = new LateAnswers();
+    try (RpcOverTcp other =
+        RpcOverTcp.serve(RpcServer.builder().service(HostedServices.of(late)).build())) {
+      EchoServiceReactor.Client client = new EchoServiceReactor.Client(other.client());
+      reactor.core.publisher.BaseSubscriber<EchoReply> idle =
+          new reactor.core.publisher.BaseSubscriber<>() {
+            @Override
+            protected void hookOnSubscribe(org.reactivestreams.Subscription s) {
+              s.request(1); // the replies beyond the client's prefetch, and the end, wait
+            }
+          };
+      client
+          .count(CountRequest.newBuilder().setN(10_000).build(), CallOptions.DEFAULT)
+          .subscribe(idle);
+      sleep(300);
+      assertThat(late.countEnd).as("the end has not gone to the caller").isNotDone();
+      idle.cancel();
+      assertThat(late.countEnd.get(10, TimeUnit.SECONDS)).isEqualTo("onCancel");
+    }
+    LateAnswers again = new LateAnswers();
+    try (RpcOverTcp other =
+        RpcOverTcp.serve(RpcServer.builder().service(HostedServices.of(again)).build())) {
+      EchoServiceReactor.Client client = new EchoServiceReactor.Client(other.client());
+      assertThat(
+              client
+                  .count(CountRequest.newBuilder().setN(1).build(), CallOptions.DEFAULT)
+                  .count()
+                  .block(WAIT))
+          .isEqualTo(1);
+      assertThat(again.countEnd.get(10, TimeUnit.SECONDS)).isEqualTo("onComplete");
+    }
+  }
+
   private static void sleep(long ms) {
     try {
       Thread.sleep(ms);

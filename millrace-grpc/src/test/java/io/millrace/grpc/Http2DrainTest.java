@@ -1,6 +1,7 @@
 package io.millrace.grpc;
 
 import static io.millrace.grpc.Http2Drain.ACK;
+import static io.millrace.grpc.Http2Drain.CONTINUATION;
 import static io.millrace.grpc.Http2Drain.DATA;
 import static io.millrace.grpc.Http2Drain.DRAIN_PING;
 import static io.millrace.grpc.Http2Drain.END_STREAM;
@@ -121,6 +122,40 @@ class Http2DrainTest {
     assertThat(readOutbound()).isEqualTo(slice(big, 0, 40)); // nothing in the middle of a frame
     toCaller(concat(slice(big, 40, big.length), next));
     assertThat(readOutbound()).isEqualTo(concat(slice(big, 40, big.length), goAwayAndPing(), next));
+  }
+
+  @Test
+  void goAway_andTheEndOfACall_waitForTheHeaderBlocksLastContinuation() {
+    fromCaller(frame(HEADERS, 0x4, 1, new byte[0]));
+    readInbound();
+    byte[] trailersStart = frame(HEADERS, END_STREAM, 1, new byte[] {1}); // no END_HEADERS
+    byte[] middle = frame(CONTINUATION, 0, 1, new byte[] {2});
+    byte[] last = frame(CONTINUATION, 0x4, 1, new byte[] {3});
+    toCaller(trailersStart);
+    drain.drain();
+    toCaller(middle);
+    assertThat(readOutbound()).isEqualTo(concat(trailersStart, middle));
+    assertThat(drain.openCalls()).isEqualTo(1);
+    toCaller(last);
+    assertThat(readOutbound()).isEqualTo(concat(last, goAwayAndPing()));
+    assertThat(drain.openCalls()).isZero();
+    fromCaller(ping(ACK, DRAIN_PING));
+    channel.runPendingTasks();
+    assertThat(channel.isOpen()).isFalse();
+  }
+
+  @Test
+  void grpcJavaGoingAwayItself_isLeftToIt_noSecondGoAwayWithAHigherLastStream() {
+    fromCaller(frame(HEADERS, 0x4, 1, new byte[0]));
+    readInbound();
+    byte[] grpcGoAway = frame(GOAWAY, 0, 0, new byte[] {0, 0, 0, 1, 0, 0, 0, 0});
+    toCaller(grpcGoAway);
+    drain.drain();
+    toCaller(frame(DATA, 0, 1, new byte[] {1}));
+    assertThat(readOutbound()).isEqualTo(concat(grpcGoAway, frame(DATA, 0, 1, new byte[] {1})));
+    toCaller(frame(HEADERS, 0x4 | END_STREAM, 1, new byte[0]));
+    channel.runPendingTasks();
+    assertThat(channel.isOpen()).as("grpc-java closes its connection itself").isTrue();
   }
 
   @Test

@@ -222,6 +222,39 @@ class MillraceChannelTest {
         .containsExactly(0, 1, 0xFF);
   }
 
+  /**
+   * Response headers set by a handler that then fails before any message come, as from grpc-java's
+   * server, in the trailers of a trailers-only answer: no onHeaders, the entries in onClose's
+   * trailers (so {@code StatusRuntimeException.getTrailers()} finds them).
+   */
+  @Test
+  void aFailureBeforeAnyMessage_isTrailersOnly_withTheResponseHeaders() {
+    AtomicReference<Metadata> headers = new AtomicReference<>();
+    AtomicReference<Metadata> trailers = new AtomicReference<>();
+    Channel capturing =
+        ClientInterceptors.intercept(
+            channel, MetadataUtils.newCaptureMetadataInterceptor(headers, trailers));
+    assertThatThrownBy(
+            () ->
+                ClientCalls.blockingUnaryCall(
+                    capturing,
+                    grpc(ProbeService.REFUSE),
+                    CallOptions.DEFAULT.withDeadlineAfter(WAIT_S, TimeUnit.SECONDS),
+                    request("")))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> {
+              assertThat(e.getStatus().getCode()).isEqualTo(io.grpc.Status.Code.UNAVAILABLE);
+              assertThat(
+                      e.getTrailers()
+                          .get(Metadata.Key.of("x-why", Metadata.ASCII_STRING_MARSHALLER)))
+                  .isEqualTo("closed for lunch");
+            });
+    assertThat(headers.get()).as("onHeaders").isNull();
+    assertThat(trailers.get().get(Metadata.Key.of("x-why", Metadata.ASCII_STRING_MARSHALLER)))
+        .isEqualTo("closed for lunch");
+  }
+
   @Test
   void aClientInterceptor_seesEveryCallAndItsClose() {
     List<String> seen = new ArrayList<>();

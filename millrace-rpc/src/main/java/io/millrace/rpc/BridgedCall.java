@@ -34,7 +34,6 @@ public final class BridgedCall<Req, Resp> {
    *
    * @throws IllegalArgumentException when {@code server} does not serve {@code method}
    */
-  @SuppressWarnings("unchecked")
   public static <Req, Resp> BridgedCall<Req, Resp> of(
       RpcServer server,
       MethodDescriptor<Req, Resp> method,
@@ -42,6 +41,22 @@ public final class BridgedCall<Req, Resp> {
       Duration timeout,
       EventExecutor loop,
       java.net.SocketAddress remoteAddress) {
+    return of(server, method, headers, timeout, loop, remoteAddress, null);
+  }
+
+  /**
+   * {@link #of(RpcServer, MethodDescriptor, Headers, Duration, EventExecutor,
+   * java.net.SocketAddress)} from a caller over TLS ({@code tlsSession}, null: not over TLS).
+   */
+  @SuppressWarnings("unchecked")
+  public static <Req, Resp> BridgedCall<Req, Resp> of(
+      RpcServer server,
+      MethodDescriptor<Req, Resp> method,
+      Headers headers,
+      Duration timeout,
+      EventExecutor loop,
+      java.net.SocketAddress remoteAddress,
+      javax.net.ssl.SSLSession tlsSession) {
     ServerMethod<?, ?> served = server.method(method.id());
     if (served == null || served.descriptor() != method) {
       throw new IllegalArgumentException(method + " is not served by this server");
@@ -54,7 +69,8 @@ public final class BridgedCall<Req, Resp> {
             timeoutMicros,
             Objects.requireNonNull(loop, "loop"),
             server.options().prefetch(),
-            remoteAddress);
+            remoteAddress,
+            tlsSession == null ? null : () -> tlsSession);
     return new BridgedCall<>(server, (ServerMethod<Req, Resp>) served, context);
   }
 

@@ -21,6 +21,7 @@ public final class ServerContext {
   private final EventExecutor loop;
   private final int prefetch;
   private final java.net.SocketAddress remoteAddress;
+  private final java.util.function.Supplier<javax.net.ssl.SSLSession> tlsSession;
   private Headers responseHeaders;
   private Headers trailers;
   private volatile Status cancelledWith;
@@ -32,9 +33,11 @@ public final class ServerContext {
       long timeoutMicros,
       EventExecutor loop,
       int prefetch,
-      java.net.SocketAddress remoteAddress) {
+      java.net.SocketAddress remoteAddress,
+      java.util.function.Supplier<javax.net.ssl.SSLSession> tlsSession) {
     this.method = method;
     this.remoteAddress = remoteAddress;
+    this.tlsSession = tlsSession;
     this.loop = loop;
     this.prefetch = prefetch;
     this.requestHeaders = requestHeaders;
@@ -52,6 +55,15 @@ public final class ServerContext {
   /** The caller's address as the transport saw it, or null when it does not say. */
   public java.net.SocketAddress remoteAddress() {
     return remoteAddress;
+  }
+
+  /**
+   * The TLS session of the caller's connection, or null when it is not over TLS. Under mutual TLS
+   * its {@code getPeerCertificates()} name the caller: what an authorising handler or interceptor
+   * reads.
+   */
+  public javax.net.ssl.SSLSession tlsSession() {
+    return tlsSession == null ? null : tlsSession.get();
   }
 
   /** The headers the caller sent ({@link Headers#EMPTY} when none). */

@@ -33,12 +33,14 @@ final class ServerHandler implements ReactiveHandler, ReadsInPlace {
   private final RpcServer server;
   private final Mode mode;
   private final Connection connection;
+  private final java.util.function.Supplier<javax.net.ssl.SSLSession> tlsSession;
   private final ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
 
   ServerHandler(RpcServer server, Mode mode, Connection connection) {
     this.server = server;
     this.mode = mode;
     this.connection = connection;
+    this.tlsSession = connection::tlsSession; // once per connection: asked only by handlers
   }
 
   /** The call's method and what the caller said about the call. */
@@ -179,7 +181,8 @@ final class ServerHandler implements ReactiveHandler, ReadsInPlace {
         timeout,
         connection.executor(),
         server.options().prefetch(),
-        connection.remoteAddress());
+        connection.remoteAddress(),
+        tlsSession);
   }
 
   /** Finds the method and checks that it was called the way it is served. */

@@ -115,6 +115,7 @@ class AnsweredAtOnceTest {
             CallHeader.NO_TIMEOUT,
             ImmediateEventExecutor.INSTANCE,
             16,
+            null,
             null);
     AnsweredAtOnce<StringValue> answer = AnsweredAtOnce.of(() -> text("late"));
     ResponsePublisher<StringValue> publisher =

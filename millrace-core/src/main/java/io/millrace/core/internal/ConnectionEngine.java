@@ -592,6 +592,11 @@ public final class ConnectionEngine implements Connection, TransportListener {
   }
 
   @Override
+  public javax.net.ssl.SSLSession tlsSession() {
+    return transport.tlsSession();
+  }
+
+  @Override
   public boolean isWritable() {
     return transport.isWritable();
   }

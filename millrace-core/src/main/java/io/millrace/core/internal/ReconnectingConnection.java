@@ -707,6 +707,13 @@ public final class ReconnectingConnection implements Connection {
     return c != null ? c.localAddress() : localAddress;
   }
 
+  /** The current connection's; null between connections. */
+  @Override
+  public javax.net.ssl.SSLSession tlsSession() {
+    Connection c = current;
+    return c != null ? c.tlsSession() : null;
+  }
+
   @Override
   public void sendLease(int ttlMillis, int numberOfRequests, ByteBuf metadata) {
     Connection c = usable();

@@ -100,6 +100,7 @@ public final class ResumableSession implements Transport {
 
   private SocketAddress remoteAddress;
   private SocketAddress localAddress;
+  private javax.net.ssl.SSLSession tlsSession;
   private Throwable lastError;
   private String lostBecause;
   private long detachedAtNanos;
@@ -147,6 +148,7 @@ public final class ResumableSession implements Transport {
     this.ackEvery = Math.min(256 * 1024, storeBound / 4);
     this.remoteAddress = first.remoteAddress();
     this.localAddress = first.localAddress();
+    this.tlsSession = first.tlsSession();
     attach(first);
   }
 
@@ -357,6 +359,12 @@ public final class ResumableSession implements Transport {
   @Override
   public SocketAddress localAddress() {
     return localAddress;
+  }
+
+  /** The TLS session of the connection the session runs on now (or ran on last). */
+  @Override
+  public javax.net.ssl.SSLSession tlsSession() {
+    return tlsSession;
   }
 
   // ------------------------------------------------------------------ store bounds
@@ -674,6 +682,7 @@ public final class ResumableSession implements Transport {
     transport.setListener(link);
     remoteAddress = transport.remoteAddress();
     localAddress = transport.localAddress();
+    tlsSession = transport.tlsSession();
     transport.write(
         ResumeFrame.encode(
             alloc,
@@ -801,6 +810,7 @@ public final class ResumableSession implements Transport {
     transport.setListener(link);
     remoteAddress = transport.remoteAddress();
     localAddress = transport.localAddress();
+    tlsSession = transport.tlsSession();
     transport.write(ResumeOkFrame.encode(alloc, headroom, receivedPosition));
     resumed(lastReceivedServerPosition);
   }

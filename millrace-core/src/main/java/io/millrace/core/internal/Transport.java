@@ -115,4 +115,9 @@ public interface Transport {
   SocketAddress remoteAddress();
 
   SocketAddress localAddress();
+
+  /** The connection's TLS session once its handshake is done, or null when it is not over TLS. */
+  default javax.net.ssl.SSLSession tlsSession() {
+    return null;
+  }
 }

@@ -11,6 +11,7 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.net.SocketAddress;
@@ -31,6 +32,7 @@ import java.util.concurrent.TimeUnit;
  */
 final class ChannelTransport implements Transport {
   private final Channel channel;
+  private volatile javax.net.ssl.SSLSession tlsSession; // once known
   private final FrameHandler handler;
   private final boolean messages;
   private final boolean client;
@@ -391,5 +393,19 @@ final class ChannelTransport implements Transport {
   @Override
   public SocketAddress localAddress() {
     return channel.localAddress();
+  }
+
+  /** The session of the channel's {@link SslHandler} once its handshake has succeeded. */
+  @Override
+  public javax.net.ssl.SSLSession tlsSession() {
+    javax.net.ssl.SSLSession session = tlsSession;
+    if (session == null) {
+      SslHandler ssl = channel.pipeline().get(SslHandler.class);
+      if (ssl != null && ssl.handshakeFuture().isSuccess()) {
+        session = ssl.engine().getSession();
+        tlsSession = session;
+      }
+    }
+    return session;
   }
 }

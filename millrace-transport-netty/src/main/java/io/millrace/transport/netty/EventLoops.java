@@ -39,6 +39,11 @@ public final class EventLoops {
     return IoKind.preferred().serverChannel(false);
   }
 
+  /** The TCP server channel class that runs on {@code group}'s loops (see {@link IoKind#of}). */
+  public static Class<? extends ServerChannel> serverChannel(EventLoopGroup group) {
+    return IoKind.of(group).serverChannel(false);
+  }
+
   /** The TCP client channel class of the preferred kind. */
   public static Class<? extends DuplexChannel> clientChannel() {
     return IoKind.preferred().clientChannel(false);

@@ -139,6 +139,32 @@ public enum IoKind {
     }
   }
 
+  /**
+   * The kind of {@code group}'s event loops (Netty 4.2 I/O loops of a kind available here), or the
+   * preferred kind when it cannot tell.
+   */
+  public static IoKind of(io.netty.channel.EventLoopGroup group) {
+    if (group instanceof io.netty.channel.IoEventLoopGroup io) {
+      for (IoKind kind : values()) {
+        if (kind.isAvailable() && io.isIoType(kind.handlerType())) {
+          return kind;
+        }
+      }
+    }
+    return preferred();
+  }
+
+  private Class<? extends io.netty.channel.IoHandler> handlerType() {
+    switch (this) {
+      case EPOLL:
+        return EpollIoHandler.class;
+      case IO_URING:
+        return IoUringIoHandler.class;
+      default:
+        return NioIoHandler.class;
+    }
+  }
+
   Class<? extends ServerChannel> serverChannel(boolean domainSocket) {
     switch (this) {
       case EPOLL:
