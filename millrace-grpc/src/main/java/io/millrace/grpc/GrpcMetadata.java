@@ -5,6 +5,7 @@ import io.grpc.InternalMetadata;
 import io.grpc.Metadata;
 import io.millrace.rpc.Headers;
 import io.millrace.rpc.Status;
+import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -28,20 +29,54 @@ final class GrpcMetadata {
    *     printable ASCII, as gRPC's specification has it)
    */
   static Headers toHeaders(Metadata metadata) {
-    return toHeaders(metadata, null, null);
+    return toHeaders(metadata, null);
   }
 
   /**
-   * {@link #toHeaders(Metadata)}, leaving out (and logging at {@code level}, as {@code from}'s) the
-   * entries that are not valid headers: grpc-java passes them on, so a call that carries one must
-   * not fail for it.
+   * {@link #toHeaders(Metadata)}, leaving out the entries that are not valid headers (logged at
+   * DEBUG, as {@code from}'s): a peer's, which grpc-java's server would pass on, so a call that
+   * carries one must not fail for it.
    */
-  static Headers toHeadersSkippingInvalid(
-      Metadata metadata, String from, System.Logger.Level level) {
-    return toHeaders(metadata, from, level);
+  static Headers toHeadersSkippingInvalid(Metadata metadata, String from) {
+    return toHeaders(
+        metadata,
+        (key, why) -> LOG.log(Level.DEBUG, "left out {0}''s header {1}: {2}", from, key, why));
   }
 
-  private static Headers toHeaders(Metadata metadata, String skipFrom, System.Logger.Level level) {
+  /**
+   * {@link #toHeaders(Metadata)} of what a hosted service's {@code method} sends ({@code what}:
+   * headers or trailers), leaving out the entries that are not valid headers. The first time a key
+   * is left out it is logged as a WARNING (the service's code may want a {@code -bin} key), later
+   * at DEBUG: a service that sends one on every call does not fill the log.
+   */
+  static Headers toHeadersSkippingInvalid(
+      Metadata metadata, io.grpc.MethodDescriptor<?, ?> method, String what) {
+    return toHeaders(
+        metadata,
+        (key, why) ->
+            LOG.log(
+                warnedKeys.size() < MAX_WARNED_KEYS && warnedKeys.add(key)
+                    ? Level.WARNING
+                    : Level.DEBUG,
+                "left out the {0} header {1} of {2}: {3}",
+                what,
+                key,
+                method.getFullMethodName(),
+                why));
+  }
+
+  /** Keys already warned of; a few hundred at most, then every one is logged at DEBUG. */
+  private static final java.util.Set<String> warnedKeys =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+  private static final int MAX_WARNED_KEYS = 256;
+
+  /** Told of an entry left out: its key, and why. */
+  private interface LeftOut {
+    void entry(String key, String why);
+  }
+
+  private static Headers toHeaders(Metadata metadata, LeftOut leftOut) {
     // The entries as stored (names and raw values, binary ones not base64): one array, where
     // keys() and a Key per name would build a set and look each name up again, on every call.
     byte[][] entries = InternalMetadata.serialize(metadata);
@@ -61,13 +96,13 @@ final class GrpcMetadata {
           headers.put(key, new String(entries[i + 1], StandardCharsets.US_ASCII));
         }
       } catch (IllegalArgumentException e) {
-        if (skipFrom == null) {
+        if (leftOut == null) {
           throw e;
         }
-        LOG.log(level, "left out a header of {0}: {1}", skipFrom, e.getMessage());
+        leftOut.entry(key, e.getMessage());
       }
     }
-    return headers == null ? Headers.EMPTY : headers;
+    return headers == null || headers.size() == 0 ? Headers.EMPTY : headers;
   }
 
   /** Adds {@code headers}' entries (null: none) to {@code metadata}. */

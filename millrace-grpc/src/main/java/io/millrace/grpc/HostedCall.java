@@ -201,21 +201,26 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
     if (why == null) {
       why = Status.CANCELLED;
     }
+    io.grpc.Status status = GrpcMetadata.toGrpc(why);
     synchronized (this) {
       if (cancelled || ended) {
         return;
       }
       if (downstreamGone) {
         done = true; // decided with the check above: a close racing this sees both or neither
-        queue.clear();
       }
       cancelled = true;
+      // With the check, at once: a drain from now on sends this end, never the service's close.
+      end = status;
+      endTrailers = null;
+      endFromService = false;
+      queue.clear();
     }
-    fail(GrpcMetadata.toGrpc(why));
+    drain();
     grpcContext.cancel(
         why.code() == Status.Code.DEADLINE_EXCEEDED
             ? new TimeoutException("the deadline passed")
-            : GrpcMetadata.toGrpc(why).asRuntimeException());
+            : status.asRuntimeException());
     RequestReader reader = requestReader;
     if (reader != null) {
       reader.cancel();
@@ -245,15 +250,16 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
 
   @Override
   public void sendHeaders(Metadata headers) {
-    context
-        .responseHeaders()
-        .putAll(
-            GrpcMetadata.toHeadersSkippingInvalid(
-                headers, method.getFullMethodName() + "'s headers", System.Logger.Level.WARNING));
+    io.millrace.rpc.Headers converted =
+        GrpcMetadata.toHeadersSkippingInvalid(headers, method, "headers");
+    if (converted.size() > 0) {
+      context.responseHeaders().putAll(converted);
+    }
   }
 
   @Override
   public void sendMessage(Resp message) {
+    boolean tooMany;
     synchronized (this) {
       if (serviceClosed) {
         throw new IllegalStateException("sendMessage after close");
@@ -261,7 +267,15 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
       if (end != null || done) {
         return; // cancelled: grpc-java drops what a cancelled call sends too
       }
-      queue.add(message);
+      tooMany = oneResponse && !queue.isEmpty();
+      if (!tooMany) {
+        queue.add(message);
+      }
+    }
+    if (tooMany) {
+      // grpc-java's server ends such a call INTERNAL, and the service hears onCancel.
+      cancelledBy(Status.INTERNAL.withMessage("Too many responses"), false);
+      return;
     }
     drain();
   }
@@ -277,17 +291,20 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
   public void close(io.grpc.Status status, Metadata trailers) {
     // Converted before anything changes: entries Millrace's headers cannot carry are left out.
     io.millrace.rpc.Headers converted =
-        GrpcMetadata.toHeadersSkippingInvalid(
-            trailers, method.getFullMethodName() + "'s trailers", System.Logger.Level.WARNING);
+        GrpcMetadata.toHeadersSkippingInvalid(trailers, method, "trailers");
     boolean ends;
+    boolean noResponse;
     synchronized (this) {
       if (serviceClosed) {
         throw new IllegalStateException("call already closed");
       }
       serviceClosed = true;
       ends = end == null && !done && !cancelled;
-      if (ends) {
-        context.trailers().putAll(converted);
+      noResponse = oneResponse && status.isOk() && queue.isEmpty();
+      if (ends && !noResponse) {
+        if (converted.size() > 0) {
+          context.trailers().putAll(converted);
+        }
         end = status;
         endTrailers = trailers;
         endFromService = true;
@@ -298,6 +315,11 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
     }
     if (!ends) {
       return; // already cancelled: the service hears (or heard) onCancel
+    }
+    if (noResponse) {
+      // grpc-java's server ends such a call INTERNAL, and the service hears onCancel.
+      cancelledBy(Status.INTERNAL.withMessage("Completed without a response"), false);
+      return;
     }
     RequestReader reader = requestReader;
     if (reader != null) {
@@ -312,23 +334,6 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
     Context.CancellableContext c = grpcContext;
     c.removeListener(onContextCancelled);
     c.cancel(null); // grpc-java cancels a call's Context once it is over
-  }
-
-  /**
-   * Ends the response with {@code status} now, dropping what was queued, and a close whose end has
-   * not gone yet.
-   */
-  private void fail(io.grpc.Status status) {
-    synchronized (this) {
-      if (ended) {
-        return;
-      }
-      end = status;
-      endTrailers = null;
-      endFromService = false;
-      queue.clear();
-    }
-    drain();
   }
 
   @Override

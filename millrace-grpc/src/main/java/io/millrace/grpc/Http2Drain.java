@@ -122,8 +122,7 @@ final class Http2Drain extends ChannelDuplexHandler {
         .schedule(
             () -> {
               if (pingOutstanding) {
-                pingOutstanding = false; // a late answer goes on to grpc-java, which ignores it
-                startCounting();
+                startCounting(); // a late answer is still kept from grpc-java, which would warn
               }
             },
             PING_WAIT_SECONDS,
@@ -169,19 +168,38 @@ final class Http2Drain extends ChannelDuplexHandler {
   }
 
   /**
-   * Passes on what the caller sent, but for the answer to the drain's PING: each frame that starts
-   * meanwhile is held until its header (and, for a PING answer, its 8 bytes) shows what it is.
+   * Passes on what the caller sent, but for the answer to the drain's PING. A frame whose header
+   * (and, for a PING answer, its 8 bytes) lies within this read is judged in place; one split
+   * across reads is held until it can be.
    */
   private void readWhileAwaitingPing(ByteBuf buf) {
+    int start = buf.readerIndex();
     int end = buf.writerIndex();
-    int from = buf.readerIndex(); // the first byte neither passed on nor held
-    int i = from;
+    int from = start; // the first byte neither passed on nor held
+    int i = start;
+    boolean whole = held == null; // the buffer goes on as it is unless something is cut or held
     try {
       while (i < end) {
         if (held == null && pingOutstanding && fromCaller.atFrameStart()) {
-          passOn(buf, from, i);
-          held = ctx.alloc().heapBuffer(FRAME_HEADER_BYTES + 8);
-          from = i;
+          int left = end - i;
+          if (left >= FRAME_HEADER_BYTES + 8 && isDrainPingAnswer(buf, i)) {
+            passOn(buf, from, i);
+            for (int k = i, to = i + FRAME_HEADER_BYTES + 8; k < to; ) {
+              k = fromCaller.scan(buf, k, to);
+            }
+            i += FRAME_HEADER_BYTES + 8;
+            from = i;
+            whole = false;
+            answered();
+            continue;
+          }
+          if (left < FRAME_HEADER_BYTES
+              || (left < FRAME_HEADER_BYTES + 8 && isPingAnswer(buf, i))) {
+            passOn(buf, from, i); // split across reads: held until it can be judged
+            held = ctx.alloc().heapBuffer(FRAME_HEADER_BYTES + 8);
+            from = i;
+            whole = false;
+          }
         }
         int next = fromCaller.scan(buf, i, end);
         if (held != null) {
@@ -198,8 +216,7 @@ final class Http2Drain extends ChannelDuplexHandler {
           if (held != null) {
             if (fromCaller.pingData() == DRAIN_PING) {
               held.release();
-              pingOutstanding = false;
-              startCounting();
+              answered();
             } else {
               ctx.fireChannelRead(held);
             }
@@ -207,10 +224,32 @@ final class Http2Drain extends ChannelDuplexHandler {
           }
         }
       }
-      passOn(buf, from, end);
+      if (whole) {
+        ctx.fireChannelRead(buf.retain());
+      } else {
+        passOn(buf, from, end);
+      }
     } finally {
       buf.release();
     }
+  }
+
+  /** The caller has answered the drain's PING: it has seen the GOAWAY. */
+  private void answered() {
+    pingOutstanding = false;
+    startCounting();
+  }
+
+  /** A PING answer with the usual 8 bytes starts at {@code i}. */
+  private static boolean isPingAnswer(ByteBuf buf, int i) {
+    return buf.getUnsignedMedium(i) == 8
+        && buf.getUnsignedByte(i + 3) == PING
+        && (buf.getUnsignedByte(i + 4) & ACK) != 0;
+  }
+
+  /** The answer to the drain's PING starts at {@code i} (its 17 bytes are there). */
+  private static boolean isDrainPingAnswer(ByteBuf buf, int i) {
+    return isPingAnswer(buf, i) && buf.getLong(i + FRAME_HEADER_BYTES) == DRAIN_PING;
   }
 
   private void passOn(ByteBuf buf, int from, int to) {

@@ -132,7 +132,9 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
     context.addListener(this, DIRECT); // a cancelled Context cancels the call
     synchronized (this) {
       if (closed) {
-        context.removeListener(this); // a cancel came first: its close found nothing to remove
+        // A cancel came first: its close found no listener to remove, and no call is started.
+        context.removeListener(this);
+        return;
       }
     }
     if (method.type().clientSendsStream()) {

@@ -35,9 +35,7 @@ final class ServedMethod<Req, Resp> implements ServerCallHandler<Req, Resp> {
 
   @Override
   public ServerCall.Listener<Req> startCall(ServerCall<Req, Resp> call, Metadata metadata) {
-    Headers headers =
-        GrpcMetadata.toHeadersSkippingInvalid(
-            metadata, "a gRPC caller's request", System.Logger.Level.DEBUG);
+    Headers headers = GrpcMetadata.toHeadersSkippingInvalid(metadata, "a gRPC caller");
     Deadline deadline = Context.current().getDeadline();
     Duration timeout =
         deadline == null ? null : Duration.ofNanos(deadline.timeRemaining(TimeUnit.NANOSECONDS));

@@ -522,6 +522,52 @@ class HostedServicesTest {
     }
   }
 
+  /** A unary method answered twice, or not at all. */
+  static final class WrongCounts extends EchoServiceGrpc.EchoServiceImplBase {
+    final java.util.concurrent.BlockingQueue<String> ends =
+        new java.util.concurrent.LinkedBlockingQueue<>();
+
+    @Override
+    public void echo(EchoRequest request, StreamObserver<EchoReply> out) {
+      ServerCallStreamObserver<EchoReply> server = (ServerCallStreamObserver<EchoReply>) out;
+      server.setOnCancelHandler(() -> ends.add("onCancel"));
+      server.setOnCloseHandler(() -> ends.add("onComplete"));
+      if (request.getPayload().toStringUtf8().equals("twice")) {
+        server.onNext(EchoReply.getDefaultInstance());
+        server.onNext(EchoReply.getDefaultInstance());
+      }
+      server.onCompleted();
+    }
+  }
+
+  @Test
+  void aUnaryMethodAnsweredTwiceOrNever_failsInternal_asUnderGrpcJava() throws Exception {
+    WrongCounts wrong = new WrongCounts();
+    try (RpcOverTcp other =
+        RpcOverTcp.serve(RpcServer.builder().service(HostedServices.of(wrong)).build())) {
+      EchoServiceReactor.Client client = new EchoServiceReactor.Client(other.client());
+      for (String payload : List.of("twice", "none")) {
+        assertThatThrownBy(
+                () ->
+                    client
+                        .echo(request(payload), CallOptions.DEFAULT.withTimeout(WAIT))
+                        .block(WAIT))
+            .as(payload)
+            .isInstanceOfSatisfying(
+                StatusException.class,
+                e -> {
+                  assertThat(e.status().code()).isEqualTo(Status.Code.INTERNAL);
+                  assertThat(e.status().message())
+                      .isEqualTo(
+                          payload.equals("twice")
+                              ? "Too many responses"
+                              : "Completed without a response");
+                });
+        assertThat(wrong.ends.poll(10, TimeUnit.SECONDS)).as(payload).isEqualTo("onCancel");
+      }
+    }
+  }
+
   @Test
   void theServiceHearsOnComplete_onlyOnceItsEndHasGone_andOnCancelIfTheCallerCancelsFirst()
       throws Exception {

@@ -212,6 +212,32 @@ class Http2DrainTest {
     channel.runScheduledPendingTasks();
     channel.runPendingTasks();
     assertThat(channel.isOpen()).isTrue();
+    // The answer, late, is still kept from grpc-java (which would warn of a PING it never sent).
+    byte[] data = frame(DATA, 0, 1, new byte[] {5});
+    fromCaller(data, ping(ACK, DRAIN_PING), data);
+    assertThat(readInbound()).isEqualTo(concat(data, data));
+    toCaller(frame(HEADERS, 0x4 | END_STREAM, 1, new byte[0]));
+    channel.runPendingTasks();
+    assertThat(channel.isOpen()).isFalse();
+  }
+
+  @Test
+  void whileTheAnswerIsAwaited_aReadWithoutItGoesOnAsItIs_andOneWithItIsCutAroundIt() {
+    fromCaller(frame(HEADERS, 0x4, 1, new byte[0]));
+    readInbound();
+    drain.drain();
+    readOutbound();
+    ByteBuf plain =
+        Unpooled.wrappedBuffer(
+            concat(frame(DATA, 0, 1, new byte[] {1, 2}), ping(ACK, 42), ping(0, 9)));
+    channel.writeInbound(plain);
+    assertThat(channel.<ByteBuf>readInbound()).as("not copied, not sliced").isSameAs(plain);
+    plain.release();
+    byte[] before = frame(DATA, 0, 1, new byte[] {3});
+    byte[] after = frame(DATA, END_STREAM, 1, new byte[] {4});
+    fromCaller(before, ping(ACK, DRAIN_PING), after);
+    assertThat(readInbound()).isEqualTo(concat(before, after));
+    assertThat(drain.openCalls()).isEqualTo(1);
     toCaller(frame(HEADERS, 0x4 | END_STREAM, 1, new byte[0]));
     channel.runPendingTasks();
     assertThat(channel.isOpen()).isFalse();

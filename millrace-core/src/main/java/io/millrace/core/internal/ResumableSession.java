@@ -100,7 +100,7 @@ public final class ResumableSession implements Transport {
 
   private SocketAddress remoteAddress;
   private SocketAddress localAddress;
-  private javax.net.ssl.SSLSession tlsSession;
+  private volatile javax.net.ssl.SSLSession tlsSession; // read by handlers on other threads
   private Throwable lastError;
   private String lostBecause;
   private long detachedAtNanos;

@@ -32,7 +32,11 @@ import java.util.concurrent.TimeUnit;
  */
 final class ChannelTransport implements Transport {
   private final Channel channel;
-  private volatile javax.net.ssl.SSLSession tlsSession; // once known
+
+  /** Null until looked at, then the TLS session once its handshake is done, or {@link #NO_TLS}. */
+  private volatile Object tls;
+
+  private static final Object NO_TLS = new Object();
   private final FrameHandler handler;
   private final boolean messages;
   private final boolean client;
@@ -398,14 +402,19 @@ final class ChannelTransport implements Transport {
   /** The session of the channel's {@link SslHandler} once its handshake has succeeded. */
   @Override
   public javax.net.ssl.SSLSession tlsSession() {
-    javax.net.ssl.SSLSession session = tlsSession;
-    if (session == null) {
+    Object known = tls;
+    if (known == null) {
       SslHandler ssl = channel.pipeline().get(SslHandler.class);
-      if (ssl != null && ssl.handshakeFuture().isSuccess()) {
-        session = ssl.engine().getSession();
-        tlsSession = session;
+      if (ssl == null) {
+        tls = NO_TLS; // a connection does not start TLS later
+        return null;
       }
+      if (!ssl.handshakeFuture().isSuccess()) {
+        return null; // not yet: asked again next time
+      }
+      known = ssl.engine().getSession();
+      tls = known;
     }
-    return session;
+    return known instanceof javax.net.ssl.SSLSession session ? session : null;
   }
 }
