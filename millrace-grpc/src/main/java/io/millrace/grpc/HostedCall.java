@@ -133,9 +133,7 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
             ? Context.current().withCancellation()
             : Context.current()
                 .withDeadlineAfter(
-                    Math.max(0, left.toNanos()),
-                    TimeUnit.NANOSECONDS,
-                    GlobalEventExecutor.INSTANCE);
+                    Math.max(0, left.toNanos()), TimeUnit.NANOSECONDS, deadlineTimers());
     grpcContext = c;
     if (requests != null) {
       requestReader = new RequestReader();
@@ -164,6 +162,16 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
     if (requests != null) {
       requests.subscribe(requestReader); // the service's request(n) from startCall is kept
     }
+  }
+
+  /**
+   * Where the Context's deadline timer runs: the connection's event loop, where the call is
+   * subscribed (Netty's one global timer thread would serialize every hosted call's deadline).
+   */
+  private static java.util.concurrent.ScheduledExecutorService deadlineTimers() {
+    java.util.concurrent.ScheduledExecutorService loop =
+        io.netty.util.internal.ThreadExecutorMap.currentExecutor();
+    return loop != null ? loop : GlobalEventExecutor.INSTANCE;
   }
 
   /** Runs a listener callback, in order, with the call's Context attached; none after the end. */
