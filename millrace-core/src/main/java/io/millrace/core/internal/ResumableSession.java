@@ -768,6 +768,12 @@ public final class ResumableSession implements Transport {
       reject(transport, "the session has ended");
       return;
     }
+    if (!samePeer(tlsSession, transport.tlsSession())) {
+      // Before anything changes: a stolen token without the client's certificate neither takes
+      // the session nor ends it, and the connection it runs on stays.
+      reject(transport, "the RESUME comes with another client certificate than the session's");
+      return;
+    }
     if (phase == ATTACHED) {
       // The client saw the break before this side did (a half-open connection): the old one goes.
       connectionLost("the client resumed on a new connection");
@@ -813,6 +819,42 @@ public final class ResumableSession implements Transport {
     tlsSession = transport.tlsSession();
     transport.write(ResumeOkFrame.encode(alloc, headroom, receivedPosition));
     resumed(lastReceivedServerPosition);
+  }
+
+  /**
+   * Whether a RESUME over {@code now} may take a session set up over {@code was}: always, unless
+   * the session's client proved an identity with a certificate (mutual TLS). Then the resuming
+   * connection must prove the same one: a certificate for the same subject from the same issuer (so
+   * a renewed certificate resumes; another client's, or none, does not).
+   */
+  static boolean samePeer(javax.net.ssl.SSLSession was, javax.net.ssl.SSLSession now) {
+    java.security.cert.Certificate before = peerCertificate(was);
+    if (before == null) {
+      return true;
+    }
+    java.security.cert.Certificate after = peerCertificate(now);
+    if (after == null) {
+      return false;
+    }
+    if (before instanceof java.security.cert.X509Certificate b
+        && after instanceof java.security.cert.X509Certificate a) {
+      return b.getSubjectX500Principal().equals(a.getSubjectX500Principal())
+          && b.getIssuerX500Principal().equals(a.getIssuerX500Principal());
+    }
+    return before.equals(after);
+  }
+
+  /** The peer's own certificate in {@code session}, or null when it showed none. */
+  private static java.security.cert.Certificate peerCertificate(javax.net.ssl.SSLSession session) {
+    if (session == null) {
+      return null;
+    }
+    try {
+      java.security.cert.Certificate[] chain = session.getPeerCertificates();
+      return chain.length == 0 ? null : chain[0];
+    } catch (javax.net.ssl.SSLPeerUnverifiedException e) {
+      return null;
+    }
   }
 
   /** Answers a RESUME with REJECTED_RESUME and closes that connection. */

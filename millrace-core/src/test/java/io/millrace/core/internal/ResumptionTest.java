@@ -416,6 +416,91 @@ class ResumptionTest {
     }
   }
 
+  /** A TLS session that shows {@code certificate} as the peer's (null: none). */
+  private static javax.net.ssl.SSLSession tls(java.security.cert.Certificate certificate) {
+    return (javax.net.ssl.SSLSession)
+        java.lang.reflect.Proxy.newProxyInstance(
+            ResumptionTest.class.getClassLoader(),
+            new Class<?>[] {javax.net.ssl.SSLSession.class},
+            (proxy, method, args) -> {
+              if (method.getName().equals("getPeerCertificates")) {
+                if (certificate == null) {
+                  throw new javax.net.ssl.SSLPeerUnverifiedException("no certificate");
+                }
+                return new java.security.cert.Certificate[] {certificate};
+              }
+              throw new UnsupportedOperationException(method.getName());
+            });
+  }
+
+  private static java.security.cert.Certificate certificate(String name) throws Exception {
+    try (java.io.InputStream in =
+        java.nio.file.Files.newInputStream(io.millrace.testing.TestCertificates.path(name))) {
+      return java.security.cert.CertificateFactory.getInstance("X.509").generateCertificate(in);
+    }
+  }
+
+  private static ScriptedTransport resumeOver(
+      TestLoop loop, ResumeSessions sessions, javax.net.ssl.SSLSession tls, String token) {
+    ScriptedTransport t = new ScriptedTransport(loop);
+    t.tlsSession = tls;
+    resumableServer(loop, sessions, t);
+    ByteBuf id = Frames.utf8(token);
+    t.inject(io.millrace.frame.ResumeFrame.encode(Frames.ALLOC, 0, id, 0, 0));
+    id.release();
+    return t;
+  }
+
+  /**
+   * A session its client set up with a certificate (mutual TLS) resumes only for that identity: a
+   * RESUME with its token but another client's certificate, or none, is refused, and neither takes
+   * the session nor ends it or its connection.
+   */
+  @Test
+  void aResumeWithAnotherClientCertificate_isRefused_andTheSessionStaysItsClients()
+      throws Exception {
+    java.security.cert.Certificate client = certificate("client.pem");
+    try (TestLoop loop = new TestLoop()) {
+      ResumeSessions sessions = new ResumeSessions(Resumption.defaults(), 1 << 20);
+      ScriptedTransport first = new ScriptedTransport(loop);
+      first.tlsSession = tls(client);
+      resumableServer(loop, sessions, first);
+      first.inject(setupWithToken("token-3"));
+      assertThat(first.take()).isEmpty();
+
+      for (java.security.cert.Certificate wrong :
+          java.util.Arrays.asList(certificate("other-client.pem"), null)) {
+        ScriptedTransport thief = resumeOver(loop, sessions, tls(wrong), "token-3");
+        assertThat(thief.take())
+            .singleElement()
+            .satisfies(f -> assertThat(f.errorCode).isEqualTo(ErrorCode.REJECTED_RESUME));
+        assertThat(first.closed).as("the client's own connection").isFalse();
+        assertThat(sessions.size()).isEqualTo(1);
+      }
+
+      ScriptedTransport same = resumeOver(loop, sessions, tls(client), "token-3");
+      assertThat(same.take())
+          .anySatisfy(f -> assertThat(f.type).isEqualTo(io.millrace.frame.FrameType.RESUME_OK));
+      loop.run(() -> same.engine.dispose());
+    }
+  }
+
+  /**
+   * Which identity may resume: any, for a session set up without a certificate; for one set up with
+   * a certificate, one for the same subject from the same issuer (a renewed certificate).
+   */
+  @Test
+  void samePeer_isTheSameSubjectFromTheSameIssuer() throws Exception {
+    java.security.cert.Certificate server = certificate("server.pem");
+    assertThat(ResumableSession.samePeer(null, tls(server))).isTrue();
+    assertThat(ResumableSession.samePeer(tls(null), null)).isTrue();
+    assertThat(ResumableSession.samePeer(tls(server), tls(certificate("server-renewed.pem"))))
+        .as("renewed: same subject, same issuer")
+        .isTrue();
+    assertThat(ResumableSession.samePeer(tls(server), tls(certificate("client.pem")))).isFalse();
+    assertThat(ResumableSession.samePeer(tls(server), null)).isFalse();
+  }
+
   @Test
   void resumeOnAnEstablishedSession_isAConnectionError() {
     try (TestLoop loop = new TestLoop()) {

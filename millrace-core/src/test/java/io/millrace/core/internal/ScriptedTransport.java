@@ -226,6 +226,14 @@ final class ScriptedTransport implements Transport {
   }
 
   @Override
+  public javax.net.ssl.SSLSession tlsSession() {
+    return tlsSession;
+  }
+
+  /** What {@link #tlsSession()} says: null, as over plain TCP, unless a test sets one. */
+  javax.net.ssl.SSLSession tlsSession;
+
+  @Override
   public SocketAddress remoteAddress() {
     return InetSocketAddress.createUnresolved("scripted-peer", 1);
   }
