@@ -187,13 +187,20 @@ class TcpResumptionTest {
     // keepalive's max lifetime (600 ms here), not by the 10 s connect timeout.
     MillraceClient.Builder clientBuilder = MillraceClient.builder();
     if (secure) {
+      // Mutual TLS: every resume also passes the server's check that the same client comes back.
       builder.tls(
           ServerTls.builder(
                   io.millrace.testing.TestCertificates.path("server.pem"),
                   io.millrace.testing.TestCertificates.path("server.key"))
+              .requireClientCertificates(io.millrace.testing.TestCertificates.path("ca.pem"))
               .build());
       clientBuilder.tls(
-          ClientTls.builder().trust(io.millrace.testing.TestCertificates.path("ca.pem")).build());
+          ClientTls.builder()
+              .trust(io.millrace.testing.TestCertificates.path("ca.pem"))
+              .keyPair(
+                  io.millrace.testing.TestCertificates.path("client.pem"),
+                  io.millrace.testing.TestCertificates.path("client.key"))
+              .build());
     }
     server =
         builder
@@ -270,6 +277,16 @@ class TcpResumptionTest {
         },
         () -> proxy.delay(0));
     assertThat(proxy.refusedCount()).isPositive();
+    if (scheme.equals("tls") || scheme.equals("wss")) {
+      // After a hundred resumes the server still knows its client by its certificate.
+      javax.net.ssl.SSLSession tls = serverConnections.get(0).tlsSession();
+      assertThat(tls).isNotNull();
+      assertThat(
+              ((java.security.cert.X509Certificate) tls.getPeerCertificates()[0])
+                  .getSubjectX500Principal()
+                  .getName())
+          .isEqualTo("CN=millrace-test-client");
+    }
   }
 
   /**
