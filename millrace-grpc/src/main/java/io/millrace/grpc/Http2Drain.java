@@ -99,7 +99,7 @@ final class Http2Drain extends ChannelDuplexHandler {
     }
     goAwayWanted = true;
     if (mayGoAway()) {
-      sendGoAway(ctx.newPromise());
+      sendGoAway();
       ctx.flush();
     }
   }
@@ -109,7 +109,7 @@ final class Http2Drain extends ChannelDuplexHandler {
     return goAwayWanted && !goAwaySent && !grpcGoingAway && toCaller.betweenFrames();
   }
 
-  private void sendGoAway(ChannelPromise promise) {
+  private void sendGoAway() {
     goAwaySent = true;
     pingOutstanding = true;
     ByteBuf frames = ctx.alloc().buffer(2 * FRAME_HEADER_BYTES + 16);
@@ -117,7 +117,7 @@ final class Http2Drain extends ChannelDuplexHandler {
     frames.writeInt(Integer.MAX_VALUE).writeInt(0); // last stream, NO_ERROR
     frames.writeMedium(8).writeByte(PING).writeByte(0).writeInt(0);
     frames.writeLong(DRAIN_PING);
-    ctx.write(frames, promise);
+    ctx.write(frames, ctx.newPromise());
     ctx.executor()
         .schedule(
             () -> {
@@ -284,7 +284,7 @@ final class Http2Drain extends ChannelDuplexHandler {
     int start = buf.readerIndex();
     int end = buf.writerIndex();
     if (mayGoAway()) {
-      sendGoAway(ctx.newPromise());
+      sendGoAway();
     }
     for (int i = start; i < end; ) {
       i = toCaller.scan(buf, i, end);
@@ -293,7 +293,7 @@ final class Http2Drain extends ChannelDuplexHandler {
         if (mayGoAway()) {
           // GOAWAY goes in right after this frame; the rest follows it.
           ctx.write(buf.retainedSlice(start, i - start), ctx.newPromise());
-          sendGoAway(ctx.newPromise());
+          sendGoAway();
           scanRest(buf, i, end);
           ctx.write(buf.retainedSlice(i, end - i), promise);
           buf.release();

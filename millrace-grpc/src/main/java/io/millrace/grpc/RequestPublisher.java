@@ -130,20 +130,17 @@ final class RequestPublisher<Req> implements Publisher<Req>, Subscription {
     try {
       s.onNext(message);
     } finally {
+      // A bad request(n) made during onNext left its onError for now (rule 1.3).
+      boolean endNow;
       Throwable error;
       synchronized (this) {
         emitting = false;
-        if (!endPending || cancelled) {
-          endPending = false;
-          error = null;
-          s = null;
-        } else {
-          endPending = false; // a bad request(n) during onNext: its onError follows it (rule 1.3)
-          error = endError;
-          endError = null;
-        }
+        endNow = endPending && !cancelled;
+        endPending = false;
+        error = endError;
+        endError = null;
       }
-      if (s != null) {
+      if (endNow) {
         deliverEnd(s, error);
       }
     }
