@@ -91,7 +91,7 @@ public final class ProtobufMarshaller<T extends MessageLite>
           && FastThreadLocalThread.currentThreadHasFastThreadLocal()) {
         Scratch scratch = SCRATCH.get();
         int at = scratch.encode(value, length);
-        out.setBytes(index, scratch.encoded, at, length);
+        Payloads.copyInto(scratch.encoded, at, out, index, length);
       } else {
         CodedOutputStream coded =
             CodedOutputStream.newInstance(out.internalNioBuffer(index, length));
