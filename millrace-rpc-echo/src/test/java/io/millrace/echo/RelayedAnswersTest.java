@@ -1,0 +1,258 @@
+package io.millrace.echo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.google.protobuf.ByteString;
+import io.millrace.echo.v1.CountRequest;
+import io.millrace.echo.v1.EchoReply;
+import io.millrace.echo.v1.EchoRequest;
+import io.millrace.echo.v1.EchoServiceReactor;
+import io.millrace.echo.v1.EchoServiceRxJava;
+import io.millrace.rpc.RpcOverTcp;
+import io.millrace.rpc.RpcServer;
+import io.millrace.rpc.ServerContext;
+import io.millrace.rpc.ServiceDefinition;
+import io.millrace.rpc.Status;
+import io.millrace.rpc.StatusException;
+import io.reactivex.rxjava3.core.Completable;
+import io.reactivex.rxjava3.core.Flowable;
+import io.reactivex.rxjava3.core.Single;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.reactivestreams.Subscription;
+import reactor.core.publisher.BaseSubscriber;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * The generated Reactor and RxJava bindings hand a handler's answer to the runtime through a relay
+ * of the library's own subscriber type, so the library signals the runtime directly (no {@code
+ * StrictSubscriber} in between). What the wrapper used to guard must hold without it: an answer
+ * that comes later from another thread, demand held to what the caller asked for, a cancel that
+ * reaches the handler's stream, a failure after some responses, and a client stream consumed in
+ * order. Each case runs against a service written in each library.
+ */
+class RelayedAnswersTest {
+  private static final Duration WAIT = Duration.ofSeconds(10);
+
+  /** Count's handler: replies made so far, and its stream's cancel. */
+  private final AtomicLong produced = new AtomicLong();
+
+  private final CountDownLatch countCancelled = new CountDownLatch(1);
+
+  private RpcOverTcp tcp;
+  private EchoServiceReactor.Client echo;
+
+  enum Library {
+    REACTOR(t -> EchoServiceReactor.bind(t.reactorService())),
+    RXJAVA(t -> EchoServiceRxJava.bind(t.rxJavaService()));
+
+    final Function<RelayedAnswersTest, ServiceDefinition> service;
+
+    Library(Function<RelayedAnswersTest, ServiceDefinition> service) {
+      this.service = service;
+    }
+  }
+
+  private void serve(Library library) throws Exception {
+    tcp = RpcOverTcp.serve(RpcServer.builder().service(library.service.apply(this)).build());
+    echo = new EchoServiceReactor.Client(tcp.client());
+  }
+
+  @AfterEach
+  void stop() {
+    if (tcp != null) {
+      tcp.close();
+    }
+  }
+
+  private static EchoReply reply(ByteString payload, long sequence) {
+    return EchoReply.newBuilder().setPayload(payload).setSequence(sequence).build();
+  }
+
+  private static EchoRequest request(String payload) {
+    return EchoRequest.newBuilder().setPayload(ByteString.copyFromUtf8(payload)).build();
+  }
+
+  /** Chat fails after this many replies. */
+  private static final int CHAT_FAILS_AFTER = 2;
+
+  /**
+   * Echo answers 20 ms later on the library's timer thread (or fails with the status asked); Count
+   * replies without end, counting what it made; Collect counts; Chat echoes, then fails.
+   */
+  private EchoServiceReactor.Service reactorService() {
+    return new EchoServiceReactor.Service() {
+      @Override
+      public Mono<EchoReply> echo(EchoRequest request, ServerContext context) {
+        if (request.getFailWithStatus() != 0) {
+          return Mono.delay(Duration.ofMillis(20))
+              .then(
+                  Mono.error(Status.of(Status.Code.of(request.getFailWithStatus())).asException()));
+        }
+        return Mono.delay(Duration.ofMillis(20)).map(x -> reply(request.getPayload(), 0));
+      }
+
+      @Override
+      public Flux<EchoReply> count(CountRequest request, ServerContext context) {
+        return Flux.<EchoReply>generate(
+                sink -> sink.next(reply(ByteString.EMPTY, produced.getAndIncrement())))
+            .doOnCancel(countCancelled::countDown);
+      }
+
+      @Override
+      public Mono<EchoReply> collect(Flux<EchoRequest> requests, ServerContext context) {
+        return requests
+            .map(r -> r.getPayload().toStringUtf8())
+            .reduce(String::concat)
+            .map(s -> reply(ByteString.copyFromUtf8(s), s.length()));
+      }
+
+      @Override
+      public Flux<EchoReply> chat(Flux<EchoRequest> requests, ServerContext context) {
+        return requests
+            .index((i, r) -> reply(r.getPayload(), i))
+            .take(CHAT_FAILS_AFTER)
+            .concatWith(
+                Mono.error(
+                    Status.of(Status.Code.DATA_LOSS).withMessage("chat broke").asException()));
+      }
+
+      @Override
+      public Mono<Void> notify(EchoRequest request, ServerContext context) {
+        return Mono.empty();
+      }
+    };
+  }
+
+  /** The same service in RxJava. */
+  private EchoServiceRxJava.Service rxJavaService() {
+    return new EchoServiceRxJava.Service() {
+      @Override
+      public Single<EchoReply> echo(EchoRequest request, ServerContext context) {
+        if (request.getFailWithStatus() != 0) {
+          return Single.timer(20, TimeUnit.MILLISECONDS)
+              .flatMap(
+                  x ->
+                      Single.error(
+                          Status.of(Status.Code.of(request.getFailWithStatus())).asException()));
+        }
+        return Single.timer(20, TimeUnit.MILLISECONDS).map(x -> reply(request.getPayload(), 0));
+      }
+
+      @Override
+      public Flowable<EchoReply> count(CountRequest request, ServerContext context) {
+        return Flowable.<EchoReply>generate(
+                emitter -> emitter.onNext(reply(ByteString.EMPTY, produced.getAndIncrement())))
+            .doOnCancel(countCancelled::countDown);
+      }
+
+      @Override
+      public Single<EchoReply> collect(Flowable<EchoRequest> requests, ServerContext context) {
+        return requests
+            .map(r -> r.getPayload().toStringUtf8())
+            .reduce("", String::concat)
+            .map(s -> reply(ByteString.copyFromUtf8(s), s.length()));
+      }
+
+      @Override
+      public Flowable<EchoReply> chat(Flowable<EchoRequest> requests, ServerContext context) {
+        return requests
+            .zipWith(Flowable.rangeLong(0, Long.MAX_VALUE), (r, i) -> reply(r.getPayload(), i))
+            .take(CHAT_FAILS_AFTER)
+            .concatWith(
+                Flowable.error(
+                    Status.of(Status.Code.DATA_LOSS).withMessage("chat broke").asException()));
+      }
+
+      @Override
+      public Completable notify(EchoRequest request, ServerContext context) {
+        return Completable.complete();
+      }
+    };
+  }
+
+  @ParameterizedTest
+  @EnumSource(Library.class)
+  void anAnswerThatComesLater_fromAnotherThread_isTheResponse(Library library) throws Exception {
+    serve(library);
+    assertThat(echo.echo(request("later")).block(WAIT).getPayload().toStringUtf8())
+        .isEqualTo("later");
+    EchoRequest failing =
+        EchoRequest.newBuilder().setFailWithStatus(Status.Code.ABORTED.value()).build();
+    assertThatThrownBy(() -> echo.echo(failing).block(WAIT))
+        .isInstanceOfSatisfying(
+            StatusException.class,
+            e -> assertThat(e.status().code()).isEqualTo(Status.Code.ABORTED));
+  }
+
+  @ParameterizedTest
+  @EnumSource(Library.class)
+  void anEndlessStream_isHeldToTheCallersDemand_andItsCancelReachesTheHandler(Library library)
+      throws Exception {
+    serve(library);
+    CountDownLatch gotThree = new CountDownLatch(3);
+    BaseSubscriber<EchoReply> slow =
+        new BaseSubscriber<>() {
+          @Override
+          protected void hookOnSubscribe(Subscription s) {
+            request(3);
+          }
+
+          @Override
+          protected void hookOnNext(EchoReply value) {
+            gotThree.countDown();
+          }
+        };
+    echo.count(CountRequest.newBuilder().setN(0).build()).subscribe(slow);
+    assertThat(gotThree.await(10, TimeUnit.SECONDS)).isTrue();
+    // The caller's reader grants the server a window of credit (a limit-rate, not a frame per
+    // request(1)), and the handler may fill it; then it must stop until the caller asks again.
+    Thread.sleep(200);
+    long filled = produced.get();
+    assertThat(filled).isBetween(3L, 1024L);
+    Thread.sleep(300);
+    assertThat(produced.get()).as("made while the caller asked for nothing").isEqualTo(filled);
+    slow.cancel();
+    assertThat(countCancelled.await(10, TimeUnit.SECONDS))
+        .as("the handler's stream was cancelled")
+        .isTrue();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Library.class)
+  void aFailureAfterSomeResponses_endsTheCallWithItsStatus_afterThem(Library library)
+      throws Exception {
+    serve(library);
+    java.util.List<String> got = new java.util.concurrent.CopyOnWriteArrayList<>();
+    assertThatThrownBy(
+            () ->
+                echo.chat(Flux.range(0, 10).map(i -> request("m" + i)))
+                    .doOnNext(r -> got.add(r.getSequence() + ":" + r.getPayload().toStringUtf8()))
+                    .blockLast(WAIT))
+        .isInstanceOfSatisfying(
+            StatusException.class,
+            e -> {
+              assertThat(e.status().code()).isEqualTo(Status.Code.DATA_LOSS);
+              assertThat(e.status().message()).isEqualTo("chat broke");
+            });
+    assertThat(got).containsExactly("0:m0", "1:m1");
+  }
+
+  @ParameterizedTest
+  @EnumSource(Library.class)
+  void aClientStream_isConsumedInOrder(Library library) throws Exception {
+    serve(library);
+    EchoReply reply = echo.collect(Flux.range(0, 50).map(i -> request("" + (i % 10)))).block(WAIT);
+    assertThat(reply.getPayload().toStringUtf8())
+        .isEqualTo("01234567890123456789012345678901234567890123456789");
+    assertThat(reply.getSequence()).isEqualTo(50);
+  }
+}
