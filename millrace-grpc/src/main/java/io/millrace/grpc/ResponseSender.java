@@ -5,6 +5,7 @@ import io.grpc.ServerCall;
 import io.millrace.rpc.BridgedCall;
 import io.millrace.rpc.Headers;
 import io.millrace.rpc.Status;
+import io.millrace.streams.internal.Relay;
 import io.millrace.streams.internal.Scalar;
 import io.millrace.streams.internal.SerialSubscription;
 import org.reactivestreams.Subscriber;
@@ -24,7 +25,7 @@ import org.reactivestreams.Subscription;
  * Subscription is called from one thread at a time and never under a lock ({@link
  * SerialSubscription}).
  */
-final class ResponseSender<Resp> implements Subscriber<Resp> {
+final class ResponseSender<Resp> implements Subscriber<Resp>, Relay.Target {
   /** Responses requested at a time. */
   static final int WINDOW = 16;
 

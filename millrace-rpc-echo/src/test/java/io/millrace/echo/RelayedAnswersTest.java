@@ -12,6 +12,7 @@ import io.millrace.echo.v1.EchoServiceRxJava;
 import io.millrace.rpc.RpcOverTcp;
 import io.millrace.rpc.RpcServer;
 import io.millrace.rpc.ServerContext;
+import io.millrace.rpc.ServerInterceptor;
 import io.millrace.rpc.ServiceDefinition;
 import io.millrace.rpc.Status;
 import io.millrace.rpc.StatusException;
@@ -24,12 +25,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscription;
 import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.util.context.Context;
 
 /**
  * The generated Reactor and RxJava bindings hand a handler's answer to the runtime through a relay
@@ -37,7 +41,8 @@ import reactor.core.publisher.Mono;
  * StrictSubscriber} in between). What the wrapper used to guard must hold without it: an answer
  * that comes later from another thread, demand held to what the caller asked for, a cancel that
  * reaches the handler's stream, a failure after some responses, and a client stream consumed in
- * order. Each case runs against a service written in each library.
+ * order. Each case runs against a service written in each library. An interceptor's own subscriber
+ * is not relayed: it gets the library's Publisher as it is, Context and all.
  */
 class RelayedAnswersTest {
   private static final Duration WAIT = Duration.ofSeconds(10);
@@ -244,6 +249,66 @@ class RelayedAnswersTest {
               assertThat(e.status().message()).isEqualTo("chat broke");
             });
     assertThat(got).containsExactly("0:m0", "1:m1");
+  }
+
+  /**
+   * An interceptor subscribes to the handler's answer itself, so it gets the library's Publisher
+   * with the library's own rules: Reactor's Context written downstream of it reaches the handler.
+   */
+  @Test
+  void anInterceptorsSubscriber_getsTheAnswerItself_withReactorsContext() throws Exception {
+    ServerInterceptor withUser =
+        new ServerInterceptor() {
+          @Override
+          public <Resp> Publisher<Resp> onResponses(ServerContext call, Publisher<Resp> responses) {
+            return Flux.from(responses).contextWrite(Context.of("user", "ada"));
+          }
+        };
+    EchoServiceReactor.Service service =
+        new EchoServiceReactor.Service() {
+          @Override
+          public Mono<EchoReply> echo(EchoRequest request, ServerContext context) {
+            return Mono.deferContextual(
+                c -> Mono.just(reply(ByteString.copyFromUtf8(c.get("user")), 0)));
+          }
+
+          @Override
+          public Flux<EchoReply> count(CountRequest request, ServerContext context) {
+            return Flux.deferContextual(
+                c ->
+                    Flux.range(0, request.getN())
+                        .map(i -> reply(ByteString.copyFromUtf8(c.get("user")), i)));
+          }
+
+          @Override
+          public Mono<EchoReply> collect(Flux<EchoRequest> requests, ServerContext context) {
+            return Mono.empty();
+          }
+
+          @Override
+          public Flux<EchoReply> chat(Flux<EchoRequest> requests, ServerContext context) {
+            return Flux.empty();
+          }
+
+          @Override
+          public Mono<Void> notify(EchoRequest request, ServerContext context) {
+            return Mono.empty();
+          }
+        };
+    tcp =
+        RpcOverTcp.serve(
+            RpcServer.builder()
+                .service(EchoServiceReactor.bind(service))
+                .interceptor(withUser)
+                .build());
+    echo = new EchoServiceReactor.Client(tcp.client());
+    assertThat(echo.echo(request("x")).block(WAIT).getPayload().toStringUtf8()).isEqualTo("ada");
+    assertThat(
+            echo.count(CountRequest.newBuilder().setN(3).build())
+                .map(r -> r.getPayload().toStringUtf8())
+                .collectList()
+                .block(WAIT))
+        .containsExactly("ada", "ada", "ada");
   }
 
   @ParameterizedTest

@@ -3,6 +3,7 @@ package io.millrace.rpc;
 import io.millrace.core.PayloadEncoder;
 import io.millrace.core.StreamErrorException;
 import io.millrace.streams.Payload;
+import io.millrace.streams.internal.Relay;
 import io.millrace.streams.internal.Scalar;
 import io.millrace.streams.internal.SerialSubscription;
 import io.netty.buffer.ByteBuf;
@@ -32,7 +33,8 @@ import org.reactivestreams.Subscription;
  * the timer ends the call; the lock is never held while serializing or running user code. Calls
  * without a deadline pay nothing for it.
  */
-final class ResponsePublisher<Resp> implements Publisher<Payload>, Subscriber<Resp>, Subscription {
+final class ResponsePublisher<Resp>
+    implements Publisher<Payload>, Subscriber<Resp>, Subscription, Relay.Target {
   private static final int RUNNING = 0;
   private static final int DECIDING = 1; // one thread is writing how the call ends
   private static final int ENDING = 2; // the end is decided and may wait for demand

@@ -260,10 +260,11 @@ final class Generators {
   /**
    * A handler's answer subscribed through a relay of the library's relaxed subscriber type, which
    * the library signals directly: a plain Subscriber it wraps in a {@code StrictSubscriber} (atomic
-   * updates on every signal, an object per call). The RPC runtime's subscriber needs no such guard
-   * (see millrace-streams' {@code Relay}). An answer known at once (a Callable, as {@code
+   * updates on every signal, an object per call). The RPC runtime's subscribers need no such guard
+   * and say so ({@code Relay.Target}); any other subscriber (an interceptor's) gets the answer as
+   * it is, with the library's own rules and Context. An answer known at once (a Callable, as {@code
    * Mono.just}) is left as it is, for the runtime takes it by calling it. RxJava request-response
-   * at 8 bytes went from 2.55 to 3.1 M/s with it (docs/benchmarks.md).
+   * at 8 bytes went from 2.4 to 2.95-3.1 M/s with it (docs/benchmarks.md).
    */
   private static void relay(CodeWriter w, String relaxedSubscriber) {
     w.blank();
@@ -274,7 +275,14 @@ final class Generators {
     w.open("if (answer == null || answer instanceof java.util.concurrent.Callable) {");
     w.line("return answer; // none (the runtime fails the call), or taken by calling it");
     w.close("}");
-    w.line("return subscriber -> answer.subscribe(new RelayedAnswer<>(subscriber));");
+    w.open("return subscriber -> {");
+    w.open("if (subscriber instanceof io.millrace.streams.internal.Relay.Target) {");
+    w.line("answer.subscribe(new RelayedAnswer<>(subscriber));");
+    w.close("} else {").depth(1);
+    w.line(
+        "answer.subscribe(subscriber); // an interceptor's: the library's own rules and Context");
+    w.close("}");
+    w.close("};");
     w.close("}");
     w.blank();
     w.open(

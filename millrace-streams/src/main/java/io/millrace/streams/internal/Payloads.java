@@ -55,13 +55,15 @@ public final class Payloads {
 
   /**
    * Copies {@code length} bytes of {@code src} from {@code srcIndex} into {@code dst} at {@code
-   * index}, leaving {@code dst}'s indexes as they are; both ranges are checked. Into native memory
+   * index}, leaving {@code dst}'s indexes as they are. Both ranges are checked, and so is the
+   * liveness of the memory {@code dst} stands on (a derived buffer's own count is the caller's to
+   * keep: the frame writers own theirs); a read-only buffer refuses the write. Into native memory
    * with one raw copy: Netty 4.2's {@code setBytes} from an array goes through a method handle to
    * {@code ByteBuffer.put}, which C2 does not always inline, and in the runs where it did not, that
    * copy of a few bytes took a tenth of a unary RPC caller's time (docs/benchmarks.md).
    */
   public static void copyInto(byte[] src, int srcIndex, ByteBuf dst, int index, int length) {
-    if (UNSAFE_COPY && dst.hasMemoryAddress()) {
+    if (UNSAFE_COPY && dst.hasMemoryAddress() && !dst.isReadOnly()) {
       if ((srcIndex | index | length) < 0
           || length > src.length - srcIndex
           || length > dst.capacity() - index) {

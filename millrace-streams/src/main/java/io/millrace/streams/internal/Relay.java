@@ -17,6 +17,15 @@ import org.reactivestreams.Subscription;
  * (rule 3.9) instead of being ignored.
  */
 public abstract class Relay<T> implements Subscriber<T>, Subscription {
+  /**
+   * A subscriber of Millrace's own that may be relayed to: it accepts signals in the relaxed order
+   * of those libraries' own subscriber types (an item inside its own {@code onSubscribe} or {@code
+   * request}, its requests made inside {@code onSubscribe} going upstream at once). Code that
+   * relays only some subscribers (the generated RPC bindings) relays these and leaves any other, an
+   * interceptor's say, to the library's own rules and Context.
+   */
+  public interface Target {}
+
   private final Subscriber<? super T> actual;
   private Subscription upstream;
 
@@ -32,6 +41,10 @@ public abstract class Relay<T> implements Subscriber<T>, Subscription {
 
   @Override
   public final void onSubscribe(Subscription s) {
+    if (upstream != null) {
+      s.cancel(); // rule 2.5: Reactor signals a second one when an item's delivery threw inside the
+      return; // first; the first stays, so a later cancel still reaches the source
+    }
     upstream = s;
     actual.onSubscribe(this);
   }

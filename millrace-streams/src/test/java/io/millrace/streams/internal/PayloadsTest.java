@@ -67,6 +67,19 @@ class PayloadsTest {
   }
 
   @Test
+  void copyInto_aReadOnlyView_refusesTheWrite() {
+    ByteBuf dst = ByteBufAllocator.DEFAULT.directBuffer(16, 16);
+    try {
+      dst.setZero(0, 16);
+      assertThatThrownBy(() -> Payloads.copyInto(SOURCE, 0, dst.asReadOnly(), 0, 4))
+          .isInstanceOf(java.nio.ReadOnlyBufferException.class);
+      assertThat(dst.getByte(0)).isZero();
+    } finally {
+      dst.release();
+    }
+  }
+
+  @Test
   void copyInto_aReleasedBuffer_throws() {
     ByteBuf dst = ByteBufAllocator.DEFAULT.directBuffer(16, 16);
     dst.release();
