@@ -9,6 +9,7 @@ import io.millrace.echo.v1.EchoReply;
 import io.millrace.echo.v1.EchoRequest;
 import io.millrace.echo.v1.EchoServiceReactor;
 import io.millrace.echo.v1.EchoServiceRxJava;
+import io.millrace.rpc.CallOptions;
 import io.millrace.rpc.RpcOverTcp;
 import io.millrace.rpc.RpcServer;
 import io.millrace.rpc.ServerContext;
@@ -32,17 +33,20 @@ import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscription;
 import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Hooks;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 import reactor.util.context.Context;
 
 /**
  * The generated Reactor and RxJava bindings hand a handler's answer to the runtime through a relay
  * of the library's own subscriber type, so the library signals the runtime directly (no {@code
  * StrictSubscriber} in between). What the wrapper used to guard must hold without it: an answer
- * that comes later from another thread, demand held to what the caller asked for, a cancel that
- * reaches the handler's stream, a failure after some responses, and a client stream consumed in
- * order. Each case runs against a service written in each library. An interceptor's own subscriber
- * is not relayed: it gets the library's Publisher as it is, Context and all.
+ * that comes later from another thread, a stream emitted on another thread, demand held to what the
+ * caller asked for, a cancel that reaches the handler's stream, a deadline that cancels the
+ * handler's answer, a failure after some responses, and a client stream consumed in order. Each
+ * case runs against a service written in each library. An interceptor's own subscriber is not
+ * relayed: it gets the library's Publisher as it is, Context and all.
  */
 class RelayedAnswersTest {
   private static final Duration WAIT = Duration.ofSeconds(10);
@@ -51,6 +55,9 @@ class RelayedAnswersTest {
   private final AtomicLong produced = new AtomicLong();
 
   private final CountDownLatch countCancelled = new CountDownLatch(1);
+
+  /** Echo's slow answer ("slow"): cancelled when the call's deadline passes. */
+  private final CountDownLatch slowEchoCancelled = new CountDownLatch(1);
 
   private RpcOverTcp tcp;
   private EchoServiceReactor.Client echo;
@@ -102,11 +109,21 @@ class RelayedAnswersTest {
               .then(
                   Mono.error(Status.of(Status.Code.of(request.getFailWithStatus())).asException()));
         }
+        if (request.getPayload().toStringUtf8().equals("slow")) {
+          return Mono.delay(Duration.ofSeconds(30))
+              .map(x -> reply(request.getPayload(), 0))
+              .doOnCancel(slowEchoCancelled::countDown);
+        }
         return Mono.delay(Duration.ofMillis(20)).map(x -> reply(request.getPayload(), 0));
       }
 
       @Override
       public Flux<EchoReply> count(CountRequest request, ServerContext context) {
+        if (request.getN() > 0) {
+          return Flux.range(0, request.getN())
+              .publishOn(Schedulers.parallel())
+              .map(i -> reply(ByteString.EMPTY, i));
+        }
         return Flux.<EchoReply>generate(
                 sink -> sink.next(reply(ByteString.EMPTY, produced.getAndIncrement())))
             .doOnCancel(countCancelled::countDown);
@@ -149,11 +166,21 @@ class RelayedAnswersTest {
                       Single.error(
                           Status.of(Status.Code.of(request.getFailWithStatus())).asException()));
         }
+        if (request.getPayload().toStringUtf8().equals("slow")) {
+          return Single.timer(30, TimeUnit.SECONDS)
+              .map(x -> reply(request.getPayload(), 0))
+              .doOnDispose(slowEchoCancelled::countDown);
+        }
         return Single.timer(20, TimeUnit.MILLISECONDS).map(x -> reply(request.getPayload(), 0));
       }
 
       @Override
       public Flowable<EchoReply> count(CountRequest request, ServerContext context) {
+        if (request.getN() > 0) {
+          return Flowable.range(0, request.getN())
+              .observeOn(io.reactivex.rxjava3.schedulers.Schedulers.computation())
+              .map(i -> reply(ByteString.EMPTY, i));
+        }
         return Flowable.<EchoReply>generate(
                 emitter -> emitter.onNext(reply(ByteString.EMPTY, produced.getAndIncrement())))
             .doOnCancel(countCancelled::countDown);
@@ -196,6 +223,38 @@ class RelayedAnswersTest {
         .isInstanceOfSatisfying(
             StatusException.class,
             e -> assertThat(e.status().code()).isEqualTo(Status.Code.ABORTED));
+  }
+
+  @ParameterizedTest
+  @EnumSource(Library.class)
+  void aStreamEmittedOnAnotherThread_arrivesWholeAndInOrder(Library library) throws Exception {
+    serve(library);
+    java.util.List<Long> got =
+        echo.count(CountRequest.newBuilder().setN(20_000).build())
+            .map(EchoReply::getSequence)
+            .collectList()
+            .block(WAIT);
+    assertThat(got).hasSize(20_000);
+    for (int i = 0; i < got.size(); i++) {
+      assertThat(got.get(i)).isEqualTo(i);
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Library.class)
+  void aDeadlineThatPasses_failsTheCall_andCancelsTheHandlersAnswer(Library library)
+      throws Exception {
+    serve(library);
+    assertThatThrownBy(
+            () ->
+                echo.echo(request("slow"), CallOptions.DEFAULT.withTimeout(Duration.ofMillis(200)))
+                    .block(WAIT))
+        .isInstanceOfSatisfying(
+            StatusException.class,
+            e -> assertThat(e.status().code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED));
+    assertThat(slowEchoCancelled.await(10, TimeUnit.SECONDS))
+        .as("the handler's answer was cancelled")
+        .isTrue();
   }
 
   @ParameterizedTest
@@ -309,6 +368,32 @@ class RelayedAnswersTest {
                 .collectList()
                 .block(WAIT))
         .containsExactly("ada", "ada", "ada");
+  }
+
+  /**
+   * The generated client's Mono (CallMono, not Mono.fromDirect) keeps Reactor's automatic context
+   * propagation: code mapping the answer on the client's event loop sees the caller's thread-local.
+   */
+  @Test
+  void theGeneratedReactorClient_restoresThreadLocals_underAutomaticContextPropagation()
+      throws Exception {
+    ThreadLocal<String> trace = new ThreadLocal<>();
+    io.micrometer.context.ContextRegistry.getInstance()
+        .registerThreadLocalAccessor("relayed.test.trace", trace::get, trace::set, trace::remove);
+    serve(Library.REACTOR);
+    Hooks.enableAutomaticContextPropagation();
+    try {
+      String seen =
+          echo.echo(request("x"))
+              .map(r -> trace.get() + " on " + Thread.currentThread().getName())
+              .contextWrite(Context.of("relayed.test.trace", "t-1"))
+              .block(WAIT);
+      assertThat(seen).startsWith("t-1 on ").doesNotEndWith(" on main");
+    } finally {
+      Hooks.disableAutomaticContextPropagation();
+      io.micrometer.context.ContextRegistry.getInstance()
+          .removeThreadLocalAccessor("relayed.test.trace");
+    }
   }
 
   @ParameterizedTest

@@ -67,6 +67,12 @@ public final class LoopBlockingExtension implements AfterEachCallback, AfterAllC
               "io.grpc.stub.ClientCalls$BlockingResponseStream$QueuingListener", "onMessage")
           .allowBlockingCallsInside(
               "io.grpc.stub.ClientCalls$BlockingResponseStream$QueuingListener", "onClose")
+          // With Micrometer's context-propagation on the classpath (as in Spring applications),
+          // Reactor loads its ContextRegistry, a ServiceLoader scan of the jars, the first time a
+          // Flux or Mono is wrapped: once per JVM, on whichever thread gets there first.
+          .allowBlockingCallsInside("io.micrometer.context.ContextRegistry", "loadContextAccessors")
+          .allowBlockingCallsInside(
+              "io.micrometer.context.ContextRegistry", "loadThreadLocalAccessors")
           .blockingMethodCallback(LoopBlockingExtension::blocked)
           .install();
       return true;
