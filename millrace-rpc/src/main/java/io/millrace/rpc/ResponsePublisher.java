@@ -218,14 +218,31 @@ final class ResponsePublisher<Resp>
   }
 
   private Payload toPayload(Resp value) {
+    return response(context, marshaller, encoder, routing, alloc, value, emitted == 0, unary);
+  }
+
+  /**
+   * A response's payload: the message, with the handler's response headers when {@code first} and
+   * its trailers and an OK status when {@code last} (a unary response ends the call), unless the
+   * caller routes (no metadata then).
+   */
+  static <Resp> Payload response(
+      ServerContext context,
+      Marshaller<Resp> marshaller,
+      PayloadEncoder<Resp> encoder,
+      boolean routing,
+      ByteBufAllocator alloc,
+      Resp value,
+      boolean first,
+      boolean last) {
     ByteBuf data = encodesInFrame(encoder, value) ? null : marshaller.serialize(value, alloc);
     if (routing) {
       return data == null ? Payload.encoded(null, value, encoder) : Payload.of(data);
     }
     ByteBuf metadata = null;
     try {
-      Headers headers = emitted == 0 ? context.takeResponseHeaders() : null;
-      Headers trailers = unary ? context.trailersOrNull() : null;
+      Headers headers = first ? context.takeResponseHeaders() : null;
+      Headers trailers = last ? context.trailersOrNull() : null;
       if (headers != null || trailers != null) {
         metadata = alloc.buffer();
         ResponseMetadata.encode(metadata, headers, trailers != null ? Status.OK : null, trailers);
@@ -328,7 +345,7 @@ final class ResponsePublisher<Resp>
     } else {
       Headers trailers = fromHandler ? context.trailersOrNull() : null;
       if (!status.isOk() || trailers != null) {
-        trailer = trailerPayload(status, trailers, fromHandler && emitted == 0);
+        trailer = trailer(context, alloc, status, trailers, fromHandler && emitted == 0);
       }
     }
     endPayload = trailer;
@@ -338,7 +355,16 @@ final class ResponsePublisher<Resp>
     }
   }
 
-  private Payload trailerPayload(Status status, Headers trailers, boolean withHeaders) {
+  /**
+   * The payload that ends a call with {@code status} and {@code trailers}, and the response headers
+   * when {@code withHeaders} (no response carried them).
+   */
+  static Payload trailer(
+      ServerContext context,
+      ByteBufAllocator alloc,
+      Status status,
+      Headers trailers,
+      boolean withHeaders) {
     ByteBuf metadata = alloc.buffer();
     try {
       Headers headers = withHeaders ? context.takeResponseHeaders() : null;

@@ -151,6 +151,15 @@ final class ServerHandler implements ReactiveHandler, ReadsInPlace {
       boolean oneResponse,
       Runnable whenDone) {
     Publisher<Resp> responses = server.intercepted(context, handler);
+    if (oneResponse && AnsweredCall.fits(context, responses)) {
+      return new AnsweredCall<>(
+          context,
+          method.descriptor().responseMarshaller(),
+          mode != Mode.NATIVE,
+          alloc,
+          responses,
+          whenDone);
+    }
     ResponsePublisher<Resp> answer =
         new ResponsePublisher<>(
             context,
