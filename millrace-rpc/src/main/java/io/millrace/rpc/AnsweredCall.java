@@ -71,9 +71,7 @@ final class AnsweredCall<Resp> implements Publisher<Payload>, Subscription {
       throw new NullPointerException("subscriber"); // rule 1.9
     }
     if (!STATE.compareAndSet(this, NEW, SUBSCRIBED)) {
-      Publishers.<Payload>failed(
-              new IllegalStateException("a call's responses have one subscriber"))
-          .subscribe(subscriber);
+      Publishers.refuseSecond(subscriber, "responses have");
       return;
     }
     downstream = subscriber;

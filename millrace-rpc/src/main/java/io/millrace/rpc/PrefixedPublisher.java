@@ -46,8 +46,7 @@ final class PrefixedPublisher<T, R>
   @Override
   public void subscribe(Subscriber<? super R> subscriber) {
     if (downstream != null) {
-      Publishers.<R>failed(new IllegalStateException("a call's stream has one subscriber"))
-          .subscribe(subscriber);
+      Publishers.refuseSecond(subscriber, "stream has");
       return;
     }
     downstream = subscriber;

@@ -1,6 +1,7 @@
 package io.millrace.rpc;
 
 import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
 /** Publishers that end at once, for calls that end before they start, and one adapter. */
@@ -16,6 +17,15 @@ final class Publishers {
         @Override
         public void cancel() {}
       };
+
+  /**
+   * Refuses {@code subscriber}, a second one of a call's Publisher that serves one ({@code what}
+   * names the call's side): it is told at once, with an IllegalStateException.
+   */
+  static <T> void refuseSecond(Subscriber<? super T> subscriber, String what) {
+    Publishers.<T>failed(new IllegalStateException("a call's " + what + " one subscriber"))
+        .subscribe(subscriber);
+  }
 
   /** Fails each subscriber with {@code error} at once. */
   static <T> Publisher<T> failed(Throwable error) {

@@ -108,9 +108,7 @@ final class ResponsePublisher<Resp>
   @Override
   public void subscribe(Subscriber<? super Payload> subscriber) {
     if (downstream != null) {
-      Publishers.<Payload>failed(
-              new IllegalStateException("a call's responses have one subscriber"))
-          .subscribe(subscriber);
+      Publishers.refuseSecond(subscriber, "responses have");
       return;
     }
     downstream = subscriber;

@@ -8,7 +8,6 @@ import com.google.protobuf.StringValue;
 import io.millrace.streams.Payload;
 import io.millrace.testing.AnsweredAtOnce;
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.util.concurrent.ImmediateEventExecutor;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -108,15 +107,7 @@ class AnsweredAtOnceTest {
   /** The answer waits for demand when the engine's subscriber has not asked in onSubscribe. */
   @Test
   void anAnswerWaitsForDemand_andGoesOnTheFirstRequest() {
-    ServerContext context =
-        new ServerContext(
-            TestService.ECHO,
-            Headers.EMPTY,
-            CallHeader.NO_TIMEOUT,
-            ImmediateEventExecutor.INSTANCE,
-            16,
-            null,
-            null);
+    ServerContext context = TestService.echoContext();
     AnsweredAtOnce<StringValue> answer = AnsweredAtOnce.of(() -> text("late"));
     ResponsePublisher<StringValue> publisher =
         new ResponsePublisher<>(

@@ -9,7 +9,6 @@ import io.millrace.frame.ErrorCode;
 import io.millrace.streams.Payload;
 import io.millrace.testing.AnsweredAtOnce;
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.util.concurrent.ImmediateEventExecutor;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -24,15 +23,7 @@ import org.reactivestreams.Subscription;
  * an answer given at once, when the answer is taken, and the Reactive Streams rules it keeps.
  */
 class AnsweredCallTest {
-  private final ServerContext context =
-      new ServerContext(
-          TestService.ECHO,
-          Headers.EMPTY,
-          CallHeader.NO_TIMEOUT,
-          ImmediateEventExecutor.INSTANCE,
-          16,
-          null,
-          null);
+  private final ServerContext context = TestService.echoContext();
   private final AtomicInteger taken = new AtomicInteger();
   private final AtomicInteger done = new AtomicInteger();
 

@@ -14,6 +14,18 @@ import reactor.core.publisher.Mono;
 final class TestService {
   static final String NAME = "test.v1.Probe";
 
+  /** A call's context for Echo, without a connection: no deadline, a loop that runs tasks here. */
+  static ServerContext echoContext() {
+    return new ServerContext(
+        ECHO,
+        Headers.EMPTY,
+        CallHeader.NO_TIMEOUT,
+        io.netty.util.concurrent.ImmediateEventExecutor.INSTANCE,
+        16,
+        null,
+        null);
+  }
+
   static final MethodDescriptor<StringValue, StringValue> ECHO =
       MethodDescriptor.newBuilder(
               NAME + "/Echo",
