@@ -14,17 +14,18 @@ import org.reactivestreams.Subscription;
  * {@code Mono.fromCallable}, {@code Mono.error}) and that has no deadline: the response, or the
  * failure, is made when the caller first asks, in one object with one compare-and-set. A {@link
  * ResponsePublisher} carries the other calls; for these it would keep a subscription relay, a
- * deadline lock and an end state machine that an answer already known never needs.
+ * deadline lock and an end state machine that an answer already known never needs. The call is its
+ * own Subscription and its own subscriber of the handler's outcome, and its one atomic operation
+ * decides between the caller's request and a cancel.
  *
  * <p>What the caller sees is what a ResponsePublisher gives: the message with the handler's headers
  * and trailers (status OK), or a trailer with the failure's status (an ERROR for routing callers),
  * or INTERNAL when there is no message. A cancel before the request tells the handler's context, as
  * a cancelled call does.
  */
-final class AnsweredCall<Resp> implements Publisher<Payload>, Subscription {
-  private static final int NEW = 0;
-  private static final int SUBSCRIBED = 1;
-  private static final int DONE = 2;
+final class AnsweredCall<Resp> implements Publisher<Payload>, Subscription, Subscriber<Resp> {
+  private static final int LIVE = 0;
+  private static final int DONE = 1;
 
   private static final AtomicIntegerFieldUpdater<AnsweredCall<?>> STATE = newStateUpdater();
 
@@ -44,6 +45,12 @@ final class AnsweredCall<Resp> implements Publisher<Payload>, Subscription {
   private Subscriber<? super Payload> downstream;
   private volatile int state;
 
+  // The handler's outcome as Scalar.signal gives it: reached from request() only, once.
+  private static final int WAITING = 0;
+  private static final int ANSWERED = 1; // the message went out; its completion follows
+  private static final int ENDED = 2;
+  private int phase = WAITING;
+
   /** {@code answer} is a {@link Scalar}; {@code whenDone} runs once the call has ended. */
   AnsweredCall(
       ServerContext context,
@@ -60,9 +67,15 @@ final class AnsweredCall<Resp> implements Publisher<Payload>, Subscription {
     this.whenDone = whenDone;
   }
 
-  /** Whether a one-response call answered by {@code answer} can be carried by this class. */
+  /**
+   * Whether a one-response call answered by {@code answer} can be carried by this class: an answer
+   * given at once, no deadline, and a handler that ran on the connection's event loop. The answer
+   * is taken when the caller asks, which is on the loop; a handler that runs on an executor (for
+   * blocking work, such as a {@code Mono.fromCallable} that queries a database) keeps the
+   * ResponsePublisher.
+   */
   static boolean fits(ServerContext context, Publisher<?> answer) {
-    return !context.hasDeadline() && Scalar.is(answer);
+    return !context.hasDeadline() && Scalar.is(answer) && context.loop().inEventLoop();
   }
 
   @Override
@@ -70,7 +83,7 @@ final class AnsweredCall<Resp> implements Publisher<Payload>, Subscription {
     if (subscriber == null) {
       throw new NullPointerException("subscriber"); // rule 1.9
     }
-    if (!STATE.compareAndSet(this, NEW, SUBSCRIBED)) {
+    if (downstream != null) {
       Publishers.refuseSecond(subscriber, "responses have");
       return;
     }
@@ -80,14 +93,14 @@ final class AnsweredCall<Resp> implements Publisher<Payload>, Subscription {
 
   @Override
   public void request(long n) {
-    if (state != SUBSCRIBED || !STATE.compareAndSet(this, SUBSCRIBED, DONE)) {
+    if (state != LIVE || !STATE.compareAndSet(this, LIVE, DONE)) {
       return; // answered, failed or cancelled already
     }
     try {
       if (n <= 0) {
         downstream.onError(new IllegalArgumentException("request-n must be positive: " + n));
       } else {
-        Scalar.signal(answer, new Responder());
+        Scalar.signal(answer, this);
       }
     } finally {
       whenDone.run();
@@ -96,70 +109,68 @@ final class AnsweredCall<Resp> implements Publisher<Payload>, Subscription {
 
   @Override
   public void cancel() {
-    if (STATE.getAndSet(this, DONE) == SUBSCRIBED) {
+    if (STATE.getAndSet(this, DONE) == LIVE) {
       context.cancel(Status.CANCELLED);
       whenDone.run();
     }
   }
 
-  /**
-   * Turns the handler's outcome into the caller's: reached only from {@link #request}, once, so the
-   * signals to the subscriber are serial. A class of its own so that the call's Subscription is not
-   * also a Subscriber of the handler's answer.
-   */
-  private final class Responder implements Subscriber<Resp> {
-    private static final int WAITING = 0;
-    private static final int ANSWERED = 1; // the message went out; its completion follows
-    private static final int ENDED = 2;
+  // ------------------------------------------------------------------ the handler's outcome
 
-    private int phase = WAITING;
+  @Override
+  public void onSubscribe(Subscription s) {
+    // Never called: Scalar.signal signals without a subscription.
+  }
 
-    @Override
-    public void onSubscribe(Subscription s) {
-      // Never called: Scalar.signal signals without a subscription.
+  @Override
+  public void onNext(Resp value) {
+    Payload p;
+    try {
+      p =
+          ResponsePublisher.response(
+              context, marshaller, marshaller.encoder(), routing, alloc, value, true, true);
+    } catch (RuntimeException e) {
+      end(Status.fromThrowable(e)); // a message that would not serialize
+      return;
     }
+    phase = ANSWERED;
+    downstream.onNext(p);
+  }
 
-    @Override
-    public void onNext(Resp value) {
-      Payload p;
-      try {
-        p =
-            ResponsePublisher.response(
-                context, marshaller, marshaller.encoder(), routing, alloc, value, true, true);
-      } catch (RuntimeException e) {
-        end(Status.fromThrowable(e)); // a message that would not serialize
-        return;
-      }
-      phase = ANSWERED;
-      downstream.onNext(p);
+  @Override
+  public void onError(Throwable t) {
+    if (phase != ENDED) {
+      end(Status.fromThrowable(t));
     }
+  }
 
-    @Override
-    public void onError(Throwable t) {
-      if (phase != ENDED) {
-        end(Status.fromThrowable(t));
-      }
-    }
-
-    @Override
-    public void onComplete() {
-      if (phase == ANSWERED) {
-        phase = ENDED;
-        downstream.onComplete();
-      } else if (phase == WAITING) {
-        end(Status.INTERNAL.withMessage("the handler completed without a response"));
-      }
-    }
-
-    private void end(Status status) {
+  @Override
+  public void onComplete() {
+    if (phase == ANSWERED) {
       phase = ENDED;
-      if (routing) {
-        downstream.onError(StreamErrorException.application(status.toString()));
-        return;
-      }
-      downstream.onNext(
-          ResponsePublisher.trailer(context, alloc, status, context.trailersOrNull(), true));
       downstream.onComplete();
+    } else if (phase == WAITING) {
+      end(Status.INTERNAL.withMessage("the handler completed without a response"));
     }
+  }
+
+  /** Ends the call with {@code status}, as ResponsePublisher ends a call that has no response. */
+  private void end(Status status) {
+    phase = ENDED;
+    if (routing) {
+      if (status.isOk()) {
+        downstream.onComplete();
+      } else {
+        downstream.onError(StreamErrorException.application(status.toString()));
+      }
+      return;
+    }
+    Headers trailers = context.trailersOrNull();
+    if (status.isOk() && trailers == null) {
+      downstream.onComplete();
+      return;
+    }
+    downstream.onNext(ResponsePublisher.trailer(context, alloc, status, trailers, true));
+    downstream.onComplete();
   }
 }

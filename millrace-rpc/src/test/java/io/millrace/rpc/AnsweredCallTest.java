@@ -176,6 +176,41 @@ class AnsweredCallTest {
     assertThat(taken).hasValue(0);
     assertThat(r.signals).hasSize(2);
     assertThat(r.signals.get(1)).startsWith("error java.lang.IllegalArgumentException");
+    assertThat(done).hasValue(1);
+  }
+
+  @Test
+  void anOkStatusThrown_endsTheCallWithoutAResponse_asAResponsePublisherDoes() {
+    Callable<StringValue> ok =
+        () -> {
+          throw Status.OK.asException();
+        };
+    Recorder r = new Recorder();
+    call(ok, false).subscribe(r);
+    r.subscription.request(1);
+    assertThat(r.signals).containsExactly("subscribed", "complete");
+    Recorder routed = new Recorder();
+    call(ok, true).subscribe(routed);
+    routed.subscription.request(1);
+    assertThat(routed.signals).containsExactly("subscribed", "complete");
+  }
+
+  /**
+   * A handler that ran on an executor keeps the ResponsePublisher, so its answer is taken there.
+   */
+  @Test
+  void aHandlerOffTheEventLoop_doesNotFit() throws Exception {
+    io.netty.channel.DefaultEventLoop loop = new io.netty.channel.DefaultEventLoop();
+    try {
+      ServerContext onALoop =
+          new ServerContext(
+              TestService.ECHO, Headers.EMPTY, CallHeader.NO_TIMEOUT, loop, 16, null, null);
+      Publisher<StringValue> scalar = AnsweredAtOnce.of(() -> text("hi"));
+      assertThat(AnsweredCall.fits(onALoop, scalar)).isFalse();
+      assertThat(loop.submit(() -> AnsweredCall.fits(onALoop, scalar)).get()).isTrue();
+    } finally {
+      loop.shutdownGracefully(0, 0, java.util.concurrent.TimeUnit.SECONDS);
+    }
   }
 
   @Test
