@@ -130,13 +130,16 @@ final class ResponsePublisher<Resp>
   /**
    * A unary handler that answered at once ({@link Scalar}): its answer is taken without a
    * subscription when the caller's demand has come (the engine asks in onSubscribe), or on the
-   * first request.
+   * first request; on the handler's own thread when that is not the event loop.
    */
   private void answerAtOnce() {
     if (requested > 0) {
       Scalar.signal(source, this); // a unary response ends the call: the completion is a no-op
       return;
     }
+    // Off the event loop (a handler executor's thread), the answer is taken here and now: its code
+    // (a Mono.fromCallable that blocks, say) must not run on the loop when the caller asks.
+    Publisher<Resp> answer = context.loop().inEventLoop() ? source : Scalar.taken(source);
     upstream.set(
         new Subscription() {
           private boolean taken;
@@ -145,7 +148,7 @@ final class ResponsePublisher<Resp>
           public void request(long n) {
             if (!taken) {
               taken = true;
-              Scalar.signal(source, ResponsePublisher.this);
+              Scalar.signal(answer, ResponsePublisher.this);
             }
           }
 

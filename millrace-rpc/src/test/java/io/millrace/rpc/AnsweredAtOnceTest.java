@@ -107,8 +107,60 @@ class AnsweredAtOnceTest {
   /** The answer waits for demand when the engine's subscriber has not asked in onSubscribe. */
   @Test
   void anAnswerWaitsForDemand_andGoesOnTheFirstRequest() {
-    ServerContext context = TestService.echoContext();
     AnsweredAtOnce<StringValue> answer = AnsweredAtOnce.of(() -> text("late"));
+    List<Object> signals = new CopyOnWriteArrayList<>();
+    Subscription subscription = subscribeWithoutAsking(TestService.echoContext(), answer, signals);
+    assertThat(signals).isEmpty();
+    subscription.request(1);
+    assertThat(signals).containsExactly(text("late"), "complete");
+    assertThat(answer.subscriptions()).isZero();
+  }
+
+  /**
+   * A handler that ran on an executor has its answer taken on its own thread, not on the event loop
+   * when the caller asks there: a Mono.fromCallable that blocks stays off the loop.
+   */
+  @Test
+  void aHandlerOffTheLoop_hasItsAnswerTakenOnItsOwnThread() throws Exception {
+    io.netty.channel.DefaultEventLoop loop = new io.netty.channel.DefaultEventLoop();
+    try {
+      ServerContext context = TestService.echoContext(loop);
+      List<Thread> ranOn = new CopyOnWriteArrayList<>();
+      AnsweredAtOnce<StringValue> answer =
+          AnsweredAtOnce.of(
+              () -> {
+                ranOn.add(Thread.currentThread());
+                return text("from the executor");
+              });
+      List<Object> signals = new CopyOnWriteArrayList<>();
+      Subscription subscription = subscribeWithoutAsking(context, answer, signals);
+      assertThat(ranOn).containsExactly(Thread.currentThread());
+      loop.submit(() -> subscription.request(1)).get(10, java.util.concurrent.TimeUnit.SECONDS);
+      assertThat(ranOn).hasSize(1);
+      assertThat(signals).containsExactly(text("from the executor"), "complete");
+
+      // A failure taken the same way reaches the caller as its status.
+      AnsweredAtOnce<StringValue> failing =
+          AnsweredAtOnce.of(
+              () -> {
+                throw Status.of(Status.Code.NOT_FOUND).withMessage("no such").asException();
+              });
+      List<Object> failed = new CopyOnWriteArrayList<>();
+      Subscription s2 = subscribeWithoutAsking(context, failing, failed);
+      loop.submit(() -> s2.request(1)).get(10, java.util.concurrent.TimeUnit.SECONDS);
+      assertThat(failed).hasSize(2).last().isEqualTo("complete");
+      assertThat(failed.get(0)).isEqualTo("trailer NOT_FOUND");
+    } finally {
+      loop.shutdownGracefully(0, 0, java.util.concurrent.TimeUnit.SECONDS);
+    }
+  }
+
+  /**
+   * Subscribes a recorder to a unary ResponsePublisher of {@code answer} that asks for nothing in
+   * onSubscribe; returns its subscription. Messages are recorded parsed, trailers by status.
+   */
+  private static Subscription subscribeWithoutAsking(
+      ServerContext context, AnsweredAtOnce<StringValue> answer, List<Object> signals) {
     ResponsePublisher<StringValue> publisher =
         new ResponsePublisher<>(
             context,
@@ -118,7 +170,6 @@ class AnsweredAtOnceTest {
             ByteBufAllocator.DEFAULT,
             answer,
             () -> {});
-    List<Object> signals = new CopyOnWriteArrayList<>();
     Subscription[] subscription = new Subscription[1];
     publisher.subscribe(
         new Subscriber<Payload>() {
@@ -130,7 +181,12 @@ class AnsweredAtOnceTest {
           @Override
           public void onNext(Payload p) {
             try {
-              signals.add(TestService.ECHO.responseMarshaller().parse(p.data()));
+              if (p.hasMetadata() && ResponseMetadata.decode(p.metadata(), 8192).noMessage()) {
+                signals.add(
+                    "trailer " + ResponseMetadata.decode(p.metadata(), 8192).status().code());
+              } else {
+                signals.add(TestService.ECHO.responseMarshaller().parse(p.data()));
+              }
             } finally {
               p.release();
             }
@@ -146,9 +202,6 @@ class AnsweredAtOnceTest {
             signals.add("complete");
           }
         });
-    assertThat(signals).isEmpty();
-    subscription[0].request(1);
-    assertThat(signals).containsExactly(text("late"), "complete");
-    assertThat(answer.subscriptions()).isZero();
+    return subscription[0];
   }
 }

@@ -202,9 +202,7 @@ class AnsweredCallTest {
   void aHandlerOffTheEventLoop_doesNotFit() throws Exception {
     io.netty.channel.DefaultEventLoop loop = new io.netty.channel.DefaultEventLoop();
     try {
-      ServerContext onALoop =
-          new ServerContext(
-              TestService.ECHO, Headers.EMPTY, CallHeader.NO_TIMEOUT, loop, 16, null, null);
+      ServerContext onALoop = TestService.echoContext(loop);
       Publisher<StringValue> scalar = AnsweredAtOnce.of(() -> text("hi"));
       assertThat(AnsweredCall.fits(onALoop, scalar)).isFalse();
       assertThat(loop.submit(() -> AnsweredCall.fits(onALoop, scalar)).get()).isTrue();

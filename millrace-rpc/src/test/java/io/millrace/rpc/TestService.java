@@ -16,14 +16,12 @@ final class TestService {
 
   /** A call's context for Echo, without a connection: no deadline, a loop that runs tasks here. */
   static ServerContext echoContext() {
-    return new ServerContext(
-        ECHO,
-        Headers.EMPTY,
-        CallHeader.NO_TIMEOUT,
-        io.netty.util.concurrent.ImmediateEventExecutor.INSTANCE,
-        16,
-        null,
-        null);
+    return echoContext(io.netty.util.concurrent.ImmediateEventExecutor.INSTANCE);
+  }
+
+  /** The same, on {@code loop}. */
+  static ServerContext echoContext(io.netty.util.concurrent.EventExecutor loop) {
+    return new ServerContext(ECHO, Headers.EMPTY, CallHeader.NO_TIMEOUT, loop, 16, null, null);
   }
 
   static final MethodDescriptor<StringValue, StringValue> ECHO =

@@ -26,6 +26,74 @@ public final class Scalar {
   }
 
   /**
+   * {@code p}'s outcome, taken now on this thread, as a Scalar that gives it again without running
+   * {@code p}'s code: for an answer that must not be taken later on another thread (a handler that
+   * ran on an executor, whose answer would otherwise be taken on the event loop when the caller
+   * asks). A VirtualMachineError is thrown here.
+   */
+  @SuppressWarnings("unchecked")
+  public static <T> Publisher<T> taken(Publisher<T> p) {
+    try {
+      return new Taken<>(((Callable<T>) p).call(), null);
+    } catch (VirtualMachineError e) {
+      throw e;
+    } catch (Throwable t) {
+      return new Taken<>(null, t);
+    }
+  }
+
+  /** An outcome already taken: the item (null for none) or the error. */
+  private static final class Taken<T> implements Publisher<T>, Callable<T> {
+    private final T value;
+    private final Throwable error;
+
+    Taken(T value, Throwable error) {
+      this.value = value;
+      this.error = error;
+    }
+
+    @Override
+    public T call() throws Exception {
+      if (error != null) {
+        throw Scalar.<RuntimeException>rethrown(error);
+      }
+      return value;
+    }
+
+    /** Gives the outcome on the subscriber's first request, as a subscription would. */
+    @Override
+    public void subscribe(Subscriber<? super T> s) {
+      s.onSubscribe(
+          new org.reactivestreams.Subscription() {
+            private boolean done;
+
+            @Override
+            public void request(long n) {
+              if (done) {
+                return;
+              }
+              done = true;
+              if (n <= 0) {
+                s.onError(new IllegalArgumentException("request-n must be positive: " + n));
+              } else {
+                signal(Taken.this, s);
+              }
+            }
+
+            @Override
+            public void cancel() {
+              done = true;
+            }
+          });
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <E extends Throwable> E rethrown(Throwable t) throws E {
+    throw (E) t;
+  }
+
+  /**
    * Signals {@code p}'s outcome to {@code s} as a subscription would have, but with no {@code
    * onSubscribe} and regardless of demand (the caller has checked it): the item if there is one,
    * then completion; or the error.
