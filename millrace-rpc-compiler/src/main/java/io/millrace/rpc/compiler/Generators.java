@@ -263,17 +263,23 @@ final class Generators {
    * updates on every signal, an object per call). The RPC runtime's subscribers need no such guard
    * and say so ({@code Relay.Target}); any other subscriber (an interceptor's) gets the answer as
    * it is, with the library's own rules and Context. An answer known at once (a Callable, as {@code
-   * Mono.just}) is left as it is, for the runtime takes it by calling it. RxJava request-response
-   * at 8 bytes went from 2.4 to 2.95-3.1 M/s with it (docs/benchmarks.md).
+   * Mono.just}) is left as it is, for the runtime takes it by calling it; only Reactor's Publishers
+   * can be one ({@code callableAnswers}: RxJava's scalars implement its own Supplier instead).
+   * RxJava request-response at 8 bytes went from 2.4 to 2.95-3.1 M/s with it (docs/benchmarks.md).
    */
-  private static void relay(CodeWriter w, String relaxedSubscriber) {
+  private static void relay(CodeWriter w, String relaxedSubscriber, boolean callableAnswers) {
     w.blank();
     w.line("/** A handler's answer, relayed to the runtime's subscriber without a wrapper. */");
     w.open(
         "private static <T> org.reactivestreams.Publisher<T> relayed("
             + "org.reactivestreams.Publisher<T> answer) {");
-    w.open("if (answer == null || answer instanceof java.util.concurrent.Callable) {");
-    w.line("return answer; // none (the runtime fails the call), or taken by calling it");
+    if (callableAnswers) {
+      w.open("if (answer == null || answer instanceof java.util.concurrent.Callable) {");
+      w.line("return answer; // none (the runtime fails the call), or taken by calling it");
+    } else {
+      w.open("if (answer == null) {");
+      w.line("return null; // the runtime fails the call");
+    }
     w.close("}");
     w.open("return subscriber -> {");
     w.open("if (subscriber instanceof io.millrace.streams.internal.Relay.Target) {");
@@ -443,7 +449,7 @@ final class Generators {
     }
     w.close("}");
     if (f.relaxedSubscriber() != null) {
-      relay(w, f.relaxedSubscriber());
+      relay(w, f.relaxedSubscriber(), f == REACTOR);
     }
     f.helpers().accept(w);
     w.close("}");
