@@ -7,6 +7,7 @@ import com.google.protobuf.ByteString;
 import io.millrace.echo.v1.CountRequest;
 import io.millrace.echo.v1.EchoReply;
 import io.millrace.echo.v1.EchoRequest;
+import io.millrace.echo.v1.EchoServiceMutiny;
 import io.millrace.echo.v1.EchoServiceReactor;
 import io.millrace.echo.v1.EchoServiceRxJava;
 import io.millrace.rpc.CallOptions;
@@ -20,6 +21,9 @@ import io.millrace.rpc.StatusException;
 import io.reactivex.rxjava3.core.Completable;
 import io.reactivex.rxjava3.core.Flowable;
 import io.reactivex.rxjava3.core.Single;
+import io.smallrye.mutiny.Multi;
+import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.infrastructure.Infrastructure;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -41,12 +45,14 @@ import reactor.util.context.Context;
 /**
  * The generated Reactor and RxJava bindings hand a handler's answer to the runtime through a relay
  * of the library's own subscriber type, so the library signals the runtime directly (no {@code
- * StrictSubscriber} in between). What the wrapper used to guard must hold without it: an answer
- * that comes later from another thread, a stream emitted on another thread, demand held to what the
- * caller asked for, a cancel that reaches the handler's stream, a deadline that cancels the
- * handler's answer, a failure after some responses, and a client stream consumed in order. Each
- * case runs against a service written in each library. An interceptor's own subscriber is not
- * relayed: it gets the library's Publisher as it is, Context and all.
+ * StrictSubscriber} in between); the Mutiny binding subscribes to a handler's Uni itself ({@code
+ * UniAnswer}), and its client makes each call's Uni itself ({@code CallUni}). What the wrapper used
+ * to guard must hold without it: an answer that comes later from another thread, a stream emitted
+ * on another thread, demand held to what the caller asked for, a cancel that reaches the handler's
+ * stream, a deadline that cancels the handler's answer, a failure after some responses, and a
+ * client stream consumed in order. Each case runs against a service written in each library. An
+ * interceptor's own subscriber is not relayed: it gets the library's Publisher as it is, Context
+ * and all.
  */
 class RelayedAnswersTest {
   private static final Duration WAIT = Duration.ofSeconds(10);
@@ -64,7 +70,8 @@ class RelayedAnswersTest {
 
   enum Library {
     REACTOR(t -> EchoServiceReactor.bind(t.reactorService())),
-    RXJAVA(t -> EchoServiceRxJava.bind(t.rxJavaService()));
+    RXJAVA(t -> EchoServiceRxJava.bind(t.rxJavaService())),
+    MUTINY(t -> EchoServiceMutiny.bind(t.mutinyService()));
 
     final Function<RelayedAnswersTest, ServiceDefinition> service;
 
@@ -207,6 +214,86 @@ class RelayedAnswersTest {
       @Override
       public Completable notify(EchoRequest request, ServerContext context) {
         return Completable.complete();
+      }
+    };
+  }
+
+  /** The same service in Mutiny. */
+  private EchoServiceMutiny.Service mutinyService() {
+    return new EchoServiceMutiny.Service() {
+      @Override
+      public Uni<EchoReply> echo(EchoRequest request, ServerContext context) {
+        Uni<Integer> later = Uni.createFrom().item(0).onItem().delayIt().by(Duration.ofMillis(20));
+        if (request.getFailWithStatus() != 0) {
+          return later
+              .onItem()
+              .transformToUni(
+                  x ->
+                      Uni.createFrom()
+                          .<EchoReply>failure(
+                              Status.of(Status.Code.of(request.getFailWithStatus()))
+                                  .asException()));
+        }
+        if (request.getPayload().toStringUtf8().equals("slow")) {
+          return Uni.createFrom()
+              .item(reply(request.getPayload(), 0))
+              .onItem()
+              .delayIt()
+              .by(Duration.ofSeconds(30))
+              .onCancellation()
+              .invoke(slowEchoCancelled::countDown);
+        }
+        return later.map(x -> reply(request.getPayload(), 0));
+      }
+
+      @Override
+      public Multi<EchoReply> count(CountRequest request, ServerContext context) {
+        if (request.getN() > 0) {
+          return Multi.createFrom()
+              .range(0, request.getN())
+              .emitOn(Infrastructure.getDefaultWorkerPool())
+              .map(i -> reply(ByteString.EMPTY, i));
+        }
+        return Multi.createFrom()
+            .<Object, EchoReply>generator(
+                Object::new,
+                (state, emitter) -> {
+                  emitter.emit(reply(ByteString.EMPTY, produced.getAndIncrement()));
+                  return state;
+                })
+            .onCancellation()
+            .invoke(countCancelled::countDown);
+      }
+
+      @Override
+      public Uni<EchoReply> collect(Multi<EchoRequest> requests, ServerContext context) {
+        return requests
+            .map(r -> r.getPayload().toStringUtf8())
+            .collect()
+            .with(java.util.stream.Collectors.joining())
+            .map(s -> reply(ByteString.copyFromUtf8(s), s.length()));
+      }
+
+      @Override
+      public Multi<EchoReply> chat(Multi<EchoRequest> requests, ServerContext context) {
+        AtomicLong index = new AtomicLong();
+        Multi<EchoReply> first =
+            requests
+                .map(r -> reply(r.getPayload(), index.getAndIncrement()))
+                .select()
+                .first(CHAT_FAILS_AFTER);
+        return Multi.createBy()
+            .concatenating()
+            .streams(
+                first,
+                Multi.createFrom()
+                    .failure(
+                        Status.of(Status.Code.DATA_LOSS).withMessage("chat broke").asException()));
+      }
+
+      @Override
+      public Uni<Void> notify(EchoRequest request, ServerContext context) {
+        return Uni.createFrom().voidItem();
       }
     };
   }
@@ -393,6 +480,168 @@ class RelayedAnswersTest {
       Hooks.disableAutomaticContextPropagation();
       io.micrometer.context.ContextRegistry.getInstance()
           .removeThreadLocalAccessor("relayed.test.trace");
+    }
+  }
+
+  /**
+   * The generated Mutiny client's Uni (CallUni, not {@code Uni.createFrom().publisher}) gives the
+   * response, the status of a failure, the end of a call without a response as a null item, and a
+   * client stream's one reply; cancelling it cancels the call at the handler, and its deadline
+   * holds.
+   */
+  @Test
+  void theGeneratedMutinyClient_givesResponsesAndStatuses_andItsCancelReachesTheHandler()
+      throws Exception {
+    serve(Library.MUTINY);
+    EchoServiceMutiny.Client mutiny = new EchoServiceMutiny.Client(tcp.client());
+    assertThat(mutiny.echo(request("uni")).await().atMost(WAIT).getPayload().toStringUtf8())
+        .isEqualTo("uni");
+    EchoRequest failing =
+        EchoRequest.newBuilder().setFailWithStatus(Status.Code.ABORTED.value()).build();
+    assertThatThrownBy(() -> mutiny.echo(failing).await().atMost(WAIT))
+        .isInstanceOfSatisfying(
+            StatusException.class,
+            e -> assertThat(e.status().code()).isEqualTo(Status.Code.ABORTED));
+    assertThat(mutiny.notify(request("n")).await().atMost(WAIT)).isNull();
+    EchoReply collected =
+        mutiny
+            .collect(Multi.createFrom().range(0, 12).map(i -> request("" + (i % 10))))
+            .await()
+            .atMost(WAIT);
+    assertThat(collected.getPayload().toStringUtf8()).isEqualTo("012345678901");
+    assertThat(collected.getSequence()).isEqualTo(12);
+
+    assertThatThrownBy(
+            () ->
+                mutiny
+                    .echo(request("slow"), CallOptions.DEFAULT.withTimeout(Duration.ofMillis(200)))
+                    .await()
+                    .atMost(WAIT))
+        .isInstanceOfSatisfying(
+            StatusException.class,
+            e -> assertThat(e.status().code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED));
+    assertThat(slowEchoCancelled.await(10, TimeUnit.SECONDS)).isTrue();
+  }
+
+  @Test
+  void cancellingTheGeneratedMutinyClientsUni_cancelsTheCallAtTheHandler() throws Exception {
+    serve(Library.MUTINY);
+    EchoServiceMutiny.Client mutiny = new EchoServiceMutiny.Client(tcp.client());
+    java.util.concurrent.atomic.AtomicReference<Object> signal =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    io.smallrye.mutiny.subscription.Cancellable call =
+        mutiny.echo(request("slow")).subscribe().with(signal::set, signal::set);
+    Thread.sleep(100); // the call reaches the handler
+    call.cancel();
+    assertThat(slowEchoCancelled.await(10, TimeUnit.SECONDS))
+        .as("the handler's answer was cancelled")
+        .isTrue();
+    assertThat(signal.get()).as("nothing reaches a cancelled Uni").isNull();
+  }
+
+  /**
+   * A Uni's item that comes before anyone asks (here an interceptor asks 50 ms after it subscribed)
+   * waits for the request, as a Publisher's must, and then goes out.
+   */
+  @Test
+  void aMutinyAnswerThatComesBeforeTheRequest_waitsForIt() throws Exception {
+    java.util.concurrent.ScheduledExecutorService timer =
+        java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+    java.util.concurrent.atomic.AtomicInteger early =
+        new java.util.concurrent.atomic.AtomicInteger();
+    ServerInterceptor asksLate =
+        new ServerInterceptor() {
+          @Override
+          public <Resp> Publisher<Resp> onResponses(ServerContext call, Publisher<Resp> responses) {
+            return subscriber ->
+                responses.subscribe(
+                    new org.reactivestreams.Subscriber<Resp>() {
+                      volatile boolean asked;
+
+                      @Override
+                      public void onSubscribe(Subscription s) {
+                        subscriber.onSubscribe(
+                            new Subscription() {
+                              @Override
+                              public void request(long n) {
+                                timer.schedule(
+                                    () -> {
+                                      asked = true;
+                                      s.request(n);
+                                    },
+                                    50,
+                                    TimeUnit.MILLISECONDS);
+                              }
+
+                              @Override
+                              public void cancel() {
+                                s.cancel();
+                              }
+                            });
+                      }
+
+                      @Override
+                      public void onNext(Resp r) {
+                        if (!asked) {
+                          early.incrementAndGet();
+                        }
+                        subscriber.onNext(r);
+                      }
+
+                      @Override
+                      public void onError(Throwable t) {
+                        subscriber.onError(t);
+                      }
+
+                      @Override
+                      public void onComplete() {
+                        subscriber.onComplete();
+                      }
+                    });
+          }
+        };
+    EchoServiceMutiny.Service known =
+        new EchoServiceMutiny.Service() {
+          @Override
+          public Uni<EchoReply> echo(EchoRequest request, ServerContext context) {
+            return Uni.createFrom().item(reply(request.getPayload(), 0));
+          }
+
+          @Override
+          public Multi<EchoReply> count(CountRequest request, ServerContext context) {
+            return Multi.createFrom().empty();
+          }
+
+          @Override
+          public Uni<EchoReply> collect(Multi<EchoRequest> requests, ServerContext context) {
+            return Uni.createFrom().nullItem();
+          }
+
+          @Override
+          public Multi<EchoReply> chat(Multi<EchoRequest> requests, ServerContext context) {
+            return Multi.createFrom().empty();
+          }
+
+          @Override
+          public Uni<Void> notify(EchoRequest request, ServerContext context) {
+            return Uni.createFrom().voidItem();
+          }
+        };
+    try {
+      tcp =
+          RpcOverTcp.serve(
+              RpcServer.builder()
+                  .service(EchoServiceMutiny.bind(known))
+                  .interceptor(asksLate)
+                  .build());
+      echo = new EchoServiceReactor.Client(tcp.client());
+      for (int i = 0; i < 5; i++) {
+        assertThat(echo.echo(request("held" + i)).block(WAIT).getPayload().toStringUtf8())
+            .isEqualTo("held" + i);
+      }
+      assertThat(early.get()).as("responses given before they were asked for").isZero();
+    } finally {
+      timer.shutdownNow();
     }
   }
 

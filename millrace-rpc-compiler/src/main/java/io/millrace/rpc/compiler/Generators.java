@@ -357,6 +357,10 @@ final class Generators {
       "mutiny.zero.flow.adapters.AdaptersToReactiveStreams.publisher";
   private static final String TO_FLOW = "mutiny.zero.flow.adapters.AdaptersToFlow.publisher";
 
+  /**
+   * Mutiny's Multi is a {@code java.util.concurrent.Flow.Publisher}, so streams go through
+   * mutiny-zero's adapters; a Uni does not: each side has its own class (see {@link #uniCalls}).
+   */
   static final Reactive MUTINY =
       new Reactive(
           "Mutiny",
@@ -364,14 +368,246 @@ final class Generators {
           "io.smallrye.mutiny.Uni",
           "io.smallrye.mutiny.Multi",
           "io.smallrye.mutiny.Uni<Void>",
-          TO_RS + "(%s.toMulti())",
+          "UniAnswer.of(%s)",
           TO_RS + "(%s)",
-          TO_RS + "(%s.toMulti())",
-          "io.smallrye.mutiny.Uni.createFrom().publisher(" + TO_FLOW + "(%s))",
+          "UniAnswer.of(%s)",
+          "CallUni.of(%s)",
           "io.smallrye.mutiny.Multi.createFrom().publisher(" + TO_FLOW + "(%s))",
-          "io.smallrye.mutiny.Uni.createFrom().publisher(" + TO_FLOW + "(%s))",
+          "CallUni.of(%s)",
           null,
-          w -> {});
+          Generators::uniCalls);
+
+  /**
+   * The Mutiny flavour's two Uni classes, nested in each generated class so that generated code
+   * needs mutiny, mutiny-zero's adapters and millrace-rpc only.
+   *
+   * <p>{@code CallUni}, a call's Publisher as a Uni: where {@code Uni.createFrom().publisher} wraps
+   * the call in two Flow adapters and cancels it after its response (a CANCEL frame per call, as
+   * {@code Mono.from} would send: see {@link #REACTOR}), this subscribes Mutiny's subscriber to the
+   * call directly and lets the call end by itself.
+   *
+   * <p>{@code UniAnswer}, a handler's Uni as the Publisher the runtime subscribes to: one object
+   * with one atomic state, where {@code toMulti()} and the Reactive Streams adapter made a Multi,
+   * two wrappers and Mutiny's per-subscriber guards per call. It holds the item until it is asked
+   * for, as a Publisher must.
+   */
+  private static void uniCalls(CodeWriter w) {
+    String uni = "io.smallrye.mutiny.Uni";
+    String subscriber = "io.smallrye.mutiny.subscription.UniSubscriber";
+    w.blank();
+    w.line("/**");
+    w.line(
+        " * A call's Publisher as a Uni: Mutiny's subscriber goes to the call directly, and the");
+    w.line(
+        " * item is the call's one response (null for none), given as it arrives; the call then");
+    w.line(" * ends by itself. Cancelling the Uni cancels the call.");
+    w.line(" */");
+    w.open(
+        "private static final class CallUni<T> extends io.smallrye.mutiny.operators.AbstractUni<T> {");
+    w.line("private final org.reactivestreams.Publisher<T> call;");
+    w.blank();
+    w.open("private CallUni(org.reactivestreams.Publisher<T> call) {");
+    w.line("this.call = call;");
+    w.close("}");
+    w.blank();
+    w.open("static <T> " + uni + "<T> of(org.reactivestreams.Publisher<T> call) {");
+    w.line(
+        "return io.smallrye.mutiny.infrastructure.Infrastructure.onUniCreation(new CallUni<>(call));");
+    w.close("}");
+    w.blank();
+    w.line("@Override");
+    w.open("public void subscribe(" + subscriber + "<? super T> subscriber) {");
+    w.line("call.subscribe(new CallSubscriber<>(subscriber));");
+    w.close("}");
+    w.close("}");
+    w.blank();
+    w.line("/** Relays a call's signals to a Uni's subscriber: the first one wins. */");
+    w.open(
+        "private static final class CallSubscriber<T> implements"
+            + " org.reactivestreams.Subscriber<T>,"
+            + " io.smallrye.mutiny.subscription.UniSubscription {");
+    w.line("private final " + subscriber + "<? super T> downstream;");
+    w.line("private org.reactivestreams.Subscription upstream; // set before downstream sees this");
+    w.line("private volatile boolean cancelled;");
+    w.line("private boolean done; // the call's signals come one at a time");
+    w.blank();
+    w.open("CallSubscriber(" + subscriber + "<? super T> downstream) {");
+    w.line("this.downstream = downstream;");
+    w.close("}");
+    w.blank();
+    w.line("@Override");
+    w.open("public void onSubscribe(org.reactivestreams.Subscription s) {");
+    w.line("java.util.Objects.requireNonNull(s, \"s\"); // rule 2.13, as for each signal");
+    w.open("if (upstream != null) {");
+    w.line("s.cancel(); // rule 2.5: one subscription only");
+    w.line("return;");
+    w.close("}");
+    w.line("upstream = s;");
+    w.line("downstream.onSubscribe(this);");
+    w.open("if (!cancelled) {");
+    w.line("s.request(1L);");
+    w.close("}");
+    w.close("}");
+    w.blank();
+    w.line("@Override");
+    w.open("public void onNext(T item) {");
+    w.line("java.util.Objects.requireNonNull(item, \"item\");");
+    w.open("if (!done && !cancelled) {");
+    w.line("done = true;");
+    w.line("downstream.onItem(item);");
+    w.close("}");
+    w.close("}");
+    w.blank();
+    w.line("@Override");
+    w.open("public void onError(Throwable failure) {");
+    w.line("java.util.Objects.requireNonNull(failure, \"failure\");");
+    w.open("if (!done && !cancelled) {");
+    w.line("done = true;");
+    w.line("downstream.onFailure(failure);");
+    w.close("}");
+    w.close("}");
+    w.blank();
+    w.line("@Override");
+    w.open("public void onComplete() {");
+    w.open("if (!done && !cancelled) {");
+    w.line("done = true;");
+    w.line("downstream.onItem(null);");
+    w.close("}");
+    w.close("}");
+    w.blank();
+    w.line("@Override");
+    w.open("public void cancel() {");
+    w.open("if (!cancelled) {");
+    w.line("cancelled = true;");
+    w.line("upstream.cancel();");
+    w.close("}");
+    w.close("}");
+    w.close("}");
+    w.blank();
+    w.line("/**");
+    w.line(
+        " * A handler's Uni as a Publisher: each subscription subscribes to the Uni once, and its");
+    w.line(" * item goes out when it is there and asked for (the state: one atomic int).");
+    w.line(" */");
+    w.open(
+        "private static final class UniAnswer<T> extends java.util.concurrent.atomic.AtomicInteger"
+            + " implements org.reactivestreams.Publisher<T>, "
+            + subscriber
+            + "<T>, org.reactivestreams.Subscription {");
+    w.line("private static final long serialVersionUID = 1L;");
+    w.line("private static final int FRESH = 0;");
+    w.line("private static final int WAITING = 1; // subscribed: neither item nor demand yet");
+    w.line("private static final int ASKED = 2;");
+    w.line("private static final int HELD = 3; // the item is here, not yet asked for");
+    w.line("private static final int OVER = 4;");
+    w.blank();
+    w.line("private final transient " + uni + "<T> answer;");
+    w.line("private transient org.reactivestreams.Subscriber<? super T> downstream;");
+    w.line("private transient io.smallrye.mutiny.subscription.UniSubscription upstream;");
+    w.line("private transient T item;");
+    w.blank();
+    w.open("private UniAnswer(" + uni + "<T> answer) {");
+    w.line("this.answer = answer;");
+    w.close("}");
+    w.blank();
+    w.open("static <T> org.reactivestreams.Publisher<T> of(" + uni + "<T> answer) {");
+    w.line(
+        "return answer == null ? null : new UniAnswer<>(answer); // none: the runtime fails the call");
+    w.close("}");
+    w.blank();
+    w.line("@Override");
+    w.open("public void subscribe(org.reactivestreams.Subscriber<? super T> subscriber) {");
+    w.line("java.util.Objects.requireNonNull(subscriber, \"subscriber\"); // rule 1.9");
+    w.open("if (!compareAndSet(FRESH, WAITING)) {");
+    w.line("new UniAnswer<>(answer).subscribe(subscriber); // each subscription is its own");
+    w.line("return;");
+    w.close("}");
+    w.line("downstream = subscriber;");
+    w.line("io.smallrye.mutiny.operators.AbstractUni.subscribe(answer, this);");
+    w.close("}");
+    w.blank();
+    w.line("@Override");
+    w.open(
+        "public void onSubscribe(io.smallrye.mutiny.subscription.UniSubscription subscription) {");
+    w.line("upstream = subscription;");
+    w.line("downstream.onSubscribe(this);");
+    w.close("}");
+    w.blank();
+    w.line("@Override");
+    w.open("public void onItem(T value) {");
+    w.open("if (value == null) {");
+    w.open("if (getAndSet(OVER) != OVER) {");
+    w.line("downstream.onComplete(); // no item: nothing to ask for");
+    w.close("}");
+    w.line("return;");
+    w.close("}");
+    w.line("item = value;");
+    w.open("while (true) {");
+    w.line("int state = get();");
+    w.open("if (state == ASKED && compareAndSet(ASKED, OVER)) {");
+    w.line("emit();");
+    w.line("return;");
+    w.close("}");
+    w.open("if (state == WAITING && compareAndSet(WAITING, HELD)) {");
+    w.line("return; // goes out on the request");
+    w.close("}");
+    w.open("if (state == OVER) {");
+    w.line("item = null; // cancelled");
+    w.line("return;");
+    w.close("}");
+    w.close("}");
+    w.close("}");
+    w.blank();
+    w.line("@Override");
+    w.open("public void onFailure(Throwable failure) {");
+    w.open("if (getAndSet(OVER) != OVER) {");
+    w.line("downstream.onError(failure);");
+    w.close("}");
+    w.close("}");
+    w.blank();
+    w.line("@Override");
+    w.open("public void request(long n) {");
+    w.open("if (n <= 0) {");
+    w.open("if (getAndSet(OVER) != OVER) {");
+    w.line("item = null;");
+    w.line("upstream.cancel();");
+    w.line(
+        "downstream.onError(new IllegalArgumentException(\"request-n must be positive (rule"
+            + " 3.9): \" + n));");
+    w.close("}");
+    w.line("return;");
+    w.close("}");
+    w.open("while (true) {");
+    w.line("int state = get();");
+    w.open("if (state == WAITING && compareAndSet(WAITING, ASKED)) {");
+    w.line("return; // the item goes out when it comes");
+    w.close("}");
+    w.open("if (state == HELD && compareAndSet(HELD, OVER)) {");
+    w.line("emit();");
+    w.line("return;");
+    w.close("}");
+    w.open("if (state == ASKED || state == OVER) {");
+    w.line("return;");
+    w.close("}");
+    w.close("}");
+    w.close("}");
+    w.blank();
+    w.open("private void emit() {");
+    w.line("T value = item;");
+    w.line("item = null;");
+    w.line("downstream.onNext(value);");
+    w.line("downstream.onComplete();");
+    w.close("}");
+    w.blank();
+    w.line("@Override");
+    w.open("public void cancel() {");
+    w.open("if (getAndSet(OVER) != OVER) {");
+    w.line("item = null;");
+    w.line("upstream.cancel();");
+    w.close("}");
+    w.close("}");
+    w.close("}");
+  }
 
   /** The flavours by option name, each writing its class. */
   static final Map<String, Function<ServiceModel, GeneratedFile>> FLAVOURS =
