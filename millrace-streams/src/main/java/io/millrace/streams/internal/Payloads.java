@@ -4,6 +4,10 @@ import io.millrace.streams.Payload;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.util.internal.PlatformDependent;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+import java.util.Objects;
 
 /** Conversions from the engine's borrowed buffers to the streams' payloads. */
 public final class Payloads {
@@ -47,11 +51,35 @@ public final class Payloads {
    */
   public static void copyReadable(ByteBuf b, byte[] dst, int at) {
     if (UNSAFE_COPY && b.hasMemoryAddress()) {
-      PlatformDependent.copyMemory(b.memoryAddress() + b.readerIndex(), dst, at, b.readableBytes());
+      int length = b.readableBytes();
+      Objects.checkFromIndexSize(at, length, dst.length);
+      long address = b.memoryAddress() + b.readerIndex();
+      if (length < SMALL_COPY) {
+        int i = 0;
+        for (; i + Long.BYTES <= length; i += Long.BYTES) {
+          LONGS.set(dst, at + i, PlatformDependent.getLong(address + i));
+        }
+        for (; i < length; i++) {
+          dst[at + i] = PlatformDependent.getByte(address + i);
+        }
+      } else {
+        PlatformDependent.copyMemory(address, dst, at, length);
+      }
     } else {
       b.getBytes(b.readerIndex(), dst, at, b.readableBytes());
     }
   }
+
+  /**
+   * Copies shorter than this go word by word in Java: {@code Unsafe.copyMemory} calls a copy stub
+   * that took 6-7 ns for 3 to 24 bytes against 2-3 ns for the loop (JDK 17, one core of this
+   * machine; at 32 bytes and up the stub is as fast or faster).
+   */
+  private static final int SMALL_COPY = 32;
+
+  /** Eight bytes of an array at any index, in the platform's order (as Unsafe reads memory). */
+  private static final VarHandle LONGS =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.nativeOrder());
 
   /**
    * Copies {@code length} bytes of {@code src} from {@code srcIndex} into {@code dst} at {@code
@@ -79,7 +107,18 @@ public final class Payloads {
                 + " of "
                 + dst.capacity());
       }
-      PlatformDependent.copyMemory(src, srcIndex, dst.memoryAddress() + index, length);
+      long address = dst.memoryAddress() + index;
+      if (length < SMALL_COPY) {
+        int i = 0;
+        for (; i + Long.BYTES <= length; i += Long.BYTES) {
+          PlatformDependent.putLong(address + i, (long) LONGS.get(src, srcIndex + i));
+        }
+        for (; i < length; i++) {
+          PlatformDependent.putByte(address + i, src[srcIndex + i]);
+        }
+      } else {
+        PlatformDependent.copyMemory(src, srcIndex, address, length);
+      }
     } else {
       dst.setBytes(index, src, srcIndex, length);
     }

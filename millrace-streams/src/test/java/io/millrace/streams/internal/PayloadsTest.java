@@ -86,4 +86,63 @@ class PayloadsTest {
     assertThatThrownBy(() -> Payloads.copyInto(SOURCE, 0, dst, 0, 4))
         .isInstanceOf(io.netty.util.IllegalReferenceCountException.class);
   }
+
+  /** Every length from 0 to 70 at odd offsets: the word loop, its tail, and the stub beyond. */
+  @Test
+  void copiesOfEveryLength_bothWays_moveExactlyTheirBytes() {
+    byte[] pattern = new byte[80];
+    for (int i = 0; i < pattern.length; i++) {
+      pattern[i] = (byte) (i * 7 + 3);
+    }
+    for (ByteBuf buffer : targets128()) {
+      try {
+        for (int length = 0; length <= 70; length++) {
+          buffer.setZero(0, buffer.capacity());
+          Payloads.copyInto(pattern, 5, buffer, 3, length);
+          for (int i = 0; i < buffer.capacity(); i++) {
+            byte expected = i >= 3 && i < 3 + length ? pattern[5 + i - 3] : 0;
+            assertThat(buffer.getByte(i)).as("length %d, byte %d", length, i).isEqualTo(expected);
+          }
+          buffer.setIndex(3, 3 + length);
+          byte[] out = new byte[90];
+          Payloads.copyReadable(buffer, out, 11);
+          for (int i = 0; i < out.length; i++) {
+            byte expected = i >= 11 && i < 11 + length ? pattern[5 + i - 11] : 0;
+            assertThat(out[i]).as("length %d, byte %d", length, i).isEqualTo(expected);
+          }
+          assertThat(buffer.readerIndex()).isEqualTo(3);
+          assertThat(buffer.writerIndex()).isEqualTo(3 + length);
+          buffer.clear();
+        }
+      } finally {
+        buffer.release();
+      }
+    }
+  }
+
+  @Test
+  void copyReadable_intoTooSmallAnArray_throws_andWritesNothing() {
+    for (ByteBuf src : targets128()) {
+      try {
+        src.writeBytes(SOURCE);
+        byte[] small = new byte[12];
+        assertThatThrownBy(() -> Payloads.copyReadable(src, small, 3))
+            .isInstanceOf(IndexOutOfBoundsException.class);
+        assertThatThrownBy(() -> Payloads.copyReadable(src, small, -1))
+            .isInstanceOf(IndexOutOfBoundsException.class);
+        assertThat(small).containsOnly(0);
+        Payloads.copyReadable(src, small, 2); // exactly to the end
+        assertThat(small[11]).isEqualTo((byte) 10);
+      } finally {
+        src.release();
+      }
+    }
+  }
+
+  private static List<ByteBuf> targets128() {
+    return List.of(
+        ByteBufAllocator.DEFAULT.directBuffer(128, 128),
+        PooledByteBufAllocator.DEFAULT.directBuffer(128, 128),
+        Unpooled.buffer(128, 128));
+  }
 }
