@@ -187,7 +187,7 @@ class ObserverFlavourTest {
   }
 
   /** Collects what an observer receives. */
-  private static final class Recorder<T> implements StreamObserver<T> {
+  private static class Recorder<T> implements StreamObserver<T> {
     final List<T> values = new CopyOnWriteArrayList<>();
     final CompletableFuture<List<T>> done = new CompletableFuture<>();
 
@@ -239,6 +239,82 @@ class ObserverFlavourTest {
     Recorder<EchoReply> threw = new Recorder<>();
     echo.echo(EchoRequest.newBuilder().setFailMessage("throw").build(), threw);
     assertThat(threw.failure().status().code()).isEqualTo(Status.Code.UNKNOWN);
+  }
+
+  /**
+   * A unary call's observer hears its answer on the connection's event loop; one that throws from
+   * onNext gets its own exception in onError and nothing more; a ClientResponseObserver is handed
+   * the call first and may cancel it, and then hears CANCELLED.
+   */
+  @Test
+  void unary_observersThatThrowOrCancel_hearWhatTheyCaused() throws Exception {
+    serve(observerEcho);
+    AtomicReference<String> thread = new AtomicReference<>();
+    Recorder<EchoReply> onLoop =
+        new Recorder<>() {
+          @Override
+          public void onNext(EchoReply value) {
+            thread.set(Thread.currentThread().getName());
+            super.onNext(value);
+          }
+        };
+    echo.echo(request("where"), onLoop);
+    assertThat(onLoop.await()).hasSize(1);
+    assertThat(thread.get()).isNotEqualTo(Thread.currentThread().getName());
+
+    IllegalStateException bug = new IllegalStateException("the observer's bug");
+    List<String> heard = new CopyOnWriteArrayList<>();
+    CompletableFuture<Throwable> failed = new CompletableFuture<>();
+    echo.echo(
+        request("x"),
+        new StreamObserver<>() {
+          @Override
+          public void onNext(EchoReply value) {
+            heard.add("next");
+            throw bug;
+          }
+
+          @Override
+          public void onError(Throwable t) {
+            heard.add("error");
+            failed.complete(t);
+          }
+
+          @Override
+          public void onCompleted() {
+            heard.add("completed");
+          }
+        });
+    assertThat(failed.get(10, TimeUnit.SECONDS)).isSameAs(bug);
+    Thread.sleep(100); // nothing more arrives
+    assertThat(heard).containsExactly("next", "error");
+
+    Recorder<EchoReply> cancelled = new Recorder<>();
+    echo.echo(
+        request("never"),
+        new ClientResponseObserver<EchoRequest, EchoReply>() {
+          @Override
+          public void beforeStart(ClientCallStreamObserver<EchoRequest> call) {
+            call.cancel("changed my mind", null);
+          }
+
+          @Override
+          public void onNext(EchoReply value) {
+            cancelled.onNext(value);
+          }
+
+          @Override
+          public void onError(Throwable t) {
+            cancelled.onError(t);
+          }
+
+          @Override
+          public void onCompleted() {
+            cancelled.onCompleted();
+          }
+        });
+    assertThat(cancelled.failure().status().code()).isEqualTo(Status.Code.CANCELLED);
+    assertThat(cancelled.values).isEmpty();
   }
 
   @Test
