@@ -49,10 +49,15 @@ public final class Observers {
 
   /**
    * The answer of a unary or server-streaming method: {@code handler} is given the response
-   * observer when the server subscribes to the answer.
+   * observer when the server subscribes to the answer; a unary method's handler runs at once, and
+   * its response observer is a {@link UnaryResponse}.
    */
   public static <Resp> Publisher<Resp> serve(
       ServerContext context, Consumer<ServerCallStreamObserver<Resp>> handler) {
+    MethodDescriptor<?, ?> method = context.method();
+    if (method != null && method.type() == MethodDescriptor.Type.UNARY) {
+      return UnaryResponse.answer(context, handler); // one response: no flow control to keep
+    }
     ObserverCall<Resp, Void> call = serverCall(context);
     return call.serving(() -> handler.accept(call));
   }

@@ -42,6 +42,14 @@ public final class Scalar {
     }
   }
 
+  /**
+   * A Scalar of an outcome already known: {@code value} (null for none), or {@code error} when it
+   * is not null.
+   */
+  public static <T> Publisher<T> known(T value, Throwable error) {
+    return new Taken<>(value, error);
+  }
+
   /** An outcome already taken: the item (null for none) or the error. */
   private static final class Taken<T> implements Publisher<T>, Callable<T> {
     private final T value;
