@@ -81,6 +81,48 @@ class ProtobufMarshallerTest {
     assertThat(parsed.getValue().toStringUtf8()).isEqualTo("payload");
   }
 
+  /**
+   * A message of 256 bytes and up is parsed from one copy of its own, which its bytes field shares:
+   * the field holds after the received buffer is overwritten and released, on a Netty thread and
+   * off one, from native and composite buffers.
+   */
+  @Test
+  void aLongBytesField_keepsItsValue_afterTheReceivedBufferIsReused() throws Exception {
+    ThrowingRunnable check =
+        () -> {
+          for (int size : new int[] {254, 255, 256, 300, 70_000}) {
+            byte[] bytes = new byte[size];
+            new java.util.Random(size).nextBytes(bytes);
+            BytesValue value = BytesValue.of(ByteString.copyFrom(bytes));
+            ByteBuf out = PooledByteBufAllocator.DEFAULT.directBuffer(BYTES.length(value));
+            BytesValue parsed;
+            BytesValue parsedFromParts;
+            try {
+              BYTES.encode(value, out, 0, BYTES.length(value));
+              out.writerIndex(BYTES.length(value));
+              parsed = BYTES.parse(out);
+              CompositeByteBuf split = Unpooled.compositeBuffer();
+              split.addComponents(
+                  true,
+                  out.retainedSlice(0, 100),
+                  out.retainedSlice(100, out.readableBytes() - 100));
+              try {
+                parsedFromParts = BYTES.parse(split);
+              } finally {
+                split.release();
+              }
+              out.setZero(0, out.readableBytes()); // the memory is reused after release
+            } finally {
+              out.release();
+            }
+            assertThat(parsed.getValue().toByteArray()).as("size %d", size).isEqualTo(bytes);
+            assertThat(parsedFromParts.getValue().toByteArray()).isEqualTo(bytes);
+          }
+        };
+    check.run();
+    onNettyThread(check);
+  }
+
   @Test
   void invalidBytes_failWithInternal() {
     ByteBuf garbage = Unpooled.wrappedBuffer(new byte[] {(byte) 0xFF, (byte) 0xFF, (byte) 0xFF});
