@@ -82,9 +82,9 @@ class ProtobufMarshallerTest {
   }
 
   /**
-   * A message of 256 bytes and up is parsed from one copy of its own, which its bytes field shares:
-   * the field holds after the received buffer is overwritten and released, on a Netty thread and
-   * off one, from native and composite buffers.
+   * A long bytes field (around 256 bytes, and past the 4 KiB the scratch arrays take) keeps its
+   * value after the received buffer is overwritten and released, on a Netty thread and off one,
+   * from native and composite buffers.
    */
   @Test
   void aLongBytesField_keepsItsValue_afterTheReceivedBufferIsReused() throws Exception {
