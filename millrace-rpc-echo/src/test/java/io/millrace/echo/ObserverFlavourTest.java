@@ -317,6 +317,57 @@ class ObserverFlavourTest {
     assertThat(cancelled.values).isEmpty();
   }
 
+  /**
+   * A unary handler that blocks on a handler executor runs while the call is live: the deadline's
+   * expiry reaches it as it runs (isCancelled, its on-cancel handler, onNext throwing CANCELLED),
+   * and the caller gets DEADLINE_EXCEEDED on time, not when the handler returns.
+   */
+  @Test
+  void unary_blockingHandlerOnAnExecutor_seesTheDeadlineWhileItRuns() throws Exception {
+    CountDownLatch onCancel = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicReference<String> seen = new AtomicReference<>();
+    EchoServiceObserver.Service blocking =
+        new DelegatingService(observerEcho) {
+          @Override
+          public void echo(
+              EchoRequest request,
+              ServerContext context,
+              ServerCallStreamObserver<EchoReply> responses) {
+            responses.setOnCancelHandler(onCancel::countDown);
+            try {
+              release.await(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+            String s = "cancelled=" + responses.isCancelled() + " context=" + context.isCancelled();
+            responses.onNext(EchoReply.newBuilder().setPayload(request.getPayload()).build());
+            seen.set(s + " onNext dropped");
+          }
+        };
+    tcp =
+        RpcOverTcp.serve(
+            RpcServer.builder()
+                .service(EchoServiceObserver.bind(blocking))
+                .streamsOptions(StreamsOptions.builder().handlerExecutor(handlers).build())
+                .build());
+    echo = new EchoServiceObserver.Client(tcp.client());
+    Recorder<EchoReply> r = new Recorder<>();
+    long start = System.nanoTime();
+    echo.echo(request("slow"), r, CallOptions.DEFAULT.withTimeout(Duration.ofMillis(200)));
+    assertThat(r.failure().status().code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(5_000);
+    assertThat(onCancel.await(10, TimeUnit.SECONDS))
+        .as("the on-cancel handler ran while the handler was blocked")
+        .isTrue();
+    release.countDown();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (seen.get() == null && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+    }
+    assertThat(seen.get()).isEqualTo("cancelled=true context=true onNext dropped");
+  }
+
   @Test
   void serverStream_followsIsReadyAndManualRequests() throws Exception {
     serve(observerEcho);

@@ -15,11 +15,14 @@ import org.reactivestreams.Subscription;
  * object where the general {@code ObserverCall} keeps a sending queue, credit, waiters and inbound
  * flow control that one response never needs.
  *
- * <p>The handler runs when the runtime asks for the answer ({@link #answer}), as a Reactor or
- * RxJava handler method does. One that answered before returning (the common case: {@code onNext}
- * then {@code onCompleted}) and set no on-cancel or on-ready handler has its answer given as a
- * {@link Scalar}, which the runtime takes by a plain call ({@code AnsweredCall}); any other answers
- * through this Publisher, from whichever thread gives it.
+ * <p>When the handler runs. On the event loop of a call without a deadline, at once, when the
+ * runtime asks for the answer ({@link #answer}): nothing can cancel the call before the loop is
+ * free again, and an answer given before the handler returns (the common case: {@code onNext} then
+ * {@code onCompleted}), with no on-cancel or on-ready handler set, is handed over as a {@link
+ * Scalar}, which the runtime takes by a plain call ({@code AnsweredCall}). Anywhere else (a handler
+ * executor, a deadline), when the runtime subscribes, as {@code ObserverCall} runs it: the
+ * deadline's timer and the caller's cancel then reach a handler that is still running ({@code
+ * isCancelled}, the on-cancel handler, {@code onNext} throwing CANCELLED).
  *
  * <p>What the handler sees is what {@code ObserverCall} gives a unary responder: the first {@code
  * onNext} is the response and ends the call (a second one is dropped, as the runtime drops it);
@@ -30,18 +33,20 @@ import org.reactivestreams.Subscription;
  * {@code disableAutoInboundFlowControl} do nothing.
  *
  * <p>The outcome is decided once ({@code state}): the handler's answer moves it from OPEN to
- * ANSWERED (through SETTING while the answer is written), and whoever then finds a subscriber that
- * asked (or an end that needs no asking) moves it to DONE and signals; a cancel moves it to DONE
- * too. So the subscriber hears one end, from one thread.
+ * RESPONSE, FAILED or EMPTY (its field written before, read after), and whoever then finds a
+ * subscriber that may have it moves it to DONE and signals; a cancel moves it to DONE too. So the
+ * subscriber hears one end, from one thread. The handler's calls must not overlap, as for any
+ * StreamObserver.
  */
 final class UnaryResponse<Resp>
     implements ServerCallStreamObserver<Resp>, Publisher<Resp>, Subscription {
   private static final System.Logger LOG = System.getLogger(UnaryResponse.class.getName());
 
   private static final int OPEN = 0; // no answer yet
-  private static final int SETTING = 1; // the handler is writing its answer
-  private static final int ANSWERED = 2; // the answer is known, not yet signalled
-  private static final int DONE = 3; // signalled, handed over as a Scalar, or cancelled
+  private static final int RESPONSE = 1; // the answer is {@code value}, not yet signalled
+  private static final int FAILED = 2; // the answer is {@code error}, not yet signalled
+  private static final int EMPTY = 3; // completed without a response, not yet signalled
+  private static final int DONE = 4; // signalled, handed over as a Scalar, or cancelled
 
   @SuppressWarnings("rawtypes")
   private static final AtomicIntegerFieldUpdater<UnaryResponse> STATE =
@@ -51,52 +56,73 @@ final class UnaryResponse<Resp>
   private static final AtomicIntegerFieldUpdater<UnaryResponse> CANCELLED =
       AtomicIntegerFieldUpdater.newUpdater(UnaryResponse.class, "cancelled");
 
+  @SuppressWarnings("rawtypes")
+  private static final AtomicIntegerFieldUpdater<UnaryResponse> SUBSCRIBED =
+      AtomicIntegerFieldUpdater.newUpdater(UnaryResponse.class, "subscribed");
+
   private final ServerContext context;
+  private final Consumer<ServerCallStreamObserver<Resp>> handler; // run on subscribe; null: ran
   private volatile int state;
-  private Resp value; // the response (null for none): written in SETTING, read once ANSWERED
-  private Throwable error; // or the failure, likewise
+  private Resp value; // written before state becomes RESPONSE
+  private Throwable error; // written before state becomes FAILED
   private volatile boolean ended; // onCompleted or onError was called
   private volatile int cancelled;
+  private volatile int subscribed;
   private volatile boolean requested;
-  private volatile Subscriber<? super Resp> downstream;
+  private long invalidRequest; // a request(n <= 0) made before onSubscribe returned...
+  private volatile boolean invalid; // ...published by this flag
+  private volatile Subscriber<? super Resp> downstream; // set once onSubscribe has returned
   private volatile Runnable onCancel;
   private volatile Runnable onReady;
 
-  private UnaryResponse(ServerContext context) {
+  private UnaryResponse(
+      ServerContext context, Consumer<ServerCallStreamObserver<Resp>> handlerOnSubscribe) {
     this.context = context;
+    this.handler = handlerOnSubscribe;
   }
 
   /**
-   * Runs {@code handler} with a new response observer and returns its answer: a {@link Scalar} when
-   * it answered before returning and set no handlers, else the observer's own Publisher.
+   * The answer of a unary method whose handler is {@code handler}: run now, on the event loop of a
+   * call without a deadline (a {@link Scalar} when it answered before returning and set no
+   * handlers), else when the runtime subscribes.
    */
   static <Resp> Publisher<Resp> answer(
       ServerContext context, Consumer<ServerCallStreamObserver<Resp>> handler) {
-    UnaryResponse<Resp> r = new UnaryResponse<>(context);
-    try {
-      handler.accept(r);
-    } catch (RuntimeException e) {
-      r.onError(e); // ignored if it answered first
+    if (context.hasDeadline() || !context.loop().inEventLoop()) {
+      return new UnaryResponse<>(context, handler);
     }
-    if (r.state == ANSWERED
+    UnaryResponse<Resp> r = new UnaryResponse<>(context, null);
+    r.run(handler);
+    int s = r.state;
+    if (s != OPEN
+        && s != DONE
         && r.onCancel == null
         && r.onReady == null
-        && STATE.compareAndSet(r, ANSWERED, DONE)) {
-      return Scalar.known(r.value, r.error);
+        && STATE.compareAndSet(r, s, DONE)) {
+      return Scalar.known(s == RESPONSE ? r.value : null, s == FAILED ? r.error : null);
     }
     r.started();
     return r;
   }
 
+  /** Runs the handler with this observer; what it throws fails the call unless it answered. */
+  private void run(Consumer<ServerCallStreamObserver<Resp>> handler) {
+    try {
+      handler.accept(this);
+    } catch (RuntimeException e) {
+      onError(e); // ignored if it answered first
+    }
+  }
+
   /** The handler returned without an answer: an on-ready handler runs once, on the loop. */
   private void started() {
-    Runnable handler = onReady;
-    if (handler != null && isReady()) {
+    Runnable ready = onReady;
+    if (ready != null && isReady()) {
       runOnLoop(
           () -> {
             if (isReady()) {
               try {
-                handler.run();
+                ready.run();
               } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "on-ready handler threw", e);
                 onError(e);
@@ -122,12 +148,13 @@ final class UnaryResponse<Resp>
       }
       return; // the on-cancel handler tells the application
     }
-    if (state == OPEN && STATE.compareAndSet(this, OPEN, SETTING)) {
-      value = response;
-      state = ANSWERED;
+    if (state != OPEN) {
+      return; // a second response: a unary call ended with its first
+    }
+    value = response;
+    if (STATE.compareAndSet(this, OPEN, RESPONSE)) {
       tryEmit();
     }
-    // Otherwise a second response (a unary call ended with its first), or cancelled meanwhile.
   }
 
   @Override
@@ -139,12 +166,13 @@ final class UnaryResponse<Resp>
       return;
     }
     ended = true;
-    if (state == OPEN && STATE.compareAndSet(this, OPEN, SETTING)) {
-      error = t;
-      state = ANSWERED;
+    if (state != OPEN) {
+      return; // answered already (the response stands), or cancelled
+    }
+    error = t;
+    if (STATE.compareAndSet(this, OPEN, FAILED)) {
       tryEmit();
     }
-    // Otherwise answered already (the response stands), or cancelled.
   }
 
   @Override
@@ -153,7 +181,7 @@ final class UnaryResponse<Resp>
       return;
     }
     ended = true;
-    if (state == OPEN && STATE.compareAndSet(this, OPEN, ANSWERED)) {
+    if (state == OPEN && STATE.compareAndSet(this, OPEN, EMPTY)) {
       tryEmit(); // no response: the runtime fails the call with INTERNAL
     }
   }
@@ -195,12 +223,20 @@ final class UnaryResponse<Resp>
     if (subscriber == null) {
       throw new NullPointerException("subscriber"); // rule 1.9
     }
-    if (downstream != null) {
+    if (!SUBSCRIBED.compareAndSet(this, 0, 1)) {
       Publishers.refuseSecond(subscriber, "responses have");
       return;
     }
     subscriber.onSubscribe(this);
     downstream = subscriber; // after onSubscribe returned: nothing is signalled before (rule 1.3)
+    if (invalid) {
+      failRequest(subscriber, invalidRequest);
+      return;
+    }
+    if (handler != null && cancelled == 0) {
+      run(handler); // with the subscriber in place: a cancel now reaches the running handler
+      started();
+    }
     tryEmit();
   }
 
@@ -208,8 +244,11 @@ final class UnaryResponse<Resp>
   public void request(long n) {
     if (n <= 0) {
       Subscriber<? super Resp> s = downstream;
-      if (s != null && claimDone()) {
-        s.onError(new IllegalArgumentException("request-n must be positive (rule 3.9): " + n));
+      if (s == null) {
+        invalidRequest = n; // inside onSubscribe: failed once it returns
+        invalid = true;
+      } else {
+        failRequest(s, n);
       }
       return;
     }
@@ -217,18 +256,26 @@ final class UnaryResponse<Resp>
     tryEmit();
   }
 
+  private void failRequest(Subscriber<? super Resp> s, long n) {
+    if (STATE.getAndSet(this, DONE) != DONE) {
+      value = null;
+      s.onError(new IllegalArgumentException("request-n must be positive (rule 3.9): " + n));
+    }
+  }
+
   @Override
   public void cancel() {
     if (!CANCELLED.compareAndSet(this, 0, 1)) {
       return;
     }
-    claimDone();
-    Runnable handler = onCancel;
-    if (handler != null) {
+    STATE.set(this, DONE);
+    value = null;
+    Runnable cancelHandler = onCancel;
+    if (cancelHandler != null) {
       runOnLoop(
           () -> {
             try {
-              handler.run();
+              cancelHandler.run();
             } catch (RuntimeException e) {
               LOG.log(Level.WARNING, "on-cancel handler threw", e);
             }
@@ -236,40 +283,26 @@ final class UnaryResponse<Resp>
     }
   }
 
-  /** Ends the call here unless it has ended (then false); the answer, if any, is dropped. */
-  private boolean claimDone() {
-    int s;
-    while ((s = state) != DONE) {
-      if (s == SETTING) {
-        Thread.onSpinWait(); // the handler is writing its answer: an instant
-      } else if (STATE.compareAndSet(this, s, DONE)) {
-        value = null;
-        return true;
-      }
-    }
-    return false;
-  }
-
   /** Signals the answer once it is known and the subscriber may have it. Any thread. */
   private void tryEmit() {
     Subscriber<? super Resp> s = downstream;
-    if (s == null || state != ANSWERED) {
+    if (s == null) {
       return;
     }
-    Resp v = value;
-    Throwable e = error;
-    if (v != null && e == null && !requested) {
-      return; // a response waits for the request; an end needs none
+    int answer = state;
+    if (answer == OPEN || answer == DONE || (answer == RESPONSE && !requested)) {
+      return; // nothing yet, over, or a response waiting to be asked for (an end needs no asking)
     }
-    if (!STATE.compareAndSet(this, ANSWERED, DONE)) {
+    if (!STATE.compareAndSet(this, answer, DONE)) {
       return;
     }
-    value = null;
-    if (e != null) {
-      s.onError(e);
+    if (answer == FAILED) {
+      s.onError(error);
       return;
     }
-    if (v != null) {
+    if (answer == RESPONSE) {
+      Resp v = value;
+      value = null;
       s.onNext(v);
     }
     s.onComplete();

@@ -1,16 +1,15 @@
 package io.millrace.rpc;
 
 import com.google.protobuf.Int32Value;
-import io.netty.util.concurrent.ImmediateEventExecutor;
+import io.netty.util.concurrent.GlobalEventExecutor;
 import java.util.concurrent.ForkJoinPool;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.tck.PublisherVerification;
 import org.reactivestreams.tck.TestEnvironment;
 
 /**
- * The Reactive Streams TCK on {@link UnaryResponse}'s own Publisher: a unary observer handler that
- * answers from another thread after it returned (an answer given before it returned is a Scalar,
- * whose subscription is the runtime's), or fails there.
+ * The Reactive Streams TCK on {@link UnaryResponse}'s own Publisher: a unary observer handler, run
+ * off the call's loop when the TCK subscribes, that answers or fails later from another thread.
  */
 public class UnaryResponseTckTest extends PublisherVerification<Int32Value> {
 
@@ -18,8 +17,9 @@ public class UnaryResponseTckTest extends PublisherVerification<Int32Value> {
     super(new TestEnvironment(2_000, 50));
   }
 
+  /** Off the call's loop: the handler runs when the TCK subscribes, and answers later. */
   private static ServerContext context() {
-    return TestService.echoContext(ImmediateEventExecutor.INSTANCE);
+    return TestService.echoContext(GlobalEventExecutor.INSTANCE);
   }
 
   @Override

@@ -7,10 +7,14 @@ import com.google.protobuf.StringValue;
 import io.millrace.observer.ServerCallStreamObserver;
 import io.millrace.streams.internal.Scalar;
 import io.netty.channel.DefaultEventLoop;
+import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.ImmediateEventExecutor;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
@@ -21,12 +25,13 @@ import org.reactivestreams.Subscription;
 
 /**
  * {@link UnaryResponse} without a connection: the answer a unary observer handler gives, at once (a
- * Scalar) or later (the observer's own Publisher), and what the handler sees of cancels, of a
- * second response, of onNext after the end, and of its own exceptions.
+ * Scalar, on the loop of a call without a deadline) or through the observer's own Publisher (a
+ * handler run when the runtime subscribes, off the loop or with a deadline), and what the handler
+ * sees of cancels, of a second response, of onNext after the end, and of its own exceptions.
  */
 class UnaryResponseTest {
+  /** A loop the tests do not run on: handlers called from the test thread run on subscription. */
   private final DefaultEventLoop loop = new DefaultEventLoop();
-  private final ServerContext context = TestService.echoContext(loop);
 
   @AfterEach
   void stop() throws Exception {
@@ -37,12 +42,19 @@ class UnaryResponseTest {
     return StringValue.of(s);
   }
 
-  private Publisher<StringValue> answer(Consumer<ServerCallStreamObserver<StringValue>> handler) {
-    return UnaryResponse.answer(context, handler);
+  /** The answer as the runtime asks for it on the call's own loop, without a deadline. */
+  private static Publisher<StringValue> onLoop(
+      Consumer<ServerCallStreamObserver<StringValue>> handler) {
+    return UnaryResponse.answer(TestService.echoContext(ImmediateEventExecutor.INSTANCE), handler);
+  }
+
+  /** The answer as the runtime asks for it off the call's loop (a handler executor's thread). */
+  private Publisher<StringValue> offLoop(Consumer<ServerCallStreamObserver<StringValue>> handler) {
+    return UnaryResponse.answer(TestService.echoContext(loop), handler);
   }
 
   /** Records the signals a subscriber hears; requests when told to. */
-  private static final class Recorder implements Subscriber<StringValue> {
+  private static class Recorder implements Subscriber<StringValue> {
     final List<String> signals = new CopyOnWriteArrayList<>();
     final CountDownLatch ended = new CountDownLatch(1);
     final long initialRequest;
@@ -55,7 +67,7 @@ class UnaryResponseTest {
     @Override
     public void onSubscribe(Subscription s) {
       subscription = s;
-      if (initialRequest > 0) {
+      if (initialRequest != 0) {
         s.request(initialRequest);
       }
     }
@@ -91,37 +103,38 @@ class UnaryResponseTest {
   }
 
   @Test
-  void anAnswerGivenBeforeTheHandlerReturns_isAScalar_ofTheResponse_theFailure_orNothing() {
+  void
+      anAnswerGivenBeforeTheHandlerReturns_onTheLoop_isAScalar_ofTheResponse_theFailure_orNothing() {
     assertThat(
             scalarOutcome(
-                answer(
+                onLoop(
                     o -> {
                       o.onNext(text("hi"));
                       o.onCompleted();
                     })))
         .containsExactly("next hi", "complete");
-    assertThat(scalarOutcome(answer(o -> o.onNext(text("no completion yet")))))
+    assertThat(scalarOutcome(onLoop(o -> o.onNext(text("no completion yet")))))
         .containsExactly("next no completion yet", "complete");
     assertThat(
             scalarOutcome(
-                answer(
+                onLoop(
                     o ->
                         o.onError(
                             Status.of(Status.Code.NOT_FOUND).withMessage("nope").asException()))))
         .containsExactly("error NOT_FOUND: nope");
-    assertThat(scalarOutcome(answer(ServerCallStreamObserver::onCompleted)))
+    assertThat(scalarOutcome(onLoop(ServerCallStreamObserver::onCompleted)))
         .as("no response: the runtime fails the call with INTERNAL")
         .containsExactly("complete");
     assertThat(
             scalarOutcome(
-                answer(
+                onLoop(
                     o -> {
                       throw new IllegalStateException("a handler's bug");
                     })))
         .containsExactly("error a handler's bug");
     assertThat(
             scalarOutcome(
-                answer(
+                onLoop(
                     o -> {
                       o.onNext(text("first"));
                       o.onNext(text("second, dropped"));
@@ -131,9 +144,80 @@ class UnaryResponseTest {
   }
 
   @Test
+  void offTheLoop_orWithADeadline_theHandlerRunsWhenTheRuntimeSubscribes() throws Exception {
+    AtomicInteger runs = new AtomicInteger();
+    Consumer<ServerCallStreamObserver<StringValue>> handler =
+        o -> {
+          runs.incrementAndGet();
+          o.onNext(text("ran"));
+          o.onCompleted();
+        };
+    ServerContext withDeadline =
+        new ServerContext(
+            TestService.ECHO,
+            Headers.EMPTY,
+            5_000_000,
+            ImmediateEventExecutor.INSTANCE,
+            16,
+            null,
+            null);
+    for (Publisher<StringValue> p :
+        List.of(offLoop(handler), UnaryResponse.answer(withDeadline, handler))) {
+      assertThat(Scalar.is(p)).isFalse();
+      int before = runs.get();
+      Thread.sleep(20);
+      assertThat(runs.get()).as("not run before the subscription").isEqualTo(before);
+      Recorder r = new Recorder(1);
+      p.subscribe(r);
+      assertThat(r.awaitEnd()).containsExactly("next ran", "complete");
+      assertThat(runs.get()).isEqualTo(before + 1);
+    }
+  }
+
+  /** As the deadline's timer would: a cancel while the handler runs reaches it. */
+  @Test
+  void aCancelWhileTheHandlerRuns_isSeenByIt() throws Exception {
+    AtomicReference<Subscription> handle = new AtomicReference<>();
+    AtomicBoolean sawCancel = new AtomicBoolean();
+    AtomicReference<Throwable> onNextThrew = new AtomicReference<>();
+    Publisher<StringValue> p =
+        offLoop(
+            o -> {
+              Thread timer = new Thread(() -> handle.get().cancel());
+              timer.start();
+              try {
+                timer.join();
+              } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+              }
+              sawCancel.set(o.isCancelled() && !o.isReady());
+              try {
+                o.onNext(text("too late"));
+              } catch (StatusException e) {
+                onNextThrew.set(e);
+              }
+            });
+    Recorder r =
+        new Recorder(1) {
+          @Override
+          public void onSubscribe(Subscription s) {
+            handle.set(s);
+            super.onSubscribe(s);
+          }
+        };
+    p.subscribe(r);
+    assertThat(sawCancel.get()).isTrue();
+    assertThat(onNextThrew.get())
+        .isInstanceOfSatisfying(
+            StatusException.class,
+            e -> assertThat(e.status().code()).isEqualTo(Status.Code.CANCELLED));
+    assertThat(r.signals).as("nothing after a cancel").isEmpty();
+  }
+
+  @Test
   void onNextAfterTheEnd_throws() {
     AtomicReference<Throwable> thrown = new AtomicReference<>();
-    answer(
+    onLoop(
         o -> {
           o.onNext(text("a"));
           o.onCompleted();
@@ -149,7 +233,7 @@ class UnaryResponseTest {
   @Test
   void anAnswerGivenLater_goesOutWhenAskedFor_fromTheAnsweringThread() throws Exception {
     AtomicReference<ServerCallStreamObserver<StringValue>> kept = new AtomicReference<>();
-    Publisher<StringValue> p = answer(kept::set);
+    Publisher<StringValue> p = onLoop(kept::set);
     assertThat(Scalar.is(p)).isFalse();
     assertThat(kept.get().isReady()).isTrue();
 
@@ -168,9 +252,10 @@ class UnaryResponseTest {
   }
 
   @Test
-  void aResponseThatComesBeforeTheRequest_waitsForIt() throws Exception {
+  void aResponseThatComesBeforeTheRequest_waitsForIt_andASecondSubscriberIsRefused()
+      throws Exception {
     AtomicReference<ServerCallStreamObserver<StringValue>> kept = new AtomicReference<>();
-    Publisher<StringValue> p = answer(kept::set);
+    Publisher<StringValue> p = onLoop(kept::set);
     Recorder late = new Recorder(0);
     p.subscribe(late);
     kept.get().onNext(text("early"));
@@ -189,24 +274,25 @@ class UnaryResponseTest {
       throws Exception {
     AtomicReference<ServerCallStreamObserver<StringValue>> kept = new AtomicReference<>();
     CountDownLatch onCancelRan = new CountDownLatch(1);
-    AtomicReference<Boolean> onLoop = new AtomicReference<>();
+    AtomicReference<Boolean> ranOnLoop = new AtomicReference<>();
     Publisher<StringValue> p =
-        answer(
+        offLoop(
             o -> {
+              kept.set(o);
               o.setOnCancelHandler(
                   () -> {
-                    onLoop.set(loop.inEventLoop());
+                    ranOnLoop.set(loop.inEventLoop());
                     onCancelRan.countDown();
                   });
-              o.onNext(text("held back by the cancel"));
             });
-    assertThat(Scalar.is(p)).as("an on-cancel handler keeps the observer's Publisher").isFalse();
-    kept.set(null);
     Recorder cancelling = new Recorder(0);
     p.subscribe(cancelling);
     cancelling.subscription.cancel();
     assertThat(onCancelRan.await(5, TimeUnit.SECONDS)).isTrue();
-    assertThat(onLoop.get()).isTrue();
+    assertThat(ranOnLoop.get()).isTrue();
+    assertThat(kept.get().isCancelled()).isTrue();
+    kept.get().onNext(text("after the cancel: dropped, no exception with an on-cancel handler"));
+    kept.get().onCompleted();
     cancelling.subscription.request(1);
     Thread.sleep(50);
     assertThat(cancelling.signals).as("nothing after a cancel").isEmpty();
@@ -215,7 +301,7 @@ class UnaryResponseTest {
   @Test
   void onNextAfterACancel_withoutAnOnCancelHandler_throwsCancelled() {
     AtomicReference<ServerCallStreamObserver<StringValue>> kept = new AtomicReference<>();
-    Publisher<StringValue> p = answer(kept::set);
+    Publisher<StringValue> p = onLoop(kept::set);
     Recorder r = new Recorder(0);
     p.subscribe(r);
     r.subscription.cancel();
@@ -229,35 +315,49 @@ class UnaryResponseTest {
   }
 
   @Test
-  void anInvalidRequest_failsTheSubscriber() throws Exception {
+  void anInvalidRequest_failsTheSubscriber_evenFromInsideOnSubscribe() throws Exception {
     AtomicReference<ServerCallStreamObserver<StringValue>> kept = new AtomicReference<>();
-    Publisher<StringValue> p = answer(kept::set);
+    Publisher<StringValue> p = onLoop(kept::set);
     Recorder r = new Recorder(0);
     p.subscribe(r);
     r.subscription.request(0);
     assertThat(r.awaitEnd()).singleElement().asString().contains("rule 3.9");
     kept.get().onNext(text("dropped"));
     assertThat(r.signals).hasSize(1);
+
+    for (Publisher<StringValue> inside :
+        List.of(onLoop(o -> {}), offLoop(o -> o.onNext(text("not asked for"))))) {
+      Recorder early = new Recorder(-1); // request(-1) inside onSubscribe
+      inside.subscribe(early);
+      assertThat(early.awaitEnd()).singleElement().asString().contains("(rule 3.9): -1");
+    }
   }
 
   @Test
   void anOnReadyHandler_runsOnceOnTheLoop_whenTheHandlerReturnedWithoutAnAnswer() throws Exception {
-    CountDownLatch ready = new CountDownLatch(1);
-    AtomicReference<ServerCallStreamObserver<StringValue>> kept = new AtomicReference<>();
-    Publisher<StringValue> p =
-        answer(
-            o -> {
-              kept.set(o);
-              o.setOnReadyHandler(
-                  () -> {
-                    kept.get().onNext(text("when ready"));
-                    kept.get().onCompleted();
-                    ready.countDown();
-                  });
-            });
-    assertThat(ready.await(5, TimeUnit.SECONDS)).isTrue();
-    Recorder r = new Recorder(1);
-    p.subscribe(r);
-    assertThat(r.awaitEnd()).containsExactly("next when ready", "complete");
+    for (EventExecutor executor : List.<EventExecutor>of(ImmediateEventExecutor.INSTANCE, loop)) {
+      AtomicInteger ready = new AtomicInteger();
+      CountDownLatch ran = new CountDownLatch(1);
+      AtomicReference<ServerCallStreamObserver<StringValue>> kept = new AtomicReference<>();
+      Publisher<StringValue> p =
+          UnaryResponse.answer(
+              TestService.echoContext(executor),
+              o -> {
+                kept.set(o);
+                o.setOnReadyHandler(
+                    () -> {
+                      ready.incrementAndGet();
+                      assertThat(executor.inEventLoop()).isTrue();
+                      kept.get().onNext(text("when ready"));
+                      kept.get().onCompleted();
+                      ran.countDown();
+                    });
+              });
+      Recorder r = new Recorder(1);
+      p.subscribe(r);
+      assertThat(ran.await(5, TimeUnit.SECONDS)).isTrue();
+      assertThat(r.awaitEnd()).containsExactly("next when ready", "complete");
+      assertThat(ready.get()).isEqualTo(1);
+    }
   }
 }

@@ -54,7 +54,7 @@ public final class Payloads {
       int length = b.readableBytes();
       Objects.checkFromIndexSize(at, length, dst.length);
       long address = b.memoryAddress() + b.readerIndex();
-      if (length < SMALL_COPY) {
+      if (length < SMALL_COPY && UNALIGNED) {
         int i = 0;
         for (; i + Long.BYTES <= length; i += Long.BYTES) {
           LONGS.set(dst, at + i, PlatformDependent.getLong(address + i));
@@ -76,6 +76,9 @@ public final class Payloads {
    * machine; at 32 bytes and up the stub is as fast or faster).
    */
   private static final int SMALL_COPY = 32;
+
+  /** Whether raw eight-byte reads and writes may be unaligned here (x86 and aarch64: yes). */
+  private static final boolean UNALIGNED = PlatformDependent.isUnaligned();
 
   /** Eight bytes of an array at any index, in the platform's order (as Unsafe reads memory). */
   private static final VarHandle LONGS =
@@ -108,7 +111,7 @@ public final class Payloads {
                 + dst.capacity());
       }
       long address = dst.memoryAddress() + index;
-      if (length < SMALL_COPY) {
+      if (length < SMALL_COPY && UNALIGNED) {
         int i = 0;
         for (; i + Long.BYTES <= length; i += Long.BYTES) {
           PlatformDependent.putLong(address + i, (long) LONGS.get(src, srcIndex + i));

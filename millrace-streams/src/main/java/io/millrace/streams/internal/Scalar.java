@@ -68,31 +68,48 @@ public final class Scalar {
       return value;
     }
 
-    /** Gives the outcome on the subscriber's first request, as a subscription would. */
+    /**
+     * Gives the outcome as a subscription would: an item on the subscriber's first request, an end
+     * without one (an error, or nothing) as soon as onSubscribe has returned.
+     */
     @Override
     public void subscribe(Subscriber<? super T> s) {
-      s.onSubscribe(
-          new org.reactivestreams.Subscription() {
-            private boolean done;
+      if (s == null) {
+        throw new NullPointerException("subscriber"); // rule 1.9
+      }
+      TakenSubscription once = new TakenSubscription(s);
+      s.onSubscribe(once);
+      if (value == null) {
+        once.request(1); // nothing to wait for demand: the end goes out now
+      }
+    }
 
-            @Override
-            public void request(long n) {
-              if (done) {
-                return;
-              }
-              done = true;
-              if (n <= 0) {
-                s.onError(new IllegalArgumentException("request-n must be positive: " + n));
-              } else {
-                signal(Taken.this, s);
-              }
-            }
+    /** The one subscriber's subscription: the outcome goes out once (its calls are serial). */
+    private final class TakenSubscription implements org.reactivestreams.Subscription {
+      private final Subscriber<? super T> s;
+      private boolean done;
 
-            @Override
-            public void cancel() {
-              done = true;
-            }
-          });
+      TakenSubscription(Subscriber<? super T> s) {
+        this.s = s;
+      }
+
+      @Override
+      public void request(long n) {
+        if (done) {
+          return;
+        }
+        done = true;
+        if (n <= 0) {
+          s.onError(new IllegalArgumentException("request-n must be positive: " + n));
+        } else {
+          signal(Taken.this, s);
+        }
+      }
+
+      @Override
+      public void cancel() {
+        done = true;
+      }
     }
   }
 
