@@ -493,7 +493,8 @@ class RelayedAnswersTest {
   void theGeneratedMutinyClient_givesResponsesAndStatuses_andItsCancelReachesTheHandler()
       throws Exception {
     serve(Library.MUTINY);
-    EchoServiceMutiny.Client mutiny = new EchoServiceMutiny.Client(tcp.client());
+    io.millrace.rpc.RpcClient rpc = tcp.client();
+    EchoServiceMutiny.Client mutiny = new EchoServiceMutiny.Client(rpc);
     assertThat(mutiny.echo(request("uni")).await().atMost(WAIT).getPayload().toStringUtf8())
         .isEqualTo("uni");
     EchoRequest failing =
@@ -521,6 +522,14 @@ class RelayedAnswersTest {
             StatusException.class,
             e -> assertThat(e.status().code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED));
     assertThat(slowEchoCancelled.await(10, TimeUnit.SECONDS)).isTrue();
+
+    // The calls end by themselves (CallUni does not cancel after the item): none stays open.
+    io.millrace.core.Connection connection = rpc.connection();
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (connection.activeStreams() != 0 && System.nanoTime() < until) {
+      Thread.sleep(10);
+    }
+    assertThat(connection.activeStreams()).isZero();
   }
 
   @Test
