@@ -4,11 +4,8 @@ import io.millrace.observer.ServerCallStreamObserver;
 import io.millrace.streams.internal.Scalar;
 import java.lang.System.Logger.Level;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.function.Consumer;
 import org.reactivestreams.Publisher;
-import org.reactivestreams.Subscriber;
-import org.reactivestreams.Subscription;
 
 /**
  * A unary method's response observer in the StreamObserver flavour, and the handler's answer: one
@@ -32,46 +29,15 @@ import org.reactivestreams.Subscription;
  * the call, unless it answered first. There are no requests to read, so {@code request(n)} and
  * {@code disableAutoInboundFlowControl} do nothing.
  *
- * <p>The outcome is decided once ({@code state}): the handler's answer moves it from OPEN to
- * RESPONSE, FAILED or EMPTY (its field written before, read after), and whoever then finds a
- * subscriber that may have it moves it to DONE and signals; a cancel moves it to DONE too. So the
- * subscriber hears one end, from one thread. The handler's calls must not overlap, as for any
- * StreamObserver.
+ * <p>The outcome and its signalling are {@link OneAnswer}'s. The handler's calls must not overlap,
+ * as for any StreamObserver.
  */
-final class UnaryResponse<Resp>
-    implements ServerCallStreamObserver<Resp>, Publisher<Resp>, Subscription {
+final class UnaryResponse<Resp> extends OneAnswer<Resp> implements ServerCallStreamObserver<Resp> {
   private static final System.Logger LOG = System.getLogger(UnaryResponse.class.getName());
-
-  private static final int OPEN = 0; // no answer yet
-  private static final int RESPONSE = 1; // the answer is {@code value}, not yet signalled
-  private static final int FAILED = 2; // the answer is {@code error}, not yet signalled
-  private static final int EMPTY = 3; // completed without a response, not yet signalled
-  private static final int DONE = 4; // signalled, handed over as a Scalar, or cancelled
-
-  @SuppressWarnings("rawtypes")
-  private static final AtomicIntegerFieldUpdater<UnaryResponse> STATE =
-      AtomicIntegerFieldUpdater.newUpdater(UnaryResponse.class, "state");
-
-  @SuppressWarnings("rawtypes")
-  private static final AtomicIntegerFieldUpdater<UnaryResponse> CANCELLED =
-      AtomicIntegerFieldUpdater.newUpdater(UnaryResponse.class, "cancelled");
-
-  @SuppressWarnings("rawtypes")
-  private static final AtomicIntegerFieldUpdater<UnaryResponse> SUBSCRIBED =
-      AtomicIntegerFieldUpdater.newUpdater(UnaryResponse.class, "subscribed");
 
   private final ServerContext context;
   private final Consumer<ServerCallStreamObserver<Resp>> handler; // run on subscribe; null: ran
-  private volatile int state;
-  private Resp value; // written before state becomes RESPONSE
-  private Throwable error; // written before state becomes FAILED
   private volatile boolean ended; // onCompleted or onError was called
-  private volatile int cancelled;
-  private volatile int subscribed;
-  private volatile boolean requested;
-  private long invalidRequest; // a request(n <= 0) made before onSubscribe returned...
-  private volatile boolean invalid; // ...published by this flag
-  private volatile Subscriber<? super Resp> downstream; // set once onSubscribe has returned
   private volatile Runnable onCancel;
   private volatile Runnable onReady;
 
@@ -82,24 +48,22 @@ final class UnaryResponse<Resp>
   }
 
   /**
-   * The answer of a unary method whose handler is {@code handler}: run now, on the event loop of a
-   * call without a deadline (a {@link Scalar} when it answered before returning and set no
-   * handlers), else when the runtime subscribes.
+   * The answer of a unary method whose handler is {@code handler}: run now where {@link
+   * #takesAtOnce} allows (a {@link Scalar} when it answered before returning and set no handlers),
+   * else when the runtime subscribes.
    */
   static <Resp> Publisher<Resp> answer(
       ServerContext context, Consumer<ServerCallStreamObserver<Resp>> handler) {
-    if (context.hasDeadline() || !context.loop().inEventLoop()) {
+    if (!takesAtOnce(context)) {
       return new UnaryResponse<>(context, handler);
     }
     UnaryResponse<Resp> r = new UnaryResponse<>(context, null);
     r.run(handler);
-    int s = r.state;
-    if (s != OPEN
-        && s != DONE
-        && r.onCancel == null
-        && r.onReady == null
-        && STATE.compareAndSet(r, s, DONE)) {
-      return Scalar.known(s == RESPONSE ? r.value : null, s == FAILED ? r.error : null);
+    if (r.onCancel == null && r.onReady == null) {
+      Publisher<Resp> answer = r.settled();
+      if (answer != r) {
+        return answer;
+      }
     }
     r.started();
     return r;
@@ -132,6 +96,29 @@ final class UnaryResponse<Resp>
     }
   }
 
+  @Override
+  protected void onSubscribed() {
+    if (handler != null) {
+      run(handler); // with the subscriber in place: a cancel now reaches the running handler
+      started();
+    }
+  }
+
+  @Override
+  protected void onCancelled() {
+    Runnable cancelHandler = onCancel;
+    if (cancelHandler != null) {
+      runOnLoop(
+          () -> {
+            try {
+              cancelHandler.run();
+            } catch (RuntimeException e) {
+              LOG.log(Level.WARNING, "on-cancel handler threw", e);
+            }
+          });
+    }
+  }
+
   // ------------------------------------------------------------------ the handler's side
 
   @Override
@@ -142,19 +129,13 @@ final class UnaryResponse<Resp>
     if (ended) {
       throw new IllegalStateException("onNext after onCompleted or onError");
     }
-    if (cancelled != 0) {
+    if (cancelled()) {
       if (onCancel == null) {
         throw Status.CANCELLED.withMessage("the call was cancelled").asException();
       }
       return; // the on-cancel handler tells the application
     }
-    if (state != OPEN) {
-      return; // a second response: a unary call ended with its first
-    }
-    value = response;
-    if (STATE.compareAndSet(this, OPEN, RESPONSE)) {
-      tryEmit();
-    }
+    answer(response); // a second response is dropped: a unary call ended with its first
   }
 
   @Override
@@ -166,13 +147,7 @@ final class UnaryResponse<Resp>
       return;
     }
     ended = true;
-    if (state != OPEN) {
-      return; // answered already (the response stands), or cancelled
-    }
-    error = t;
-    if (STATE.compareAndSet(this, OPEN, FAILED)) {
-      tryEmit();
-    }
+    fail(t); // ignored after the answer (the response stands) or a cancel
   }
 
   @Override
@@ -181,14 +156,12 @@ final class UnaryResponse<Resp>
       return;
     }
     ended = true;
-    if (state == OPEN && STATE.compareAndSet(this, OPEN, EMPTY)) {
-      tryEmit(); // no response: the runtime fails the call with INTERNAL
-    }
+    answer(null); // without a response, the runtime fails the call with INTERNAL
   }
 
   @Override
   public boolean isReady() {
-    return state == OPEN && cancelled == 0 && !ended;
+    return open() && !ended;
   }
 
   @Override
@@ -208,104 +181,12 @@ final class UnaryResponse<Resp>
 
   @Override
   public boolean isCancelled() {
-    return cancelled != 0;
+    return cancelled();
   }
 
   @Override
   public void setOnCancelHandler(Runnable onCancelHandler) {
     this.onCancel = onCancelHandler;
-  }
-
-  // ------------------------------------------------------------------ the runtime's side
-
-  @Override
-  public void subscribe(Subscriber<? super Resp> subscriber) {
-    if (subscriber == null) {
-      throw new NullPointerException("subscriber"); // rule 1.9
-    }
-    if (!SUBSCRIBED.compareAndSet(this, 0, 1)) {
-      Publishers.refuseSecond(subscriber, "responses have");
-      return;
-    }
-    subscriber.onSubscribe(this);
-    downstream = subscriber; // after onSubscribe returned: nothing is signalled before (rule 1.3)
-    if (invalid) {
-      failRequest(subscriber, invalidRequest);
-      return;
-    }
-    if (handler != null && cancelled == 0) {
-      run(handler); // with the subscriber in place: a cancel now reaches the running handler
-      started();
-    }
-    tryEmit();
-  }
-
-  @Override
-  public void request(long n) {
-    if (n <= 0) {
-      Subscriber<? super Resp> s = downstream;
-      if (s == null) {
-        invalidRequest = n; // inside onSubscribe: failed once it returns
-        invalid = true;
-      } else {
-        failRequest(s, n);
-      }
-      return;
-    }
-    requested = true;
-    tryEmit();
-  }
-
-  private void failRequest(Subscriber<? super Resp> s, long n) {
-    if (STATE.getAndSet(this, DONE) != DONE) {
-      value = null;
-      s.onError(new IllegalArgumentException("request-n must be positive (rule 3.9): " + n));
-    }
-  }
-
-  @Override
-  public void cancel() {
-    if (!CANCELLED.compareAndSet(this, 0, 1)) {
-      return;
-    }
-    STATE.set(this, DONE);
-    value = null;
-    Runnable cancelHandler = onCancel;
-    if (cancelHandler != null) {
-      runOnLoop(
-          () -> {
-            try {
-              cancelHandler.run();
-            } catch (RuntimeException e) {
-              LOG.log(Level.WARNING, "on-cancel handler threw", e);
-            }
-          });
-    }
-  }
-
-  /** Signals the answer once it is known and the subscriber may have it. Any thread. */
-  private void tryEmit() {
-    Subscriber<? super Resp> s = downstream;
-    if (s == null) {
-      return;
-    }
-    int answer = state;
-    if (answer == OPEN || answer == DONE || (answer == RESPONSE && !requested)) {
-      return; // nothing yet, over, or a response waiting to be asked for (an end needs no asking)
-    }
-    if (!STATE.compareAndSet(this, answer, DONE)) {
-      return;
-    }
-    if (answer == FAILED) {
-      s.onError(error);
-      return;
-    }
-    if (answer == RESPONSE) {
-      Resp v = value;
-      value = null;
-      s.onNext(v);
-    }
-    s.onComplete();
   }
 
   private void runOnLoop(Runnable task) {

@@ -205,6 +205,7 @@ final class Generators {
       String streamFromPublisher,
       String noneFromPublisher,
       String relaxedSubscriber,
+      String unaryAnswer,
       Consumer<CodeWriter> helpers) {
 
     String type(Method m, boolean response) {
@@ -255,6 +256,7 @@ final class Generators {
           "reactor.core.publisher.Flux.from(%s)",
           "CallMono.of(%s)",
           "reactor.core.CoreSubscriber",
+          null, // Mono.just and Mono.fromCallable are Callables: the runtime takes them at once
           Generators::callMono);
 
   /**
@@ -337,6 +339,112 @@ final class Generators {
     w.close("}");
   }
 
+  /**
+   * The RxJava flavour's {@code SingleAnswer}: a unary handler's Single as the Publisher the
+   * runtime subscribes to, on {@code OneAnswer}. Subscribed directly as a SingleObserver, where
+   * {@code toFlowable()} and the relay cost three objects and a Flowable subscription per call; at
+   * once where the call allows it (its event loop, no deadline), so that a Single that answers at
+   * once ({@code Single.just}, {@code Single.fromCallable}) is taken by the runtime with a plain
+   * call.
+   */
+  private static void singleAnswer(CodeWriter w) {
+    String single = "io.reactivex.rxjava3.core.Single";
+    w.blank();
+    w.line("/**");
+    w.line(" * A unary handler's Single as the Publisher the runtime subscribes to ({@code");
+    w.line(
+        " * OneAnswer}): subscribed when the runtime subscribes, or at once where the call allows");
+    w.line(
+        " * it (its event loop, no deadline), and then an answer known at once is handed over for");
+    w.line(" * the runtime to take by a plain call.");
+    w.line(" */");
+    w.open(
+        "private static final class SingleAnswer<T> extends io.millrace.rpc.OneAnswer<T>"
+            + " implements io.reactivex.rxjava3.core.SingleObserver<T> {");
+    w.line("private final " + single + "<T> single;");
+    w.line("private boolean subscribedAtOnce; // before the Publisher is handed over");
+    w.line("private volatile io.reactivex.rxjava3.disposables.Disposable upstream;");
+    w.blank();
+    w.open("private SingleAnswer(" + single + "<T> single) {");
+    w.line("this.single = single;");
+    w.close("}");
+    w.blank();
+    oneAnswerStart(
+        w, "SingleAnswer", single, "single", "context", "takesAtOnce(context)", "single.subscribe");
+    w.blank();
+    w.line("@Override");
+    w.open("public void onSubscribe(io.reactivex.rxjava3.disposables.Disposable d) {");
+    w.line("upstream = d;");
+    w.open("if (cancelled()) {");
+    w.line("d.dispose(); // cancelled before the Single gave its Disposable");
+    w.close("}");
+    w.close("}");
+    w.blank();
+    w.line("@Override");
+    w.open("public void onSuccess(T value) {");
+    w.line("answer(value);");
+    w.close("}");
+    w.blank();
+    w.line("@Override");
+    w.open("public void onError(Throwable failure) {");
+    w.line("fail(failure);");
+    w.close("}");
+    w.blank();
+    w.line("@Override");
+    w.open("protected void onCancelled() {");
+    w.line("io.reactivex.rxjava3.disposables.Disposable d = upstream;");
+    w.open("if (d != null) {");
+    w.line("d.dispose();");
+    w.close("}");
+    w.close("}");
+    w.close("}");
+  }
+
+  /**
+   * A {@code OneAnswer} subclass's factory {@code of} and its {@code onSubscribed}: the library's
+   * answer ({@code source} of {@code sourceType}) subscribed at once when {@code atOnceTest} holds,
+   * else when the runtime subscribes. {@code subscribe} calls the library's subscribe: the
+   * subscriber goes in place of {@code %s}, or as the argument of a bare method name.
+   */
+  private static void oneAnswerStart(
+      CodeWriter w,
+      String cls,
+      String sourceType,
+      String source,
+      String context,
+      String atOnceTest,
+      String subscribe) {
+    java.util.function.Function<String, String> subscribing =
+        who ->
+            subscribe.contains("%s") ? subscribe.replace("%s", who) : subscribe + "(" + who + ")";
+    w.open(
+        "static <T> org.reactivestreams.Publisher<T> of("
+            + sourceType
+            + "<T> "
+            + source
+            + ", io.millrace.rpc.ServerContext "
+            + context
+            + ") {");
+    w.open("if (" + source + " == null) {");
+    w.line("return null; // the runtime fails the call");
+    w.close("}");
+    w.line(cls + "<T> answer = new " + cls + "<>(" + source + ");");
+    w.open("if (" + atOnceTest + ") {");
+    w.line("answer.subscribedAtOnce = true;");
+    w.line(subscribing.apply("answer") + ";");
+    w.line("return answer.settled();");
+    w.close("}");
+    w.line("return answer;");
+    w.close("}");
+    w.blank();
+    w.line("@Override");
+    w.open("protected void onSubscribed() {");
+    w.open("if (!subscribedAtOnce) {");
+    w.line(subscribing.apply("this") + ";");
+    w.close("}");
+    w.close("}");
+  }
+
   static final Reactive RXJAVA =
       new Reactive(
           "RxJava",
@@ -351,7 +459,8 @@ final class Generators {
           "io.reactivex.rxjava3.core.Flowable.fromPublisher(%s)",
           "io.reactivex.rxjava3.core.Completable.fromPublisher(%s)",
           "io.reactivex.rxjava3.core.FlowableSubscriber",
-          w -> {});
+          "SingleAnswer.of(%s, context)",
+          Generators::singleAnswer);
 
   private static final String TO_RS =
       "mutiny.zero.flow.adapters.AdaptersToReactiveStreams.publisher";
@@ -368,13 +477,14 @@ final class Generators {
           "io.smallrye.mutiny.Uni",
           "io.smallrye.mutiny.Multi",
           "io.smallrye.mutiny.Uni<Void>",
-          "UniAnswer.of(%s)",
+          "UniAnswer.of(%s, null)",
           TO_RS + "(%s)",
-          "UniAnswer.of(%s)",
+          "UniAnswer.of(%s, null)",
           "CallUni.of(%s)",
           "io.smallrye.mutiny.Multi.createFrom().publisher(" + TO_FLOW + "(%s))",
           "CallUni.of(%s)",
           null,
+          "UniAnswer.of(%s, context)",
           Generators::uniCalls);
 
   /**
@@ -386,10 +496,12 @@ final class Generators {
    * {@code Mono.from} would send: see {@link #REACTOR}), this subscribes Mutiny's subscriber to the
    * call directly and lets the call end by itself.
    *
-   * <p>{@code UniAnswer}, a handler's Uni as the Publisher the runtime subscribes to: one object
-   * with one atomic state, where {@code toMulti()} and the Reactive Streams adapter made a Multi,
-   * two wrappers and Mutiny's per-subscriber guards per call. It holds the item until it is asked
-   * for, as a Publisher must.
+   * <p>{@code UniAnswer}, a handler's Uni as the Publisher the runtime subscribes to, on the
+   * runtime's {@code OneAnswer}: one object, where {@code toMulti()} and the Reactive Streams
+   * adapter made a Multi, two wrappers and Mutiny's per-subscriber guards per call. A unary
+   * method's Uni is subscribed at once where the call allows it (as RxJava's {@code SingleAnswer}),
+   * so that an item known then goes to the runtime as a Scalar; a client stream's Uni is subscribed
+   * when the runtime subscribes, as its requests are.
    */
   private static void uniCalls(CodeWriter w) {
     String uni = "io.smallrye.mutiny.Uni";
@@ -486,139 +598,57 @@ final class Generators {
     w.blank();
     w.line("/**");
     w.line(
-        " * A handler's Uni as a Publisher: each subscription subscribes to the Uni once, and its");
-    w.line(" * item goes out when it is there and asked for (the state: one atomic int).");
+        " * A handler's Uni as the Publisher the runtime subscribes to ({@code OneAnswer}): the");
+    w.line(" * Uni is subscribed when the runtime subscribes, or at once where the call allows it");
+    w.line(" * ({@code atOnce} given: a unary call on its event loop without a deadline), and an");
+    w.line(" * item known at once is then handed over for the runtime to take by a plain call.");
     w.line(" */");
     w.open(
-        "private static final class UniAnswer<T> extends java.util.concurrent.atomic.AtomicInteger"
-            + " implements org.reactivestreams.Publisher<T>, "
+        "private static final class UniAnswer<T> extends io.millrace.rpc.OneAnswer<T>"
+            + " implements "
             + subscriber
-            + "<T>, org.reactivestreams.Subscription {");
-    w.line("private static final long serialVersionUID = 1L;");
-    w.line("private static final int FRESH = 0;");
-    w.line("private static final int WAITING = 1; // subscribed: neither item nor demand yet");
-    w.line("private static final int ASKED = 2;");
-    w.line("private static final int HELD = 3; // the item is here, not yet asked for");
-    w.line("private static final int OVER = 4;");
+            + "<T> {");
+    w.line("private final " + uni + "<T> uni;");
+    w.line("private boolean subscribedAtOnce; // before the Publisher is handed over");
+    w.line("private volatile io.smallrye.mutiny.subscription.UniSubscription upstream;");
     w.blank();
-    w.line("private final transient " + uni + "<T> answer;");
-    w.line("private transient org.reactivestreams.Subscriber<? super T> downstream;");
-    w.line("private transient io.smallrye.mutiny.subscription.UniSubscription upstream;");
-    w.line("private transient T item;");
-    w.blank();
-    w.open("private UniAnswer(" + uni + "<T> answer) {");
-    w.line("this.answer = answer;");
+    w.open("private UniAnswer(" + uni + "<T> uni) {");
+    w.line("this.uni = uni;");
     w.close("}");
     w.blank();
-    w.open("static <T> org.reactivestreams.Publisher<T> of(" + uni + "<T> answer) {");
-    w.line(
-        "return answer == null ? null : new UniAnswer<>(answer); // none: the runtime fails the call");
-    w.close("}");
-    w.blank();
-    w.line("@Override");
-    w.open("public void subscribe(org.reactivestreams.Subscriber<? super T> subscriber) {");
-    w.line("java.util.Objects.requireNonNull(subscriber, \"subscriber\"); // rule 1.9");
-    w.open("if (!compareAndSet(FRESH, WAITING)) {");
-    w.line("new UniAnswer<>(answer).subscribe(subscriber); // each subscription is its own");
-    w.line("return;");
-    w.close("}");
-    w.line("downstream = subscriber;");
-    w.line("io.smallrye.mutiny.operators.AbstractUni.subscribe(answer, this);");
-    w.close("}");
+    oneAnswerStart(
+        w,
+        "UniAnswer",
+        uni,
+        "uni",
+        "atOnce",
+        "atOnce != null && takesAtOnce(atOnce)",
+        "io.smallrye.mutiny.operators.AbstractUni.subscribe(uni, %s)");
     w.blank();
     w.line("@Override");
     w.open(
         "public void onSubscribe(io.smallrye.mutiny.subscription.UniSubscription subscription) {");
     w.line("upstream = subscription;");
-    w.line("downstream.onSubscribe(this);");
+    w.open("if (cancelled()) {");
+    w.line("subscription.cancel(); // cancelled before the Uni gave its subscription");
+    w.close("}");
     w.close("}");
     w.blank();
     w.line("@Override");
-    w.open("public void onItem(T value) {");
-    w.open("if (value == null) {");
-    w.open("if (endsWithoutItem()) {");
-    w.line("downstream.onComplete(); // no item: nothing to ask for");
-    w.close("}");
-    w.line("return;");
-    w.close("}");
-    w.open("while (true) {");
-    w.line("int state = get();");
-    w.open("if (state == ASKED) {");
-    w.open("if (compareAndSet(ASKED, OVER)) {");
-    w.line("emit(value);");
-    w.line("return;");
-    w.close("}");
-    w.close("} else if (state == WAITING) {").depth(1);
-    w.line("item = value;");
-    w.open("if (compareAndSet(WAITING, HELD)) {");
-    w.line("return; // goes out on the request");
-    w.close("}");
-    w.line("item = null; // asked for or cancelled meanwhile: look again");
-    w.close("} else {").depth(1);
-    w.line("return; // cancelled, or a second item (a Uni gives one)");
-    w.close("}");
-    w.close("}");
+    w.open("public void onItem(T item) {");
+    w.line("answer(item); // null: no response (a Uni<Void>'s end)");
     w.close("}");
     w.blank();
     w.line("@Override");
     w.open("public void onFailure(Throwable failure) {");
-    w.open("if (endsWithoutItem()) {");
-    w.line("downstream.onError(failure);");
-    w.close("}");
-    w.close("}");
-    w.blank();
-    w.line("/** Ends a subscription that holds no item (the Uni's end, unless it gave one). */");
-    w.open("private boolean endsWithoutItem() {");
-    w.open("while (true) {");
-    w.line("int state = get();");
-    w.open("if (state != WAITING && state != ASKED) {");
-    w.line("return false; // an item came first, or cancelled");
-    w.close("}");
-    w.open("if (compareAndSet(state, OVER)) {");
-    w.line("return true;");
-    w.close("}");
-    w.close("}");
+    w.line("fail(failure);");
     w.close("}");
     w.blank();
     w.line("@Override");
-    w.open("public void request(long n) {");
-    w.open("if (n <= 0) {");
-    w.open("if (getAndSet(OVER) != OVER) {");
-    w.line("item = null;");
-    w.line("upstream.cancel();");
-    w.line(
-        "downstream.onError(new IllegalArgumentException(\"request-n must be positive (rule"
-            + " 3.9): \" + n));");
-    w.close("}");
-    w.line("return;");
-    w.close("}");
-    w.open("while (true) {");
-    w.line("int state = get();");
-    w.open("if (state == WAITING && compareAndSet(WAITING, ASKED)) {");
-    w.line("return; // the item goes out when it comes");
-    w.close("}");
-    w.open("if (state == HELD && compareAndSet(HELD, OVER)) {");
-    w.line("T value = item;");
-    w.line("item = null;");
-    w.line("emit(value);");
-    w.line("return;");
-    w.close("}");
-    w.open("if (state == ASKED || state == OVER) {");
-    w.line("return;");
-    w.close("}");
-    w.close("}");
-    w.close("}");
-    w.blank();
-    w.open("private void emit(T value) {");
-    w.line("downstream.onNext(value);");
-    w.line("downstream.onComplete();");
-    w.close("}");
-    w.blank();
-    w.line("@Override");
-    w.open("public void cancel() {");
-    w.open("if (getAndSet(OVER) != OVER) {");
-    w.line("item = null;");
-    w.line("upstream.cancel();");
+    w.open("protected void onCancelled() {");
+    w.line("io.smallrye.mutiny.subscription.UniSubscription s = upstream;");
+    w.open("if (s != null) {");
+    w.line("s.cancel();");
     w.close("}");
     w.close("}");
     w.close("}");
@@ -667,9 +697,18 @@ final class Generators {
         rpc,
         m -> {
           String arg = m.clientStreams() ? f.requests("requests") : "request";
-          String answer = f.toPublisher(m, "service." + m.javaName() + "(" + arg + ", context)");
-          if (f.relaxedSubscriber() != null) {
-            answer = cls + ".relayed(" + answer + ")";
+          String call = "service." + m.javaName() + "(" + arg + ", context)";
+          String answer;
+          if (f.unaryAnswer() != null
+              && !m.clientStreams()
+              && !m.serverStreams()
+              && !m.fireAndForget()) {
+            answer = f.unaryAnswer().replace("%s", call); // one answer, taken at once if it can be
+          } else {
+            answer = f.toPublisher(m, call);
+            if (f.relaxedSubscriber() != null) {
+              answer = cls + ".relayed(" + answer + ")";
+            }
           }
           w.line("return " + answer + ";");
         });

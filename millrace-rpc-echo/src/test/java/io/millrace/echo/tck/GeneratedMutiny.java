@@ -18,7 +18,9 @@ final class GeneratedMutiny {
 
   static {
     try {
-      ANSWER = nested("UniAnswer").getDeclaredMethod("of", Uni.class);
+      ANSWER =
+          nested("UniAnswer")
+              .getDeclaredMethod("of", Uni.class, io.millrace.rpc.ServerContext.class);
       ANSWER.setAccessible(true);
       CALL_SUBSCRIBER = nested("CallSubscriber").getDeclaredConstructor(UniSubscriber.class);
       CALL_SUBSCRIBER.setAccessible(true);
@@ -33,11 +35,14 @@ final class GeneratedMutiny {
     return Class.forName(EchoServiceMutiny.class.getName() + "$" + name);
   }
 
-  /** {@code UniAnswer.of(answer)}: a handler's Uni as the Publisher the runtime subscribes to. */
+  /**
+   * {@code UniAnswer.of(answer, null)}: a handler's Uni as the Publisher the runtime subscribes to,
+   * the Uni subscribed when the runtime subscribes.
+   */
   @SuppressWarnings("unchecked")
   static <T> Publisher<T> answer(Uni<T> answer) {
     try {
-      return (Publisher<T>) ANSWER.invoke(null, answer);
+      return (Publisher<T>) ANSWER.invoke(null, answer, null);
     } catch (ReflectiveOperationException e) {
       throw new IllegalStateException(e);
     }
