@@ -654,6 +654,174 @@ class RelayedAnswersTest {
     }
   }
 
+  /**
+   * Echo's answer as lazy work in each library: it counts its runs, and fails UNAVAILABLE while
+   * {@code failures} is positive. The other methods answer nothing.
+   */
+  private static ServiceDefinition countingEcho(
+      Library library, AtomicLong runs, java.util.concurrent.atomic.AtomicInteger failures) {
+    java.util.function.Supplier<EchoReply> work =
+        () -> {
+          runs.incrementAndGet();
+          if (failures.getAndDecrement() > 0) {
+            throw Status.UNAVAILABLE.withMessage("not yet").asException();
+          }
+          return reply(ByteString.copyFromUtf8("worked"), 0);
+        };
+    switch (library) {
+      case REACTOR:
+        return EchoServiceReactor.bind(
+            new EmptyReactorService() {
+              @Override
+              public Mono<EchoReply> echo(EchoRequest request, ServerContext context) {
+                return Mono.fromSupplier(work);
+              }
+            });
+      case RXJAVA:
+        return EchoServiceRxJava.bind(
+            new EmptyRxJavaService() {
+              @Override
+              public Single<EchoReply> echo(EchoRequest request, ServerContext context) {
+                return Single.fromSupplier(work::get);
+              }
+            });
+      default:
+        return EchoServiceMutiny.bind(
+            new EmptyMutinyService() {
+              @Override
+              public Uni<EchoReply> echo(EchoRequest request, ServerContext context) {
+                return Uni.createFrom().item(work);
+              }
+            });
+    }
+  }
+
+  /**
+   * With interceptors, a handler's answer is subscribed when an interceptor subscribes: one that
+   * refuses the call keeps the answer's work from running at all, and one that retries runs it
+   * again (each subscription is its own).
+   */
+  @ParameterizedTest
+  @EnumSource(Library.class)
+  void anInterceptorDecidesWhenTheAnswersWorkRuns_refusingOrRetrying(Library library)
+      throws Exception {
+    AtomicLong runs = new AtomicLong();
+    java.util.concurrent.atomic.AtomicInteger failures =
+        new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicBoolean refuse =
+        new java.util.concurrent.atomic.AtomicBoolean(true);
+    ServerInterceptor refuseOrRetry =
+        new ServerInterceptor() {
+          @Override
+          public <Resp> Publisher<Resp> onResponses(ServerContext call, Publisher<Resp> responses) {
+            if (refuse.get()) {
+              return Mono.error(
+                  Status.of(Status.Code.PERMISSION_DENIED).withMessage("refused").asException());
+            }
+            return Flux.from(responses).retry(1);
+          }
+        };
+    tcp =
+        RpcOverTcp.serve(
+            RpcServer.builder()
+                .service(countingEcho(library, runs, failures))
+                .interceptor(refuseOrRetry)
+                .build());
+    echo = new EchoServiceReactor.Client(tcp.client());
+    assertThatThrownBy(() -> echo.echo(request("x")).block(WAIT))
+        .isInstanceOfSatisfying(
+            StatusException.class,
+            e -> assertThat(e.status().code()).isEqualTo(Status.Code.PERMISSION_DENIED));
+    assertThat(runs.get()).as("a refused call's answer never ran").isZero();
+
+    refuse.set(false);
+    failures.set(1);
+    assertThat(echo.echo(request("x")).block(WAIT).getPayload().toStringUtf8()).isEqualTo("worked");
+    assertThat(runs.get()).as("failed once, then ran again for the retry").isEqualTo(2);
+  }
+
+  /** Services that answer nothing, for tests that override one method. */
+  private static class EmptyReactorService implements EchoServiceReactor.Service {
+    @Override
+    public Mono<EchoReply> echo(EchoRequest request, ServerContext context) {
+      return Mono.empty();
+    }
+
+    @Override
+    public Flux<EchoReply> count(CountRequest request, ServerContext context) {
+      return Flux.empty();
+    }
+
+    @Override
+    public Mono<EchoReply> collect(Flux<EchoRequest> requests, ServerContext context) {
+      return Mono.empty();
+    }
+
+    @Override
+    public Flux<EchoReply> chat(Flux<EchoRequest> requests, ServerContext context) {
+      return Flux.empty();
+    }
+
+    @Override
+    public Mono<Void> notify(EchoRequest request, ServerContext context) {
+      return Mono.empty();
+    }
+  }
+
+  private static class EmptyRxJavaService implements EchoServiceRxJava.Service {
+    @Override
+    public Single<EchoReply> echo(EchoRequest request, ServerContext context) {
+      return Single.never();
+    }
+
+    @Override
+    public Flowable<EchoReply> count(CountRequest request, ServerContext context) {
+      return Flowable.empty();
+    }
+
+    @Override
+    public Single<EchoReply> collect(Flowable<EchoRequest> requests, ServerContext context) {
+      return Single.never();
+    }
+
+    @Override
+    public Flowable<EchoReply> chat(Flowable<EchoRequest> requests, ServerContext context) {
+      return Flowable.empty();
+    }
+
+    @Override
+    public Completable notify(EchoRequest request, ServerContext context) {
+      return Completable.complete();
+    }
+  }
+
+  private static class EmptyMutinyService implements EchoServiceMutiny.Service {
+    @Override
+    public Uni<EchoReply> echo(EchoRequest request, ServerContext context) {
+      return Uni.createFrom().nullItem();
+    }
+
+    @Override
+    public Multi<EchoReply> count(CountRequest request, ServerContext context) {
+      return Multi.createFrom().empty();
+    }
+
+    @Override
+    public Uni<EchoReply> collect(Multi<EchoRequest> requests, ServerContext context) {
+      return Uni.createFrom().nullItem();
+    }
+
+    @Override
+    public Multi<EchoReply> chat(Multi<EchoRequest> requests, ServerContext context) {
+      return Multi.createFrom().empty();
+    }
+
+    @Override
+    public Uni<Void> notify(EchoRequest request, ServerContext context) {
+      return Uni.createFrom().voidItem();
+    }
+  }
+
   @ParameterizedTest
   @EnumSource(Library.class)
   void aClientStream_isConsumedInOrder(Library library) throws Exception {

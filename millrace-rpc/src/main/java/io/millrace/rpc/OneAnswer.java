@@ -61,13 +61,15 @@ public abstract class OneAnswer<T> implements Publisher<T>, Subscription {
 
   /**
    * Whether a handler's answer may be subscribed to at once, before the runtime subscribes: on the
-   * call's event loop, without a deadline. Nothing can cancel such a call before the loop is free
-   * again, so subscribing early changes nothing but the order against a server interceptor's {@code
-   * onResponses}. Elsewhere (a handler executor, a deadline) an answer is subscribed when the
-   * runtime subscribes, so that the deadline and the caller's cancel reach work that blocks.
+   * call's event loop, without a deadline, on a server without interceptors. Then the runtime
+   * subscribes right after, on the same thread, and nothing can cancel the call in between, so
+   * subscribing early changes nothing a handler or a caller can see. Elsewhere an answer is
+   * subscribed when its subscriber subscribes: so that the deadline and the caller's cancel reach
+   * work that blocks (a handler executor, a deadline), and so that an interceptor that replaces,
+   * defers or repeats the answer decides when its work runs.
    */
   public static boolean takesAtOnce(ServerContext context) {
-    return !context.hasDeadline() && context.loop().inEventLoop();
+    return !context.hasDeadline() && !context.intercepted() && context.loop().inEventLoop();
   }
 
   // ------------------------------------------------------------------ the library's side
@@ -137,6 +139,14 @@ public abstract class OneAnswer<T> implements Publisher<T>, Subscription {
    */
   protected void onSubscribed() {}
 
+  /**
+   * A fresh answer for a second subscriber (an interceptor that retries), subscribing to the
+   * library's answer again; null (the default) refuses a second subscriber.
+   */
+  protected OneAnswer<T> again() {
+    return null;
+  }
+
   /** The runtime cancelled the call: stop the library's work (once, on the cancelling thread). */
   protected abstract void onCancelled();
 
@@ -148,7 +158,12 @@ public abstract class OneAnswer<T> implements Publisher<T>, Subscription {
       throw new NullPointerException("subscriber"); // rule 1.9
     }
     if (!SUBSCRIBED.compareAndSet(this, 0, 1)) {
-      Publishers.refuseSecond(subscriber, "responses have");
+      OneAnswer<T> fresh = again();
+      if (fresh != null) {
+        fresh.subscribe(subscriber);
+      } else {
+        Publishers.refuseSecond(subscriber, "responses have");
+      }
       return;
     }
     subscriber.onSubscribe(this);
@@ -158,7 +173,11 @@ public abstract class OneAnswer<T> implements Publisher<T>, Subscription {
       return;
     }
     if (cancelled == 0) {
-      onSubscribed();
+      try {
+        onSubscribed();
+      } catch (RuntimeException e) { // the library's subscribe broke its rule 1.9, or a hook threw
+        fail(e);
+      }
     }
     tryEmit();
   }
@@ -166,11 +185,10 @@ public abstract class OneAnswer<T> implements Publisher<T>, Subscription {
   @Override
   public final void request(long n) {
     if (n <= 0) {
+      invalidRequest = n; // failed here, or by subscribe once onSubscribe returns: once, either way
+      invalid = true;
       Subscriber<? super T> s = downstream;
-      if (s == null) {
-        invalidRequest = n; // inside onSubscribe: failed once it returns
-        invalid = true;
-      } else {
+      if (s != null) {
         failRequest(s, n);
       }
       return;
@@ -179,11 +197,21 @@ public abstract class OneAnswer<T> implements Publisher<T>, Subscription {
     tryEmit();
   }
 
+  /**
+   * Rule 3.9: the call fails with IllegalArgumentException, and the library's work is cancelled.
+   */
   private void failRequest(Subscriber<? super T> s, long n) {
-    if (STATE.getAndSet(this, DONE) != DONE) {
-      value = null;
-      s.onError(new IllegalArgumentException("request-n must be positive (rule 3.9): " + n));
+    int was = STATE.getAndSet(this, DONE);
+    if (was == DONE) {
+      return;
     }
+    if (was == RESPONSE) {
+      value = null;
+    }
+    if (CANCELLED.compareAndSet(this, 0, 1)) {
+      onCancelled();
+    }
+    s.onError(new IllegalArgumentException("request-n must be positive (rule 3.9): " + n));
   }
 
   @Override
@@ -191,8 +219,9 @@ public abstract class OneAnswer<T> implements Publisher<T>, Subscription {
     if (!CANCELLED.compareAndSet(this, 0, 1)) {
       return;
     }
-    STATE.set(this, DONE);
-    value = null;
+    if (STATE.getAndSet(this, DONE) == RESPONSE) {
+      value = null; // not signalled: whoever signals takes it before moving the state
+    }
     onCancelled();
   }
 

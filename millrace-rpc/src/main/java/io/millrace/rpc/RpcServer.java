@@ -216,6 +216,9 @@ public final class RpcServer {
    * the interceptors that accepted the call see.
    */
   <Resp> Publisher<Resp> intercepted(ServerContext context, Supplier<Publisher<Resp>> handler) {
+    if (!interceptors.isEmpty()) {
+      context.markIntercepted(); // answers are then subscribed when an interceptor subscribes
+    }
     Publisher<Resp> responses;
     int entered = 0; // interceptors whose onCall accepted the call: they see how it ends
     try {

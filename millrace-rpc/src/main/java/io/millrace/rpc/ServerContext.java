@@ -26,6 +26,7 @@ public final class ServerContext {
   private Headers trailers;
   private volatile Status cancelledWith;
   private List<Runnable> onCancel;
+  private boolean intercepted; // written and read on the thread that runs the handler
 
   ServerContext(
       MethodDescriptor<?, ?> method,
@@ -141,6 +142,16 @@ public final class ServerContext {
   /** The event loop of the call's connection. */
   EventExecutor loop() {
     return loop;
+  }
+
+  /** The server has interceptors: they get the handler's answer before the runtime does. */
+  void markIntercepted() {
+    intercepted = true;
+  }
+
+  /** Whether {@link #markIntercepted} was called (on the thread that runs the handler). */
+  boolean intercepted() {
+    return intercepted;
   }
 
   /** How many requests of a stream the server lets wait. */

@@ -10,7 +10,6 @@ import io.netty.channel.DefaultEventLoop;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.ImmediateEventExecutor;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -20,7 +19,6 @@ import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.reactivestreams.Publisher;
-import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
 /**
@@ -53,45 +51,15 @@ class UnaryResponseTest {
     return UnaryResponse.answer(TestService.echoContext(loop), handler);
   }
 
-  /** Records the signals a subscriber hears; requests when told to. */
-  private static class Recorder implements Subscriber<StringValue> {
-    final List<String> signals = new CopyOnWriteArrayList<>();
-    final CountDownLatch ended = new CountDownLatch(1);
-    final long initialRequest;
-    volatile Subscription subscription;
-
+  /** Records the signals a subscriber hears, a StringValue by its value. */
+  private static class Recorder extends SignalRecorder<StringValue> {
     Recorder(long initialRequest) {
-      this.initialRequest = initialRequest;
+      super(initialRequest);
     }
 
     @Override
-    public void onSubscribe(Subscription s) {
-      subscription = s;
-      if (initialRequest != 0) {
-        s.request(initialRequest);
-      }
-    }
-
-    @Override
-    public void onNext(StringValue v) {
-      signals.add("next " + v.getValue());
-    }
-
-    @Override
-    public void onError(Throwable t) {
-      signals.add("error " + t.getMessage());
-      ended.countDown();
-    }
-
-    @Override
-    public void onComplete() {
-      signals.add("complete");
-      ended.countDown();
-    }
-
-    List<String> awaitEnd() throws InterruptedException {
-      assertThat(ended.await(5, TimeUnit.SECONDS)).as("the call ended").isTrue();
-      return signals;
+    String text(StringValue item) {
+      return item.getValue();
     }
   }
 
@@ -322,7 +290,9 @@ class UnaryResponseTest {
     p.subscribe(r);
     r.subscription.request(0);
     assertThat(r.awaitEnd()).singleElement().asString().contains("rule 3.9");
-    kept.get().onNext(text("dropped"));
+    assertThat(kept.get().isCancelled()).as("an invalid request cancels the call").isTrue();
+    assertThatThrownBy(() -> kept.get().onNext(text("too late")))
+        .isInstanceOf(StatusException.class);
     assertThat(r.signals).hasSize(1);
 
     for (Publisher<StringValue> inside :

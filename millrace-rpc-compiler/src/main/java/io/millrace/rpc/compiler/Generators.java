@@ -443,6 +443,11 @@ final class Generators {
     w.line(subscribing.apply("this") + ";");
     w.close("}");
     w.close("}");
+    w.blank();
+    w.line("@Override");
+    w.open("protected io.millrace.rpc.OneAnswer<T> again() {");
+    w.line("return new " + cls + "<>(" + source + "); // a second subscriber subscribes again");
+    w.close("}");
   }
 
   static final Reactive RXJAVA =
