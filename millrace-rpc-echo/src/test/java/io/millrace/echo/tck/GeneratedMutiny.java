@@ -48,6 +48,19 @@ final class GeneratedMutiny {
     }
   }
 
+  /**
+   * {@code UniAnswer.of(answer, context)}: as a unary method's binding makes it, subscribed at once
+   * when {@code context} allows it.
+   */
+  @SuppressWarnings("unchecked")
+  static <T> Publisher<T> answer(Uni<T> answer, io.millrace.rpc.ServerContext context) {
+    try {
+      return (Publisher<T>) ANSWER.invoke(null, answer, context);
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
   /** {@code new CallSubscriber<>(downstream)}: a call's Subscriber, relaying to a Uni's. */
   @SuppressWarnings("unchecked")
   static <T> Subscriber<T> callSubscriber(UniSubscriber<? super T> downstream) {

@@ -37,14 +37,13 @@ public class SingleAnswerTckTest extends PublisherVerification<Long> {
         made.getAndIncrement() % 2 == 0
             ? Single.just(7L)
             : Single.timer(1, TimeUnit.MILLISECONDS).map(x -> 7L);
-    return GeneratedRxJava.answer(single, GeneratedRxJava.context(loop()));
+    return GeneratedRxJava.answer(single, Contexts.on(loop()));
   }
 
   @Override
   public Publisher<Long> createFailedPublisher() {
     return GeneratedRxJava.answer(
-        Single.<Long>error(new IllegalStateException("failed on purpose")),
-        GeneratedRxJava.context(loop()));
+        Single.<Long>error(new IllegalStateException("failed on purpose")), Contexts.on(loop()));
   }
 
   @Override
