@@ -61,6 +61,17 @@ final class GeneratedMutiny {
     }
   }
 
+  /** A Uni that fails a millisecond later, on Mutiny's timer thread. */
+  static Uni<Long> failingLater() {
+    return Uni.createFrom()
+        .item(7L)
+        .onItem()
+        .delayIt()
+        .by(java.time.Duration.ofMillis(1))
+        .onItem()
+        .failWith(x -> new IllegalStateException("failed on purpose"));
+  }
+
   /** {@code new CallSubscriber<>(downstream)}: a call's Subscriber, relaying to a Uni's. */
   @SuppressWarnings("unchecked")
   static <T> Subscriber<T> callSubscriber(UniSubscriber<? super T> downstream) {

@@ -40,14 +40,7 @@ public class UniAnswerAtOnceTckTest extends PublisherVerification<Long> {
 
   @Override
   public Publisher<Long> createFailedPublisher() {
-    return atOnce(
-        Uni.createFrom()
-            .item(7L)
-            .onItem()
-            .delayIt()
-            .by(Duration.ofMillis(1))
-            .onItem()
-            .failWith(x -> new IllegalStateException("failed on purpose")));
+    return atOnce(GeneratedMutiny.failingLater());
   }
 
   @Override

@@ -27,14 +27,7 @@ public class UniAnswerLaterTckTest extends PublisherVerification<Long> {
 
   @Override
   public Publisher<Long> createFailedPublisher() {
-    return GeneratedMutiny.answer(
-        Uni.createFrom()
-            .item(7L)
-            .onItem()
-            .delayIt()
-            .by(Duration.ofMillis(1))
-            .onItem()
-            .failWith(x -> new IllegalStateException("failed on purpose")));
+    return GeneratedMutiny.answer(GeneratedMutiny.failingLater());
   }
 
   @Override
