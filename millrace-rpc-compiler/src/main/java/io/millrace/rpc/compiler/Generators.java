@@ -371,14 +371,10 @@ final class Generators {
     w.blank();
     oneAnswerStart(
         w, "SingleAnswer", single, "single", "context", "takesAtOnce(context)", "single.subscribe");
-    w.blank();
-    w.line("@Override");
-    w.open("public void onSubscribe(io.reactivex.rxjava3.disposables.Disposable d) {");
-    w.line("upstream = d;");
-    w.open("if (cancelled()) {");
-    w.line("d.dispose(); // cancelled before the Single gave its Disposable");
-    w.close("}");
-    w.close("}");
+    upstreamGiven(
+        w,
+        "io.reactivex.rxjava3.disposables.Disposable d",
+        "d.dispose(); // cancelled before the Single gave its Disposable");
     w.blank();
     w.line("@Override");
     w.open("public void onSuccess(T value) {");
@@ -389,13 +385,36 @@ final class Generators {
     w.open("public void onError(Throwable failure) {");
     w.line("fail(failure);");
     w.close("}");
+    upstreamCancelled(w, "io.reactivex.rxjava3.disposables.Disposable d", "d.dispose();");
+    w.close("}");
+  }
+
+  /**
+   * A {@code OneAnswer} subclass's {@code onSubscribe}: keeps the library's handle ({@code param},
+   * declared as "Type name") in {@code upstream}, and runs {@code cancelNow} when the call was
+   * cancelled before the handle came.
+   */
+  private static void upstreamGiven(CodeWriter w, String param, String cancelNow) {
+    String name = param.substring(param.lastIndexOf(' ') + 1);
+    w.blank();
+    w.line("@Override");
+    w.open("public void onSubscribe(" + param + ") {");
+    w.line("upstream = " + name + ";");
+    w.open("if (cancelled()) {");
+    w.line(cancelNow);
+    w.close("}");
+    w.close("}");
+  }
+
+  /** A {@code OneAnswer} subclass's {@code onCancelled}: {@code cancel} on the handle, if any. */
+  private static void upstreamCancelled(CodeWriter w, String local, String cancel) {
+    String name = local.substring(local.lastIndexOf(' ') + 1);
     w.blank();
     w.line("@Override");
     w.open("protected void onCancelled() {");
-    w.line("io.reactivex.rxjava3.disposables.Disposable d = upstream;");
-    w.open("if (d != null) {");
-    w.line("d.dispose();");
-    w.close("}");
+    w.line(local + " = upstream;");
+    w.open("if (" + name + " != null) {");
+    w.line(cancel);
     w.close("}");
     w.close("}");
   }
@@ -629,15 +648,10 @@ final class Generators {
         "atOnce",
         "atOnce != null && takesAtOnce(atOnce)",
         "io.smallrye.mutiny.operators.AbstractUni.subscribe(uni, %s)");
-    w.blank();
-    w.line("@Override");
-    w.open(
-        "public void onSubscribe(io.smallrye.mutiny.subscription.UniSubscription subscription) {");
-    w.line("upstream = subscription;");
-    w.open("if (cancelled()) {");
-    w.line("subscription.cancel(); // cancelled before the Uni gave its subscription");
-    w.close("}");
-    w.close("}");
+    upstreamGiven(
+        w,
+        "io.smallrye.mutiny.subscription.UniSubscription subscription",
+        "subscription.cancel(); // cancelled before the Uni gave its subscription");
     w.blank();
     w.line("@Override");
     w.open("public void onItem(T item) {");
@@ -648,14 +662,7 @@ final class Generators {
     w.open("public void onFailure(Throwable failure) {");
     w.line("fail(failure);");
     w.close("}");
-    w.blank();
-    w.line("@Override");
-    w.open("protected void onCancelled() {");
-    w.line("io.smallrye.mutiny.subscription.UniSubscription s = upstream;");
-    w.open("if (s != null) {");
-    w.line("s.cancel();");
-    w.close("}");
-    w.close("}");
+    upstreamCancelled(w, "io.smallrye.mutiny.subscription.UniSubscription s", "s.cancel();");
     w.close("}");
   }
 
