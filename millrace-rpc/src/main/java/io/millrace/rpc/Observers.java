@@ -151,11 +151,7 @@ public final class Observers {
         LOG.log(Level.WARNING, "observer threw; the call is cancelled", e);
         done = true;
         upstream.cancel();
-        try {
-          target.onError(e);
-        } catch (RuntimeException again) {
-          LOG.log(Level.WARNING, "observer's onError threw", again);
-        }
+        ObserverCall.tellError(target, e);
       }
     }
 
@@ -163,11 +159,7 @@ public final class Observers {
     public void onError(Throwable t) {
       if (!done) {
         done = true;
-        try {
-          target.onError(t);
-        } catch (RuntimeException e) {
-          LOG.log(Level.WARNING, "observer's onError threw", e);
-        }
+        ObserverCall.tellError(target, t);
       }
     }
 
@@ -175,11 +167,7 @@ public final class Observers {
     public void onComplete() {
       if (!done) {
         done = true;
-        try {
-          target.onCompleted();
-        } catch (RuntimeException e) {
-          LOG.log(Level.WARNING, "observer's onCompleted threw", e);
-        }
+        ObserverCall.tellCompleted(target);
       }
     }
   }

@@ -1,9 +1,9 @@
 package io.millrace.rpc;
 
 import io.millrace.observer.ServerCallStreamObserver;
+import io.millrace.observer.internal.ObserverCall;
 import io.millrace.streams.internal.Scalar;
 import java.lang.System.Logger.Level;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
 import org.reactivestreams.Publisher;
 
@@ -82,7 +82,8 @@ final class UnaryResponse<Resp> extends OneAnswer<Resp> implements ServerCallStr
   private void started() {
     Runnable ready = onReady;
     if (ready != null && isReady()) {
-      runOnLoop(
+      ObserverCall.runOnLoop(
+          context.loop(),
           () -> {
             if (isReady()) {
               try {
@@ -108,14 +109,7 @@ final class UnaryResponse<Resp> extends OneAnswer<Resp> implements ServerCallStr
   protected void onCancelled() {
     Runnable cancelHandler = onCancel;
     if (cancelHandler != null) {
-      runOnLoop(
-          () -> {
-            try {
-              cancelHandler.run();
-            } catch (RuntimeException e) {
-              LOG.log(Level.WARNING, "on-cancel handler threw", e);
-            }
-          });
+      ObserverCall.runHandler(context.loop(), cancelHandler, "on-cancel handler");
     }
   }
 
@@ -187,17 +181,5 @@ final class UnaryResponse<Resp> extends OneAnswer<Resp> implements ServerCallStr
   @Override
   public void setOnCancelHandler(Runnable onCancelHandler) {
     this.onCancel = onCancelHandler;
-  }
-
-  private void runOnLoop(Runnable task) {
-    if (context.loop().inEventLoop()) {
-      task.run();
-    } else {
-      try {
-        context.loop().execute(task);
-      } catch (RejectedExecutionException e) {
-        task.run(); // the loop is gone: nothing else runs on it
-      }
-    }
   }
 }

@@ -284,14 +284,7 @@ public final class ObserverCall<S, R>
     drain(); // releases what waits; sends the failure, if any
     Runnable handler = onCancel;
     if (handler != null) {
-      runOnLoop(
-          () -> {
-            try {
-              handler.run();
-            } catch (RuntimeException e) {
-              LOG.log(Level.WARNING, "on-cancel handler threw", e);
-            }
-          });
+      runHandler(loop, handler, "on-cancel handler");
     }
     if (!requester) {
       // As in gRPC: a responder's request observer that has not seen the requests end hears
@@ -307,11 +300,7 @@ public final class ObserverCall<S, R>
       return;
     }
     targetDone = true;
-    try {
-      t.onError(rules.cancelled("the call was cancelled"));
-    } catch (RuntimeException e) {
-      LOG.log(Level.WARNING, "observer's onError threw", e);
-    }
+    tellError(t, rules.cancelled("the call was cancelled"));
   }
 
   private void fail(Throwable t) {
@@ -439,6 +428,11 @@ public final class ObserverCall<S, R>
   }
 
   private void runOnLoop(Runnable task) {
+    runOnLoop(loop, task);
+  }
+
+  /** Runs {@code task} on {@code loop}: now when on it, else queued (now if the loop is gone). */
+  public static void runOnLoop(EventExecutor loop, Runnable task) {
     if (loop.inEventLoop()) {
       task.run();
     } else {
@@ -448,6 +442,19 @@ public final class ObserverCall<S, R>
         task.run(); // the loop is gone: nothing else runs on it
       }
     }
+  }
+
+  /** Runs an application's {@code handler} on {@code loop}; what it throws is logged. */
+  public static void runHandler(EventExecutor loop, Runnable handler, String what) {
+    runOnLoop(
+        loop,
+        () -> {
+          try {
+            handler.run();
+          } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, what + " threw", e);
+          }
+        });
   }
 
   // ================================================================== sending: the application's
@@ -623,11 +630,7 @@ public final class ObserverCall<S, R>
       public void onError(Throwable t) {
         if (!targetDone) {
           targetDone = true;
-          try {
-            target.onError(t);
-          } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "observer's onError threw", e);
-          }
+          tellError(target, t);
         }
       }
 
@@ -635,11 +638,7 @@ public final class ObserverCall<S, R>
       public void onComplete() {
         if (!targetDone) {
           targetDone = true;
-          try {
-            target.onCompleted();
-          } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "observer's onCompleted threw", e);
-          }
+          tellCompleted(target);
         }
       }
     };
@@ -654,10 +653,24 @@ public final class ObserverCall<S, R>
     }
     cancelled(e);
     targetDone = true;
+    tellError(target, e);
+  }
+
+  /** Tells {@code observer} the call failed; what its onError throws is logged. */
+  public static void tellError(StreamObserver<?> observer, Throwable t) {
     try {
-      target.onError(e);
-    } catch (RuntimeException again) {
-      LOG.log(Level.WARNING, "observer's onError threw", again);
+      observer.onError(t);
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "observer's onError threw", e);
+    }
+  }
+
+  /** Tells {@code observer} the call completed; what its onCompleted throws is logged. */
+  public static void tellCompleted(StreamObserver<?> observer) {
+    try {
+      observer.onCompleted();
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "observer's onCompleted threw", e);
     }
   }
 
