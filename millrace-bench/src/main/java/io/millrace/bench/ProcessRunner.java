@@ -245,6 +245,7 @@ public final class ProcessRunner {
     }
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.addAll(jvmFlags(heap, gc));
+    command.add(PRE_TOUCH);
     command.addAll(cpu.equals("1") ? serverOptions : clientOptions);
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
@@ -252,6 +253,16 @@ public final class ProcessRunner {
     command.addAll(args);
     return new ProcessBuilder(command).redirectError(log.toFile()).start();
   }
+
+  /**
+   * Every measured process touches its whole heap at start. Without it the kernel maps the heap's
+   * pages as they are first written, and a system that allocates per message pays those faults
+   * inside the measured window: on 2026-11-25 a 1 GiB client of RPC request-stream (200 B/msg) was
+   * still faulting ten seconds in (9 % of its CPU samples in the kernel's page clearing), and its
+   * rate rose from 2.7-3.9 to 4.7-5.0 M/s with this flag while the core's (40 B/msg) did not move
+   * (docs/benchmarks.md). The idle-connection census leaves it off: it counts resident memory.
+   */
+  static final String PRE_TOUCH = "-XX:+AlwaysPreTouch";
 
   /** The same flags for every system, with G1. */
   static List<String> jvmFlags(String heap) {
