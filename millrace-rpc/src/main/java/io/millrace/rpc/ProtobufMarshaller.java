@@ -6,6 +6,7 @@ import com.google.protobuf.ExtensionRegistryLite;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageLite;
 import com.google.protobuf.Parser;
+import com.google.protobuf.UninitializedMessageException;
 import io.millrace.core.PayloadEncoder;
 import io.millrace.streams.internal.Payloads;
 import io.netty.buffer.ByteBuf;
@@ -28,8 +29,9 @@ import java.io.IOException;
  *
  * <p>Receiving: a message is parsed from the received bytes; on Netty's threads a small one is
  * first copied into the thread's decoding array and read there by a decoder that is reused in the
- * same way, held to the message's bytes by a limit. Protobuf copies the fields it keeps, so a
- * parsed message never points into a buffer that is released after the call.
+ * same way, held to the message's bytes by a limit, and built by the thread's builder of the last
+ * type it parsed (protobuf's parsers make a builder per message). Protobuf copies the fields it
+ * keeps, so a parsed message never points into a buffer that is released after the call.
  */
 public final class ProtobufMarshaller<T extends MessageLite>
     implements Marshaller<T>, PayloadEncoder<T> {
@@ -148,21 +150,43 @@ public final class ProtobufMarshaller<T extends MessageLite>
       return at;
     }
 
-    /** Parses the {@code length} readable bytes of {@code data} with {@code parser}. */
-    <T extends MessageLite> T decode(Parser<T> parser, ByteBuf data, int length)
-        throws InvalidProtocolBufferException {
+    /** The type of the messages {@link #builder} builds (a default instance), or null. */
+    MessageLite builderType;
+
+    /**
+     * The builder the last message of {@link #builderType} was parsed with. Protobuf's parsers make
+     * a builder per message; a builder stays usable after it has built (the built message shares
+     * nothing it will change), so a run of messages of one type is parsed with one.
+     */
+    MessageLite.Builder builder;
+
+    /** Parses the {@code length} readable bytes of {@code data} into a {@code type}. */
+    @SuppressWarnings("unchecked")
+    <T extends MessageLite> T decode(T type, ByteBuf data, int length) throws IOException {
       CodedInputStream in = decoder;
       if (in == null || in.getTotalBytesRead() + length > SCRATCH_ARRAY_BYTES) {
         in = CodedInputStream.newInstance(decoded);
       }
       int at = in.getTotalBytesRead();
       Payloads.copyReadable(data, decoded, at);
+      MessageLite.Builder b = builder;
+      if (b == null || builderType != type) {
+        b = type.newBuilderForType();
+      }
       decoder = null; // until the message is read whole
+      builder = null;
       int limit = in.pushLimit(length);
-      T value = parser.parsePartialFrom(in, ExtensionRegistryLite.getEmptyRegistry());
+      try {
+        b.clear().mergeFrom(in, ExtensionRegistryLite.getEmptyRegistry());
+      } catch (UninitializedMessageException e) {
+        throw e.asInvalidProtocolBufferException(); // as protobuf's own parsers turn it
+      }
       in.checkLastTagWas(0);
       in.popLimit(limit);
+      T value = (T) b.buildPartial();
       decoder = in;
+      builder = b;
+      builderType = type;
       return value;
     }
   }
@@ -177,7 +201,7 @@ public final class ProtobufMarshaller<T extends MessageLite>
       } else if (!data.hasArray()
           && length <= SCRATCH_MESSAGE_BYTES
           && FastThreadLocalThread.currentThreadHasFastThreadLocal()) {
-        value = SCRATCH.get().decode(parser, data, length);
+        value = SCRATCH.get().decode(defaultInstance, data, length);
       } else if (data.hasArray()) {
         return parser.parseFrom(data.array(), data.arrayOffset() + data.readerIndex(), length);
       } else if (data.nioBufferCount() == 1) {
@@ -192,7 +216,7 @@ public final class ProtobufMarshaller<T extends MessageLite>
         throw new InvalidProtocolBufferException("the message lacks required fields");
       }
       return value;
-    } catch (InvalidProtocolBufferException e) {
+    } catch (IOException e) { // InvalidProtocolBufferException, or a builder's IOException
       throw Status.INTERNAL
           .withMessage("invalid protobuf message: " + e.getMessage())
           .withCause(e)

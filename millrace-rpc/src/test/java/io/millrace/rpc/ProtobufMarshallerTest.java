@@ -196,6 +196,53 @@ class ProtobufMarshallerTest {
   }
 
   @Test
+  void messagesParsedOneAfterAnother_shareNothing_andStartEmpty() throws Exception {
+    // A Netty thread parses a run of one type with one builder: each message must come out as
+    // sent, without fields of the one before it, and must not change when later ones are parsed.
+    onNettyThread(
+        () -> {
+          java.util.List<Object> sent = new java.util.ArrayList<>();
+          java.util.List<Object> parsed = new java.util.ArrayList<>();
+          for (int i = 0; i < 200; i++) {
+            Struct.Builder struct = Struct.newBuilder();
+            for (int f = 0; f < i % 4; f++) { // 0 to 3 map entries, so some messages are empty
+              struct.putFields(
+                  "k" + f + "-" + i,
+                  Value.newBuilder()
+                      .setListValue(
+                          com.google.protobuf.ListValue.newBuilder()
+                              .addValues(Value.newBuilder().setNumberValue(i))
+                              .addValues(Value.newBuilder().setStringValue("v" + i)))
+                      .build());
+            }
+            Struct message = struct.build();
+            sent.add(message);
+            parsed.add(roundTrip(STRUCT, message));
+            if (i % 7 == 3) { // another type between two of the run
+              BytesValue other = BytesValue.of(ByteString.copyFromUtf8("other " + i));
+              sent.add(other);
+              parsed.add(roundTrip(BYTES, other));
+            }
+          }
+          assertThat(parsed).isEqualTo(sent);
+        });
+  }
+
+  /** Encodes {@code value} into a direct buffer and parses it back (the scratch path). */
+  private static <T extends com.google.protobuf.MessageLite> T roundTrip(
+      ProtobufMarshaller<T> marshaller, T value) {
+    int length = marshaller.length(value);
+    ByteBuf frame = PooledByteBufAllocator.DEFAULT.directBuffer(length + 8);
+    try {
+      marshaller.encode(value, frame, 0, length);
+      frame.writerIndex(length);
+      return marshaller.parse(frame);
+    } finally {
+      frame.release();
+    }
+  }
+
+  @Test
   void aMessageMissingRequiredFields_isRejectedOnEveryPath() throws Exception {
     // proto2's NamePart requires name_part and is_extension; no bytes set neither.
     ProtobufMarshaller<com.google.protobuf.DescriptorProtos.UninterpretedOption.NamePart> parts =
