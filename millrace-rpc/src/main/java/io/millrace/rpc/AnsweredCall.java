@@ -1,9 +1,13 @@
 package io.millrace.rpc;
 
+import io.millrace.core.PayloadEncoder;
+import io.millrace.core.Stream;
 import io.millrace.core.StreamErrorException;
 import io.millrace.streams.Payload;
 import io.millrace.streams.internal.Scalar;
+import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
@@ -150,7 +154,7 @@ final class AnsweredCall<Resp> implements Publisher<Payload>, Subscription, Subs
       phase = ENDED;
       downstream.onComplete();
     } else if (phase == WAITING) {
-      end(Status.INTERNAL.withMessage("the handler completed without a response"));
+      end(NO_RESPONSE);
     }
   }
 
@@ -165,12 +169,97 @@ final class AnsweredCall<Resp> implements Publisher<Payload>, Subscription, Subs
       }
       return;
     }
+    Payload trailer = trailerOrNull(context, alloc, status);
+    if (trailer != null) {
+      downstream.onNext(trailer);
+    }
+    downstream.onComplete();
+  }
+
+  /** What a native caller is sent for a call that ends with {@code status} and no response. */
+  private static Payload trailerOrNull(
+      ServerContext context, ByteBufAllocator alloc, Status status) {
     Headers trailers = context.trailersOrNull();
-    if (status.isOk() && trailers == null) {
-      downstream.onComplete();
+    return status.isOk() && trailers == null
+        ? null
+        : ResponsePublisher.trailer(context, alloc, status, trailers, true);
+  }
+
+  // ------------------------------------------------------------------ answered in place
+
+  /**
+   * Answers a call that {@link #fits} on its request-response {@code stream}, which is {@linkplain
+   * Stream#isReady ready}, now: what an AnsweredCall sends once asked, sent without one, and
+   * without a Payload for the response (the message is written straight into the frame, or
+   * serialized first when it is too long for the frame batch). On the stream's event loop.
+   */
+  @SuppressWarnings("unchecked")
+  static <Resp> void sendNow(
+      Stream stream,
+      ServerContext context,
+      Marshaller<Resp> marshaller,
+      boolean routing,
+      ByteBufAllocator alloc,
+      Publisher<Resp> answer) {
+    Resp value;
+    try {
+      value = ((Callable<Resp>) answer).call();
+    } catch (VirtualMachineError e) {
+      endNow(stream, context, routing, alloc, Status.fromThrowable(e)); // then it goes on up
+      throw e;
+    } catch (Throwable t) {
+      endNow(stream, context, routing, alloc, Status.fromThrowable(t));
       return;
     }
-    downstream.onNext(ResponsePublisher.trailer(context, alloc, status, trailers, true));
-    downstream.onComplete();
+    if (value == null) {
+      endNow(stream, context, routing, alloc, NO_RESPONSE);
+      return;
+    }
+    PayloadEncoder<Resp> encoder = marshaller.encoder();
+    ByteBuf data = null;
+    ByteBuf metadata;
+    try {
+      if (!ResponsePublisher.encodesInFrame(encoder, value)) {
+        data = marshaller.serialize(value, alloc);
+      }
+      metadata = routing ? null : ResponsePublisher.responseMetadata(context, alloc, true, true);
+    } catch (RuntimeException e) { // a message that would not serialize, or headers not written
+      if (data != null) {
+        data.release();
+      }
+      endNow(stream, context, routing, alloc, Status.fromThrowable(e));
+      return;
+    }
+    if (data == null) {
+      stream.next(metadata, value, encoder); // a request-response's one payload completes it
+    } else {
+      stream.next(metadata, data);
+    }
+  }
+
+  private static final Status NO_RESPONSE =
+      Status.INTERNAL.withMessage("the handler completed without a response");
+
+  /** {@link #end} on the stream itself. */
+  private static void endNow(
+      Stream stream,
+      ServerContext context,
+      boolean routing,
+      ByteBufAllocator alloc,
+      Status status) {
+    if (routing) {
+      if (status.isOk()) {
+        stream.complete();
+      } else {
+        stream.fail(StreamErrorException.application(status.toString()));
+      }
+      return;
+    }
+    Payload trailer = trailerOrNull(context, alloc, status);
+    if (trailer != null) {
+      trailer.sendOn(stream);
+    } else {
+      stream.complete();
+    }
   }
 }

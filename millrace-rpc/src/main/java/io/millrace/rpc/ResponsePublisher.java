@@ -240,24 +240,37 @@ final class ResponsePublisher<Resp>
     if (routing) {
       return data == null ? Payload.encoded(null, value, encoder) : Payload.of(data);
     }
-    ByteBuf metadata = null;
+    ByteBuf metadata;
     try {
-      Headers headers = first ? context.takeResponseHeaders() : null;
-      Headers trailers = last ? context.trailersOrNull() : null;
-      if (headers != null || trailers != null) {
-        metadata = alloc.buffer();
-        ResponseMetadata.encode(metadata, headers, trailers != null ? Status.OK : null, trailers);
-      }
-      return data == null ? Payload.encoded(metadata, value, encoder) : Payload.of(metadata, data);
+      metadata = responseMetadata(context, alloc, first, last);
     } catch (RuntimeException e) {
       if (data != null) {
         data.release();
       }
-      if (metadata != null) {
-        metadata.release();
-      }
       throw e;
     }
+    return data == null ? Payload.encoded(metadata, value, encoder) : Payload.of(metadata, data);
+  }
+
+  /**
+   * A response's metadata for a native caller: the handler's response headers when {@code first},
+   * its trailers and an OK status when {@code last}; null when there is neither.
+   */
+  static ByteBuf responseMetadata(
+      ServerContext context, ByteBufAllocator alloc, boolean first, boolean last) {
+    Headers headers = first ? context.takeResponseHeaders() : null;
+    Headers trailers = last ? context.trailersOrNull() : null;
+    if (headers == null && trailers == null) {
+      return null;
+    }
+    ByteBuf metadata = alloc.buffer();
+    try {
+      ResponseMetadata.encode(metadata, headers, trailers != null ? Status.OK : null, trailers);
+    } catch (RuntimeException e) {
+      metadata.release();
+      throw e;
+    }
+    return metadata;
   }
 
   /**

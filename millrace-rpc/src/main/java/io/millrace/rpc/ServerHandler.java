@@ -1,15 +1,16 @@
 package io.millrace.rpc;
 
 import io.millrace.core.Connection;
+import io.millrace.core.Stream;
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveHandler;
-import io.millrace.streams.internal.ReadsInPlace;
+import io.millrace.streams.internal.AnswersInPlace;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import org.reactivestreams.Publisher;
 
 /** One connection's RPC calls: finds each call's method and runs its handler. */
-final class ServerHandler implements ReactiveHandler, ReadsInPlace {
+final class ServerHandler implements ReactiveHandler, AnswersInPlace {
   private static final System.Logger LOG = System.getLogger(ServerHandler.class.getName());
 
   /** How the connection's callers name methods. */
@@ -49,6 +50,44 @@ final class ServerHandler implements ReactiveHandler, ReadsInPlace {
   @Override
   public Publisher<Payload> requestResponse(Payload payload) {
     return single(payload, Interaction.REQUEST_RESPONSE);
+  }
+
+  /**
+   * A request-response read and, when its answer is known at once and the stream can take it,
+   * answered in place: parsed from the engine's buffer and sent on the stream, with none of the
+   * objects a Publisher answer costs ({@link AnsweredCall#sendNow}).
+   */
+  @Override
+  public Publisher<Payload> requestResponse(Stream stream, ByteBuf metadata, ByteBuf data) {
+    Call call;
+    try {
+      call = resolve(metadata, Interaction.REQUEST_RESPONSE);
+    } catch (StatusException e) {
+      return failed(null, e.status(), NOTHING);
+    }
+    return answerInPlace(stream, call.context(), call.method(), data);
+  }
+
+  private <Req, Resp> Publisher<Payload> answerInPlace(
+      Stream stream, ServerContext context, ServerMethod<Req, Resp> method, ByteBuf data) {
+    Req request;
+    try {
+      request = method.descriptor().requestMarshaller().parse(data);
+    } catch (StatusException e) {
+      return failed(context, e.status(), NOTHING);
+    }
+    Publisher<Resp> responses = server.intercepted(context, () -> method.answer(request, context));
+    if (AnsweredCall.fits(context, responses) && stream.isReady()) {
+      AnsweredCall.sendNow(
+          stream,
+          context,
+          method.descriptor().responseMarshaller(),
+          mode != Mode.NATIVE,
+          alloc,
+          responses);
+      return null;
+    }
+    return respond(context, method, responses, true, NOTHING);
   }
 
   @Override
@@ -106,7 +145,8 @@ final class ServerHandler implements ReactiveHandler, ReadsInPlace {
     return respond(
         call.context(),
         method,
-        () -> method.streaming().handle(requests, call.context()),
+        server.intercepted(
+            call.context(), () -> method.streaming().handle(requests, call.context())),
         method.descriptor().type() == MethodDescriptor.Type.CLIENT_STREAMING,
         requests::close); // the answer ended: the caller's stream is not read any more
   }
@@ -134,23 +174,26 @@ final class ServerHandler implements ReactiveHandler, ReadsInPlace {
     }
     boolean oneResponse =
         !fireAndForget && method.descriptor().type() == MethodDescriptor.Type.UNARY;
+    ServerContext context = call.context();
     return respond(
-        call.context(),
+        context,
         method,
-        oneResponse
-            ? () -> method.answer(request, call.context())
-            : () -> method.single().handle(request, call.context()),
+        server.intercepted(
+            context,
+            oneResponse
+                ? () -> method.answer(request, context)
+                : () -> method.single().handle(request, context)),
         oneResponse,
         NOTHING);
   }
 
+  /** The call's answer to {@code responses}, the intercepted handler's. */
   private <Resp> Publisher<Payload> respond(
       ServerContext context,
       ServerMethod<?, Resp> method,
-      java.util.function.Supplier<Publisher<Resp>> handler,
+      Publisher<Resp> responses,
       boolean oneResponse,
       Runnable whenDone) {
-    Publisher<Resp> responses = server.intercepted(context, handler);
     if (oneResponse && AnsweredCall.fits(context, responses)) {
       return new AnsweredCall<>(
           context,

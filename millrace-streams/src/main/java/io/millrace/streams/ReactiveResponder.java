@@ -6,6 +6,7 @@ import io.millrace.core.Stream;
 import io.millrace.core.StreamErrorException;
 import io.millrace.core.StreamListener;
 import io.millrace.frame.ErrorCode;
+import io.millrace.streams.internal.AnswersInPlace;
 import io.millrace.streams.internal.NoopSubscription;
 import io.millrace.streams.internal.OutboundSink;
 import io.millrace.streams.internal.Payloads;
@@ -36,11 +37,15 @@ public final class ReactiveResponder implements Responder {
   /** Whether requests are lent to the handler, which reads them in place on the loop. */
   private final boolean lends;
 
+  /** The handler when it answers request-responses in place (and requests are lent), else null. */
+  private final AnswersInPlace answersInPlace;
+
   private ReactiveResponder(ReactiveHandler handler, StreamsOptions options) {
     this.handler = handler;
     this.options = options;
     this.executor = options.handlerExecutor();
     this.lends = executor == null && handler instanceof ReadsInPlace;
+    this.answersInPlace = lends && handler instanceof AnswersInPlace a ? a : null;
   }
 
   public static Responder of(ReactiveHandler handler) {
@@ -69,11 +74,40 @@ public final class ReactiveResponder implements Responder {
 
   @Override
   public StreamListener requestResponse(Stream stream, ByteBuf metadata, ByteBuf data) {
+    if (answersInPlace != null) {
+      return answerInPlace(stream, metadata, data);
+    }
     Payload p = received(metadata, data);
     OutboundSink sink = new OutboundSink(stream.connection().executor(), stream, 1);
     answer(REQUEST_RESPONSE, p, sink, null);
     return sink;
   }
+
+  /** A request-response for an {@link AnswersInPlace} handler, on the loop. */
+  private StreamListener answerInPlace(Stream stream, ByteBuf metadata, ByteBuf data) {
+    Publisher<Payload> answer;
+    try {
+      answer = answersInPlace.requestResponse(stream, metadata, data);
+    } catch (Throwable t) {
+      OutboundSink sink = new OutboundSink(stream.connection().executor(), stream, 1);
+      sink.onSubscribe(NoopSubscription.INSTANCE);
+      sink.onError(t);
+      return sink;
+    }
+    if (answer == null) {
+      return ANSWERED;
+    }
+    OutboundSink sink = new OutboundSink(stream.connection().executor(), stream, 1);
+    try {
+      answer.subscribe(sink);
+    } catch (Throwable t) {
+      sink.onError(t); // a Publisher that throws instead of signalling (rule 1.9)
+    }
+    return sink;
+  }
+
+  /** The listener of a request-response answered in place: nothing more will happen on it. */
+  private static final StreamListener ANSWERED = new StreamListener() {};
 
   @Override
   public StreamListener requestStream(Stream stream, ByteBuf metadata, ByteBuf data) {
