@@ -205,7 +205,7 @@ final class AnsweredCall<Resp> implements Publisher<Payload>, Subscription, Subs
     try {
       value = ((Callable<Resp>) answer).call();
     } catch (VirtualMachineError e) {
-      endNow(stream, context, routing, alloc, Status.fromThrowable(e)); // then it goes on up
+      endNow(stream, context, routing, alloc, Status.fromThrowable(e)); // then thrown on
       throw e;
     } catch (Throwable t) {
       endNow(stream, context, routing, alloc, Status.fromThrowable(t));
@@ -223,9 +223,12 @@ final class AnsweredCall<Resp> implements Publisher<Payload>, Subscription, Subs
         data = marshaller.serialize(value, alloc);
       }
       metadata = routing ? null : ResponsePublisher.responseMetadata(context, alloc, true, true);
-    } catch (RuntimeException e) { // a message that would not serialize, or headers not written
+    } catch (Throwable t) { // a message that would not serialize, or headers not written
       if (data != null) {
         data.release();
+      }
+      if (!(t instanceof RuntimeException e)) {
+        throw t; // an Error: out of direct memory, say
       }
       endNow(stream, context, routing, alloc, Status.fromThrowable(e));
       return;

@@ -3,6 +3,7 @@ package io.millrace.rpc;
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.ExtensionRegistryLite;
+import com.google.protobuf.GeneratedMessage;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageLite;
 import com.google.protobuf.Parser;
@@ -154,15 +155,20 @@ public final class ProtobufMarshaller<T extends MessageLite>
     MessageLite builderType;
 
     /**
-     * The builder the last message of {@link #builderType} was parsed with. Protobuf's parsers make
-     * a builder per message; a builder stays usable after it has built (the built message shares
-     * nothing it will change), so a run of messages of one type is parsed with one.
+     * A cleared builder of {@link #builderType}, the last type parsed here. Protobuf's parsers make
+     * a builder per message; a builder of protobuf's generated classes stays usable after it has
+     * built (the built message shares nothing it will change) and {@code clear()} resets it whole,
+     * so a run of messages of one type is parsed with one. Other messages (lite, whose builder
+     * makes a new instance on every clear, {@code DynamicMessage}, whose clear keeps its oneof
+     * cases, and hand-written ones) go through their parser. Cleared after each message, so it
+     * keeps nothing of the message it built.
      */
     MessageLite.Builder builder;
 
     /** Parses the {@code length} readable bytes of {@code data} into a {@code type}. */
     @SuppressWarnings("unchecked")
-    <T extends MessageLite> T decode(T type, ByteBuf data, int length) throws IOException {
+    <T extends MessageLite> T decode(T type, Parser<T> parser, ByteBuf data, int length)
+        throws IOException {
       CodedInputStream in = decoder;
       if (in == null || in.getTotalBytesRead() + length > SCRATCH_ARRAY_BYTES) {
         in = CodedInputStream.newInstance(decoded);
@@ -171,22 +177,29 @@ public final class ProtobufMarshaller<T extends MessageLite>
       Payloads.copyReadable(data, decoded, at);
       MessageLite.Builder b = builder;
       if (b == null || builderType != type) {
-        b = type.newBuilderForType();
+        b = type instanceof GeneratedMessage ? type.newBuilderForType() : null;
       }
       decoder = null; // until the message is read whole
       builder = null;
       int limit = in.pushLimit(length);
-      try {
-        b.clear().mergeFrom(in, ExtensionRegistryLite.getEmptyRegistry());
-      } catch (UninitializedMessageException e) {
-        throw e.asInvalidProtocolBufferException(); // as protobuf's own parsers turn it
+      T value;
+      if (b == null) {
+        value = parser.parsePartialFrom(in, ExtensionRegistryLite.getEmptyRegistry());
+      } else {
+        try {
+          b.mergeFrom(in, ExtensionRegistryLite.getEmptyRegistry());
+        } catch (UninitializedMessageException e) {
+          throw e.asInvalidProtocolBufferException(); // as protobuf's own parsers turn it
+        }
+        value = (T) b.buildPartial();
       }
       in.checkLastTagWas(0);
       in.popLimit(limit);
-      T value = (T) b.buildPartial();
+      if (b != null) {
+        builder = b.clear();
+        builderType = type;
+      }
       decoder = in;
-      builder = b;
-      builderType = type;
       return value;
     }
   }
@@ -201,7 +214,7 @@ public final class ProtobufMarshaller<T extends MessageLite>
       } else if (!data.hasArray()
           && length <= SCRATCH_MESSAGE_BYTES
           && FastThreadLocalThread.currentThreadHasFastThreadLocal()) {
-        value = SCRATCH.get().decode(defaultInstance, data, length);
+        value = SCRATCH.get().decode(defaultInstance, parser, data, length);
       } else if (data.hasArray()) {
         return parser.parseFrom(data.array(), data.arrayOffset() + data.readerIndex(), length);
       } else if (data.nioBufferCount() == 1) {

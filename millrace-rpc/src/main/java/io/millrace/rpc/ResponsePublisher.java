@@ -243,11 +243,11 @@ final class ResponsePublisher<Resp>
     ByteBuf metadata;
     try {
       metadata = responseMetadata(context, alloc, first, last);
-    } catch (RuntimeException e) {
+    } catch (Throwable t) { // an Error too (out of direct memory): the message is not leaked
       if (data != null) {
         data.release();
       }
-      throw e;
+      throw t;
     }
     return data == null ? Payload.encoded(metadata, value, encoder) : Payload.of(metadata, data);
   }

@@ -228,6 +228,35 @@ class ProtobufMarshallerTest {
         });
   }
 
+  @Test
+  void dynamicMessages_doNotKeepTheOneofOfTheMessageBefore() throws Exception {
+    // DynamicMessage's builder clear() keeps its oneof cases: such messages take their parser.
+    com.google.protobuf.Descriptors.Descriptor type = Value.getDescriptor();
+    com.google.protobuf.Descriptors.OneofDescriptor kind = type.getOneofs().get(0);
+    ProtobufMarshaller<com.google.protobuf.DynamicMessage> dynamic =
+        ProtobufMarshaller.of(com.google.protobuf.DynamicMessage.getDefaultInstance(type));
+    com.google.protobuf.DynamicMessage number =
+        com.google.protobuf.DynamicMessage.newBuilder(type)
+            .setField(type.findFieldByName("number_value"), 4.0)
+            .build();
+    com.google.protobuf.DynamicMessage empty =
+        com.google.protobuf.DynamicMessage.newBuilder(type)
+            .setUnknownFields(
+                com.google.protobuf.UnknownFieldSet.newBuilder()
+                    .addField(
+                        99,
+                        com.google.protobuf.UnknownFieldSet.Field.newBuilder().addVarint(1).build())
+                    .build())
+            .build(); // not zero bytes, so that it is parsed
+    onNettyThread(
+        () -> {
+          assertThat(roundTrip(dynamic, number).hasOneof(kind)).isTrue();
+          com.google.protobuf.DynamicMessage parsed = roundTrip(dynamic, empty);
+          assertThat(parsed.hasOneof(kind)).isFalse();
+          assertThat(parsed).isEqualTo(empty);
+        });
+  }
+
   /** Encodes {@code value} into a direct buffer and parses it back (the scratch path). */
   private static <T extends com.google.protobuf.MessageLite> T roundTrip(
       ProtobufMarshaller<T> marshaller, T value) {

@@ -95,6 +95,9 @@ public final class ReactiveResponder implements Responder {
       return sink;
     }
     if (answer == null) {
+      if (!stream.isOutboundDone()) { // a handler that broke its contract: the stream must end
+        stream.fail(new IllegalStateException("the handler neither answered nor gave an answer"));
+      }
       return ANSWERED;
     }
     OutboundSink sink = new OutboundSink(stream.connection().executor(), stream, 1);
