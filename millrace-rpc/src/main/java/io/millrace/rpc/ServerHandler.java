@@ -59,35 +59,7 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
    */
   @Override
   public Publisher<Payload> requestResponse(Stream stream, ByteBuf metadata, ByteBuf data) {
-    Call call;
-    try {
-      call = resolve(metadata, Interaction.REQUEST_RESPONSE);
-    } catch (StatusException e) {
-      return failed(null, e.status(), NOTHING);
-    }
-    return answerInPlace(stream, call.context(), call.method(), data);
-  }
-
-  private <Req, Resp> Publisher<Payload> answerInPlace(
-      Stream stream, ServerContext context, ServerMethod<Req, Resp> method, ByteBuf data) {
-    Req request;
-    try {
-      request = method.descriptor().requestMarshaller().parse(data);
-    } catch (StatusException e) {
-      return failed(context, e.status(), NOTHING);
-    }
-    Publisher<Resp> responses = server.intercepted(context, () -> method.answer(request, context));
-    if (AnsweredCall.fits(context, responses) && stream.isReady()) {
-      AnsweredCall.sendNow(
-          stream,
-          context,
-          method.descriptor().responseMarshaller(),
-          mode != Mode.NATIVE,
-          alloc,
-          responses);
-      return null;
-    }
-    return respond(context, method, responses, true, NOTHING);
+    return single(stream, metadata, data, Interaction.REQUEST_RESPONSE);
   }
 
   @Override
@@ -152,39 +124,61 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
   }
 
   private Publisher<Payload> single(Payload payload, Interaction interaction) {
-    Call call;
     try {
-      call = resolve(payload.metadata(), interaction);
-    } catch (StatusException e) {
-      payload.release();
-      return failed(null, e.status(), NOTHING);
-    }
-    return single(call, call.method(), payload, interaction == Interaction.FIRE_AND_FORGET);
-  }
-
-  private <Req, Resp> Publisher<Payload> single(
-      Call call, ServerMethod<Req, Resp> method, Payload payload, boolean fireAndForget) {
-    Req request;
-    try {
-      request = method.descriptor().requestMarshaller().parse(payload.data());
-    } catch (StatusException e) {
-      return failed(call.context(), e.status(), NOTHING);
+      return single(null, payload.metadata(), payload.data(), interaction);
     } finally {
       payload.release();
     }
+  }
+
+  /**
+   * A call with one request, read from {@code metadata} and {@code data}, which stay the caller's.
+   * Given the request-response's {@code stream}, an answer known at once is sent on it here (null
+   * returned); otherwise the answer's Publisher is returned.
+   */
+  private Publisher<Payload> single(
+      Stream stream, ByteBuf metadata, ByteBuf data, Interaction interaction) {
+    Call call;
+    try {
+      call = resolve(metadata, interaction);
+    } catch (StatusException e) {
+      return failed(null, e.status(), NOTHING);
+    }
+    return single(
+        stream, call.context(), call.method(), data, interaction == Interaction.FIRE_AND_FORGET);
+  }
+
+  private <Req, Resp> Publisher<Payload> single(
+      Stream stream,
+      ServerContext context,
+      ServerMethod<Req, Resp> method,
+      ByteBuf data,
+      boolean fireAndForget) {
+    Req request;
+    try {
+      request = method.descriptor().requestMarshaller().parse(data);
+    } catch (StatusException e) {
+      return failed(context, e.status(), NOTHING);
+    }
     boolean oneResponse =
         !fireAndForget && method.descriptor().type() == MethodDescriptor.Type.UNARY;
-    ServerContext context = call.context();
-    return respond(
-        context,
-        method,
+    Publisher<Resp> responses =
         server.intercepted(
             context,
             oneResponse
                 ? () -> method.answer(request, context)
-                : () -> method.single().handle(request, context)),
-        oneResponse,
-        NOTHING);
+                : () -> method.single().handle(request, context));
+    if (stream != null && AnsweredCall.fits(context, responses) && stream.isReady()) {
+      AnsweredCall.sendNow(
+          stream,
+          context,
+          method.descriptor().responseMarshaller(),
+          mode != Mode.NATIVE,
+          alloc,
+          responses);
+      return null;
+    }
+    return respond(context, method, responses, oneResponse, NOTHING);
   }
 
   /** The call's answer to {@code responses}, the intercepted handler's. */

@@ -90,8 +90,7 @@ public final class ReactiveResponder implements Responder {
       answer = answersInPlace.requestResponse(stream, metadata, data);
     } catch (Throwable t) {
       OutboundSink sink = new OutboundSink(stream.connection().executor(), stream, 1);
-      sink.onSubscribe(NoopSubscription.INSTANCE);
-      sink.onError(t);
+      refuse(sink, t);
       return sink;
     }
     if (answer == null) {
@@ -101,11 +100,7 @@ public final class ReactiveResponder implements Responder {
       return ANSWERED;
     }
     OutboundSink sink = new OutboundSink(stream.connection().executor(), stream, 1);
-    try {
-      answer.subscribe(sink);
-    } catch (Throwable t) {
-      sink.onError(t); // a Publisher that throws instead of signalling (rule 1.9)
-    }
+    subscribe(answer, sink);
     return sink;
   }
 
@@ -148,8 +143,7 @@ public final class ReactiveResponder implements Responder {
     } catch (RejectedExecutionException e) {
       LOG.log(Level.WARNING, "the handler executor refused a request: " + e);
       request.release();
-      sink.onSubscribe(NoopSubscription.INSTANCE);
-      sink.onError(new StreamErrorException(ErrorCode.REJECTED, "the server is overloaded"));
+      refuse(sink, new StreamErrorException(ErrorCode.REJECTED, "the server is overloaded"));
     }
   }
 
@@ -167,10 +161,19 @@ public final class ReactiveResponder implements Responder {
         throw new NullPointerException("the handler returned no Publisher");
       }
     } catch (Throwable t) {
-      sink.onSubscribe(NoopSubscription.INSTANCE);
-      sink.onError(t);
+      refuse(sink, t);
       return;
     }
+    subscribe(answer, sink);
+  }
+
+  /** Ends {@code sink}'s stream with {@code t}: there is no answer to subscribe it to. */
+  private static void refuse(OutboundSink sink, Throwable t) {
+    sink.onSubscribe(NoopSubscription.INSTANCE);
+    sink.onError(t);
+  }
+
+  private static void subscribe(Publisher<Payload> answer, OutboundSink sink) {
     try {
       answer.subscribe(sink);
     } catch (Throwable t) {
