@@ -67,15 +67,57 @@ public interface Connection {
    */
   boolean fireAndForget(ByteBuf metadata, ByteBuf data);
 
+  /**
+   * {@link #fireAndForget(ByteBuf, ByteBuf)} whose data is {@code value}, which {@code encoder}
+   * writes straight into the outbound frame (on the event loop, possibly later: see {@link
+   * PayloadEncoder}) instead of into a buffer of its own that is then copied and released. On the
+   * event loop a value that fails to encode throws, and nothing is sent. This default, for other
+   * implementations, encodes into a buffer first.
+   */
+  default <T> boolean fireAndForget(ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
+    return fireAndForget(metadata, Encoding.toBufferOrRelease(metadata, value, encoder, alloc()));
+  }
+
   /** Sends connection-level metadata. */
   void metadataPush(ByteBuf metadata);
 
   /** Sends a request-response; the listener gets one {@code onNext} and {@code onComplete}. */
   Stream requestResponse(ByteBuf metadata, ByteBuf data, StreamListener listener);
 
+  /**
+   * {@link #requestResponse(ByteBuf, ByteBuf, StreamListener)} whose data is {@code value}, which
+   * {@code encoder} writes straight into the request frame (see {@link #fireAndForget(ByteBuf,
+   * Object, PayloadEncoder)}). A value that fails to encode on the event loop fails the stream with
+   * INVALID, as an unusable buffer does; this default encodes into a buffer first and throws the
+   * encoder's exception to the caller.
+   */
+  default <T> Stream requestResponse(
+      ByteBuf metadata, T value, PayloadEncoder<? super T> encoder, StreamListener listener) {
+    return requestResponse(
+        metadata, Encoding.toBufferOrRelease(metadata, value, encoder, alloc()), listener);
+  }
+
   /** Sends a request-stream granting {@code initialRequestN} (2^31-1 or more: unbounded). */
   Stream requestStream(
       ByteBuf metadata, ByteBuf data, long initialRequestN, StreamListener listener);
+
+  /**
+   * {@link #requestStream(ByteBuf, ByteBuf, long, StreamListener)} whose data is {@code value},
+   * encoded into the request frame as {@link #requestResponse(ByteBuf, Object, PayloadEncoder,
+   * StreamListener)} says.
+   */
+  default <T> Stream requestStream(
+      ByteBuf metadata,
+      T value,
+      PayloadEncoder<? super T> encoder,
+      long initialRequestN,
+      StreamListener listener) {
+    return requestStream(
+        metadata,
+        Encoding.toBufferOrRelease(metadata, value, encoder, alloc()),
+        initialRequestN,
+        listener);
+  }
 
   /**
    * Opens a request-channel with a first payload; further outbound payloads wait for the

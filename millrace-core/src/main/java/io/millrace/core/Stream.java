@@ -1,7 +1,6 @@
 package io.millrace.core;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 
 /**
  * One RSocket stream as seen from this side: an outbound half (payloads this side sends, limited by
@@ -54,7 +53,7 @@ public interface Stream {
    * throws the encoder's exception to the caller.
    */
   default <T> void next(ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
-    next(metadata, encodeOrRelease(metadata, value, encoder, connection().alloc()));
+    next(metadata, Encoding.toBufferOrRelease(metadata, value, encoder, connection().alloc()));
   }
 
   /**
@@ -62,23 +61,8 @@ public interface Stream {
    * frame.
    */
   default <T> void nextAndComplete(ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
-    nextAndComplete(metadata, encodeOrRelease(metadata, value, encoder, connection().alloc()));
-  }
-
-  /**
-   * {@code value} in a buffer of its own, for streams that do not encode into the frame; {@code
-   * metadata} is released when that fails.
-   */
-  private static <T> ByteBuf encodeOrRelease(
-      ByteBuf metadata, T value, PayloadEncoder<? super T> encoder, ByteBufAllocator alloc) {
-    try {
-      return encoder.toBuffer(value, alloc);
-    } catch (RuntimeException | Error e) {
-      if (metadata != null) {
-        metadata.release();
-      }
-      throw e;
-    }
+    nextAndComplete(
+        metadata, Encoding.toBufferOrRelease(metadata, value, encoder, connection().alloc()));
   }
 
   /** Completes the outbound half. */

@@ -52,17 +52,33 @@ public final class FrameBatch {
    * itself, at the returned index, before moving the writer index past them (to that index plus
    * {@code dataLength}): the prefix, header and metadata are in place, the writer index has not
    * moved, and the room is there. A caller that fails to write the data leaves the batch as it was
-   * by not moving the writer index.
+   * by not moving the writer index. {@code requestN} follows the header (REQUEST_STREAM,
+   * REQUEST_CHANNEL), or is {@link #NO_REQUEST_N}.
    */
   public static int begin(
-      ByteBuf out, int streamId, int type, int flags, ByteBuf metadata, int dataLength) {
-    int length = FrameHeader.SIZE + Frames.payloadLength(metadata, null) + dataLength;
+      ByteBuf out,
+      int streamId,
+      int type,
+      int flags,
+      int requestN,
+      ByteBuf metadata,
+      int dataLength) {
+    int extra = requestN == NO_REQUEST_N ? 0 : 4;
+    int length = FrameHeader.SIZE + extra + Frames.payloadLength(metadata, null) + dataLength;
     int start = out.writerIndex();
     out.ensureWritable(FrameHeader.LENGTH_PREFIX_SIZE + length);
     int at =
         prefixAndHeader(out, start, length, streamId, type, flags | Frames.metadataFlag(metadata));
-    return payload(out, at, metadata, null);
+    if (extra != 0) {
+      out.setInt(at, requestN);
+    }
+    return payload(out, at + extra, metadata, null);
   }
+
+  /**
+   * {@link #begin}'s {@code requestN} for a frame without one (all but REQUEST_STREAM, _CHANNEL).
+   */
+  public static final int NO_REQUEST_N = -1;
 
   /**
    * Appends a frame whose header is followed by a request-n (REQUEST_STREAM, REQUEST_CHANNEL,

@@ -1,6 +1,7 @@
 package io.millrace.rpc;
 
 import io.millrace.core.Connection;
+import io.millrace.core.PayloadEncoder;
 import io.millrace.core.Stream;
 import io.millrace.core.StreamListener;
 import io.millrace.streams.Payload;
@@ -284,7 +285,14 @@ public final class RpcClient {
       Req request,
       CallOptions options,
       StreamListener listener) {
-    ByteBuf data = method.requestMarshaller().serialize(request, alloc);
+    Marshaller<Req> marshaller = method.requestMarshaller();
+    PayloadEncoder<Req> encoder = marshaller.encoder();
+    if (ResponsePublisher.encodesInFrame(encoder, request)) {
+      // Written straight into the request frame, on the loop: no buffer of its own per call.
+      ByteBuf metadata = requestMetadata(method, options, timeoutMicros(options), null);
+      return connection.requestResponse(metadata, request, encoder, listener);
+    }
+    ByteBuf data = marshaller.serialize(request, alloc);
     ByteBuf metadata = requestMetadata(method, options, timeoutMicros(options), data);
     return connection.requestResponse(metadata, data, listener); // (it owns the buffers now)
   }
@@ -300,17 +308,29 @@ public final class RpcClient {
 
   private <Req> Payload payload(
       MethodDescriptor<Req, ?> method, Req request, CallOptions options, long timeoutMicros) {
-    ByteBuf data = method.requestMarshaller().serialize(request, alloc);
+    Marshaller<Req> marshaller = method.requestMarshaller();
+    PayloadEncoder<Req> encoder = marshaller.encoder();
+    if (ResponsePublisher.encodesInFrame(encoder, request)) {
+      // Written straight into the request frame when it is sent.
+      return Payload.encoded(
+          requestMetadata(method, options, timeoutMicros, null), request, encoder);
+    }
+    ByteBuf data = marshaller.serialize(request, alloc);
     return Payload.of(requestMetadata(method, options, timeoutMicros, data), data);
   }
 
-  /** A one-request call's metadata: its route or its call header; releases {@code data} if not. */
+  /**
+   * A one-request call's metadata: its route or its call header; releases {@code data} (if any)
+   * when it cannot be made.
+   */
   private ByteBuf requestMetadata(
       MethodDescriptor<?, ?> method, CallOptions options, long timeoutMicros, ByteBuf data) {
     try {
       return routing ? routeMetadata(method) : header(method, options, timeoutMicros, false);
     } catch (RuntimeException e) {
-      data.release();
+      if (data != null) {
+        data.release();
+      }
       throw e;
     }
   }

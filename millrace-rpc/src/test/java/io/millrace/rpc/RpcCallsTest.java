@@ -51,6 +51,57 @@ class RpcCallsTest {
     assertThat(call.block(WAIT)).isEqualTo(text("hi"));
   }
 
+  /**
+   * A request marshaller whose encoder fails while writing into the request frame (on the loop,
+   * after the call was handed over): that call fails with the status, and the connection goes on.
+   */
+  @Test
+  void unaryRequest_thatFailsToEncodeIntoTheFrame_failsThatCallOnly() {
+    ProtobufMarshaller<StringValue> real = ProtobufMarshaller.of(StringValue.getDefaultInstance());
+    Marshaller<StringValue> failing =
+        new Marshaller<>() {
+          @Override
+          public io.netty.buffer.ByteBuf serialize(
+              StringValue value, io.netty.buffer.ByteBufAllocator alloc) {
+            return real.serialize(value, alloc);
+          }
+
+          @Override
+          public StringValue parse(io.netty.buffer.ByteBuf data) {
+            return real.parse(data);
+          }
+
+          @Override
+          public io.millrace.core.PayloadEncoder<StringValue> encoder() {
+            return new io.millrace.core.PayloadEncoder<>() {
+              @Override
+              public int length(StringValue value) {
+                return real.length(value);
+              }
+
+              @Override
+              public void encode(
+                  StringValue value, io.netty.buffer.ByteBuf out, int index, int length) {
+                throw new IllegalStateException("this encoder always fails");
+              }
+            };
+          }
+        };
+    MethodDescriptor<StringValue, StringValue> echo =
+        MethodDescriptor.newBuilder(
+                TestService.ECHO.fullName(), MethodDescriptor.Type.UNARY, failing, real)
+            .build();
+    assertThatThrownBy(() -> Mono.from(rpc.unary(echo, text("x"), CallOptions.DEFAULT)).block(WAIT))
+        .satisfies(
+            t -> {
+              assertThat(statusOf(t).code()).isEqualTo(Status.Code.INTERNAL);
+              assertThat(statusOf(t).message()).contains("this encoder always fails");
+            });
+    assertThat(
+            Mono.from(rpc.unary(TestService.ECHO, text("next"), CallOptions.DEFAULT)).block(WAIT))
+        .isEqualTo(text("next"));
+  }
+
   /** Counts every signal a unary call sends, to catch one too many as well as one too few. */
   private static final class CountingSubscriber
       implements org.reactivestreams.Subscriber<StringValue> {

@@ -1,7 +1,9 @@
 package io.millrace.streams;
 
+import io.millrace.core.Connection;
 import io.millrace.core.PayloadEncoder;
 import io.millrace.core.Stream;
+import io.millrace.core.StreamListener;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
@@ -137,15 +139,66 @@ public final class Payload {
       stream.next(metadata == null ? null : metadata.retainedSlice(), data.retainedSlice());
       return;
     }
-    PayloadEncoder<Object> e = encoder;
-    if (e != null && data == null) {
-      Object v = value;
-      value = null;
-      encoder = null;
-      stream.next(metadata, v, e);
+    PayloadEncoder<Object> e = takeEncoder();
+    if (e != null) {
+      stream.next(metadata, takeValue(), e);
     } else {
       stream.next(metadata, data());
     }
+  }
+
+  /**
+   * Starts a request-response with this payload on {@code connection}, which takes it over ({@link
+   * Connection#requestResponse(ByteBuf, ByteBuf, StreamListener)}). An {@link #encoded} payload is
+   * written straight into the request frame.
+   */
+  public Stream requestResponseOn(Connection connection, StreamListener listener) {
+    PayloadEncoder<Object> e = takeEncoder();
+    return e == null
+        ? connection.requestResponse(metadata, data(), listener)
+        : connection.requestResponse(metadata, takeValue(), e, listener);
+  }
+
+  /**
+   * Starts a request-stream with this payload on {@code connection}, as {@link #requestResponseOn}
+   * does.
+   */
+  public Stream requestStreamOn(
+      Connection connection, long initialRequestN, StreamListener listener) {
+    PayloadEncoder<Object> e = takeEncoder();
+    return e == null
+        ? connection.requestStream(metadata, data(), initialRequestN, listener)
+        : connection.requestStream(metadata, takeValue(), e, initialRequestN, listener);
+  }
+
+  /**
+   * Sends this payload as a fire-and-forget on {@code connection}, as {@link #requestResponseOn}
+   * does; returns what {@link Connection#fireAndForget(ByteBuf, ByteBuf)} returns.
+   */
+  public boolean fireAndForgetOn(Connection connection) {
+    PayloadEncoder<Object> e = takeEncoder();
+    return e == null
+        ? connection.fireAndForget(metadata, data())
+        : connection.fireAndForget(metadata, takeValue(), e);
+  }
+
+  /**
+   * The encoder of an {@link #encoded} payload not yet encoded, which is sent as its value from
+   * here on ({@link #takeValue} next); else null.
+   */
+  private PayloadEncoder<Object> takeEncoder() {
+    PayloadEncoder<Object> e = encoder;
+    if (e == null || data != null || lent) {
+      return null;
+    }
+    encoder = null;
+    return e;
+  }
+
+  private Object takeValue() {
+    Object v = value;
+    value = null;
+    return v;
   }
 
   /**

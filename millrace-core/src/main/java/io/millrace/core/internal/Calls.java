@@ -1,5 +1,6 @@
 package io.millrace.core.internal;
 
+import io.millrace.core.PayloadEncoder;
 import io.netty.buffer.ByteBuf;
 
 /** The calls {@link ConnectionEngine} hands from other threads to its loop. */
@@ -90,6 +91,92 @@ final class Calls {
     @Override
     void release() {
       DefaultStream.release(metadata, data);
+    }
+  }
+
+  /**
+   * A request-response or request-stream whose data the loop encodes into the request frame; its
+   * size in the hand-off's bound is the encoder's length, read when the call is made.
+   */
+  static final class EncodedRequest<T> extends CallQueue.Call {
+    private final DefaultStream stream;
+    private final int type;
+    private final ByteBuf metadata;
+    private final T value;
+    private final PayloadEncoder<? super T> encoder;
+    private final long initialRequestN;
+    private final int dataLength;
+
+    EncodedRequest(
+        DefaultStream stream,
+        int type,
+        ByteBuf metadata,
+        T value,
+        PayloadEncoder<? super T> encoder,
+        long initialRequestN) {
+      this.stream = stream;
+      this.type = type;
+      this.metadata = metadata;
+      this.value = value;
+      this.encoder = encoder;
+      this.initialRequestN = initialRequestN;
+      this.dataLength = encoder.length(value);
+    }
+
+    @Override
+    long bytes() {
+      return Calls.bytes(metadata, null) + dataLength;
+    }
+
+    @Override
+    void run(ConnectionEngine engine) {
+      engine.sendRequest(stream, type, metadata, value, encoder, initialRequestN);
+    }
+
+    @Override
+    void fail(int errorCode, String message) {
+      release();
+      stream.failLocally(errorCode, message);
+    }
+
+    @Override
+    void release() {
+      DefaultStream.release(metadata, null);
+    }
+  }
+
+  /** A fire-and-forget whose data the loop encodes into the frame. */
+  static final class EncodedFireAndForget<T> extends CallQueue.Call {
+    private final ByteBuf metadata;
+    private final T value;
+    private final PayloadEncoder<? super T> encoder;
+    private final int dataLength;
+
+    EncodedFireAndForget(ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
+      this.metadata = metadata;
+      this.value = value;
+      this.encoder = encoder;
+      this.dataLength = encoder.length(value);
+    }
+
+    @Override
+    long bytes() {
+      return Calls.bytes(metadata, null) + dataLength;
+    }
+
+    @Override
+    void run(ConnectionEngine engine) {
+      engine.sendFireAndForget(metadata, value, encoder);
+    }
+
+    @Override
+    void fail(int errorCode, String message) {
+      release();
+    }
+
+    @Override
+    void release() {
+      DefaultStream.release(metadata, null);
     }
   }
 

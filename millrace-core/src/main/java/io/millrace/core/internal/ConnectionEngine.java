@@ -6,6 +6,7 @@ import io.millrace.core.CloseReason;
 import io.millrace.core.Connection;
 import io.millrace.core.ConnectionConfig;
 import io.millrace.core.ConnectionListener;
+import io.millrace.core.PayloadEncoder;
 import io.millrace.core.Responder;
 import io.millrace.core.Stream;
 import io.millrace.core.StreamErrorException;
@@ -657,19 +658,49 @@ public final class ConnectionEngine implements Connection, TransportListener {
       calls.offer(new Calls.FireAndForget(metadata, data));
       return true;
     }
-    String refusal = refuseRequest();
-    if (refusal != null) {
+    int id = fireAndForgetId();
+    if (id == 0) {
       DefaultStream.release(metadata, data);
-      LOG.log(Level.DEBUG, "fire-and-forget not sent: {0}", refusal);
       return false;
     }
-    int id = streams.allocateId();
     try {
       writer.request(FrameType.REQUEST_FNF, id, 0, false, metadata, data);
     } catch (RuntimeException e) {
       throw unusableBuffer("fire-and-forget", e);
     }
     return true;
+  }
+
+  @Override
+  public <T> boolean fireAndForget(ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
+    if (!executor.inEventLoop()) {
+      Calls.EncodedFireAndForget<T> call;
+      try {
+        call = new Calls.EncodedFireAndForget<>(metadata, value, encoder);
+      } catch (RuntimeException | Error e) { // the encoder's length failed
+        DefaultStream.release(metadata, null);
+        throw e;
+      }
+      calls.offer(call);
+      return true;
+    }
+    int id = fireAndForgetId();
+    if (id == 0) {
+      DefaultStream.release(metadata, null);
+      return false;
+    }
+    writer.request(FrameType.REQUEST_FNF, id, 0, false, metadata, value, encoder);
+    return true;
+  }
+
+  /** On the loop: a fire-and-forget's stream id, or 0 when it may not go out now (logged). */
+  private int fireAndForgetId() {
+    String refusal = refuseRequest();
+    if (refusal != null) {
+      LOG.log(Level.DEBUG, "fire-and-forget not sent: {0}", refusal);
+      return 0;
+    }
+    return streams.allocateId();
   }
 
   @Override
@@ -693,6 +724,27 @@ public final class ConnectionEngine implements Connection, TransportListener {
   public Stream requestResponse(ByteBuf metadata, ByteBuf data, StreamListener listener) {
     DefaultStream stream = new DefaultStream(this, DefaultStream.REQUEST_RESPONSE, true, listener);
     startRequest(stream, FrameType.REQUEST_RESPONSE, metadata, data, 1, false);
+    return stream;
+  }
+
+  @Override
+  public <T> Stream requestResponse(
+      ByteBuf metadata, T value, PayloadEncoder<? super T> encoder, StreamListener listener) {
+    DefaultStream stream = new DefaultStream(this, DefaultStream.REQUEST_RESPONSE, true, listener);
+    startRequest(stream, FrameType.REQUEST_RESPONSE, metadata, value, encoder, 1);
+    return stream;
+  }
+
+  @Override
+  public <T> Stream requestStream(
+      ByteBuf metadata,
+      T value,
+      PayloadEncoder<? super T> encoder,
+      long initialRequestN,
+      StreamListener listener) {
+    checkRequestN(initialRequestN, metadata, null);
+    DefaultStream stream = new DefaultStream(this, DefaultStream.REQUEST_STREAM, true, listener);
+    startRequest(stream, FrameType.REQUEST_STREAM, metadata, value, encoder, initialRequestN);
     return stream;
   }
 
@@ -986,6 +1038,79 @@ public final class ConnectionEngine implements Connection, TransportListener {
     sendRequest(stream, type, metadata, data, initialRequestN, complete);
   }
 
+  /** {@link #startRequest} of a request-response or request-stream whose data is encoded. */
+  private <T> void startRequest(
+      DefaultStream stream,
+      int type,
+      ByteBuf metadata,
+      T value,
+      PayloadEncoder<? super T> encoder,
+      long initialRequestN) {
+    if (!executor.inEventLoop()) {
+      Calls.EncodedRequest<T> call;
+      try {
+        call = new Calls.EncodedRequest<>(stream, type, metadata, value, encoder, initialRequestN);
+      } catch (RuntimeException | Error e) { // the encoder's length failed
+        DefaultStream.release(metadata, null);
+        throw e;
+      }
+      calls.offer(call);
+      return;
+    }
+    sendRequest(stream, type, metadata, value, encoder, initialRequestN);
+  }
+
+  /**
+   * Sends a request-response or request-stream whose data is encoded into its frame, from the loop
+   * (directly or handed over). A value that fails to encode fails the stream, as an unusable buffer
+   * does.
+   */
+  <T> void sendRequest(
+      DefaultStream stream,
+      int type,
+      ByteBuf metadata,
+      T value,
+      PayloadEncoder<? super T> encoder,
+      long initialRequestN) {
+    if (!register(stream, initialRequestN, false)) {
+      DefaultStream.release(metadata, null);
+      return;
+    }
+    try {
+      writer.request(type, stream.id, initialRequestN, false, metadata, value, encoder);
+    } catch (RuntimeException e) {
+      // Nothing of the request was written: only this call fails.
+      streams.remove(stream);
+      logUnusablePayload(stream, e);
+      stream.failLocally(ErrorCode.INVALID, "the request's data could not be encoded: " + e);
+    }
+  }
+
+  /**
+   * Takes a stream id for a request about to be written and registers its stream; false when it
+   * must not go out (cancelled meanwhile, or refused: the listener is told), and the caller
+   * releases what it holds.
+   */
+  private boolean register(DefaultStream stream, long initialRequestN, boolean complete) {
+    if (stream.has(DefaultStream.CANCELLED) || stream.inboundDone()) {
+      // Cancelled (or failed) by the application before the hand-off reached the loop: there is
+      // nothing to send, and the listener already knows.
+      return false;
+    }
+    String refusal = refuseRequest();
+    if (refusal != null) {
+      stream.failLocally(refusalCode(), refusal);
+      return false;
+    }
+    stream.id = streams.allocateId();
+    stream.inboundCredit = initialRequestN >= Integer.MAX_VALUE ? Long.MAX_VALUE : initialRequestN;
+    if (stream.kind != DefaultStream.REQUEST_CHANNEL || complete) {
+      stream.markOutboundDone();
+    }
+    streams.add(stream);
+    return true;
+  }
+
   /** Sends a request from the loop (directly or handed over). */
   void sendRequest(
       DefaultStream stream,
@@ -994,24 +1119,10 @@ public final class ConnectionEngine implements Connection, TransportListener {
       ByteBuf data,
       long initialRequestN,
       boolean complete) {
-    if (stream.has(DefaultStream.CANCELLED) || stream.inboundDone()) {
-      // Cancelled (or failed) by the application before the hand-off reached the loop: there is
-      // nothing to send, and the listener already knows.
+    if (!register(stream, initialRequestN, complete)) {
       DefaultStream.release(metadata, data);
       return;
     }
-    String refusal = refuseRequest();
-    if (refusal != null) {
-      DefaultStream.release(metadata, data);
-      stream.failLocally(refusalCode(), refusal);
-      return;
-    }
-    stream.id = streams.allocateId();
-    stream.inboundCredit = initialRequestN >= Integer.MAX_VALUE ? Long.MAX_VALUE : initialRequestN;
-    if (stream.kind != DefaultStream.REQUEST_CHANNEL || complete) {
-      stream.markOutboundDone();
-    }
-    streams.add(stream);
     try {
       writer.request(type, stream.id, initialRequestN, complete, metadata, data);
     } catch (RuntimeException e) {
@@ -1022,18 +1133,36 @@ public final class ConnectionEngine implements Connection, TransportListener {
     }
   }
 
+  /** {@link #sendFireAndForget(ByteBuf, ByteBuf)} of a fire-and-forget whose data is encoded. */
+  <T> void sendFireAndForget(ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
+    try {
+      if (!fireAndForget(metadata, value, encoder)) {
+        notSentFromAnotherThread();
+      }
+    } catch (RuntimeException e) {
+      LOG.log(
+          Level.WARNING,
+          "fire-and-forget from another thread not sent: its data did not encode",
+          e);
+    }
+  }
+
   /** Sends a fire-and-forget handed over from another thread. */
   void sendFireAndForget(ByteBuf metadata, ByteBuf data) {
     try {
       if (!fireAndForget(metadata, data)) {
-        LOG.log(
-            Level.WARNING,
-            "fire-and-forget from another thread not sent: the connection is closing or closed,"
-                + " or no lease allows it");
+        notSentFromAnotherThread();
       }
     } catch (IllegalArgumentException e) {
       LOG.log(Level.WARNING, "fire-and-forget from another thread not sent", e);
     }
+  }
+
+  private static void notSentFromAnotherThread() {
+    LOG.log(
+        Level.WARNING,
+        "fire-and-forget from another thread not sent: the connection is closing or closed,"
+            + " or no lease allows it");
   }
 
   /** Why a new request cannot go out now, or null when it can. Consumes a unit of lease. */

@@ -190,6 +190,66 @@ final class FrameWriter {
     }
   }
 
+  /**
+   * Sends a request frame whose data {@code encoder} writes straight into the batch, as {@link
+   * #payload(int, int, ByteBuf, Object, PayloadEncoder)} does for PAYLOAD: a request that does not
+   * go into a batch is encoded into a buffer of its own and sent as above. A value that fails to
+   * encode throws, and nothing of its frame is written.
+   */
+  <T> void request(
+      int type,
+      int streamId,
+      long initialRequestN,
+      boolean complete,
+      ByteBuf metadata,
+      T value,
+      PayloadEncoder<? super T> encoder) {
+    boolean withN = type == FrameType.REQUEST_STREAM || type == FrameType.REQUEST_CHANNEL;
+    int flags = complete && type == FrameType.REQUEST_CHANNEL ? FrameHeader.FLAG_COMPLETE : 0;
+    int requestN = withN ? RequestNFrame.clamp(initialRequestN) : FrameBatch.NO_REQUEST_N;
+    ByteBuf data = encodeIntoBatch(type, streamId, flags, requestN, metadata, value, encoder);
+    if (data != null) {
+      request(type, streamId, initialRequestN, complete, metadata, data);
+    }
+  }
+
+  /**
+   * Appends a frame of {@code type} (with {@code requestN}, or {@link FrameBatch#NO_REQUEST_N})
+   * whose data {@code encoder} writes straight into the batch, and returns null. When the frame
+   * does not go into a batch (too long, or a transport that does not batch) it returns the value
+   * encoded into a buffer of its own instead, for the caller to send with {@code metadata}. A value
+   * that fails to encode throws, {@code metadata} is released, and nothing of the frame is written.
+   */
+  private <T> ByteBuf encodeIntoBatch(
+      int type,
+      int streamId,
+      int flags,
+      int requestN,
+      ByteBuf metadata,
+      T value,
+      PayloadEncoder<? super T> encoder) {
+    ByteBuf data = null;
+    try {
+      int dataLength = encoder.length(value);
+      int extra = requestN == FrameBatch.NO_REQUEST_N ? 0 : 4;
+      int length = FrameBatch.length(extra, metadata, null) + dataLength;
+      ByteBuf b = length <= frameLimit ? batchFor(length) : null;
+      if (b == null) {
+        data = encoder.toBuffer(value, alloc);
+        return data;
+      }
+      int at = FrameBatch.begin(b, streamId, type, flags, requestN, metadata, dataLength);
+      encoder.encode(value, b, at, dataLength);
+      b.writerIndex(at + dataLength);
+      appended();
+      return null;
+    } finally {
+      if (data == null) {
+        releaseIfLive(metadata); // written into the batch, or not sent
+      }
+    }
+  }
+
   /** Sends a PAYLOAD with {@code flags} among N and C. */
   void payload(int streamId, int flags, ByteBuf metadata, ByteBuf data) {
     try {
@@ -234,34 +294,18 @@ final class FrameWriter {
    */
   <T> void payload(
       int streamId, int flags, ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
-    ByteBuf data;
-    boolean handedOn = false;
-    try {
-      int dataLength = encoder.length(value);
-      int length = FrameBatch.length(0, metadata, null) + dataLength;
-      ByteBuf b = length <= frameLimit ? batchFor(length) : null;
-      if (b != null) {
-        int at =
-            FrameBatch.begin(
-                b,
-                streamId,
-                FrameType.PAYLOAD,
-                flags & (FrameHeader.FLAG_COMPLETE | FrameHeader.FLAG_NEXT),
-                metadata,
-                dataLength);
-        encoder.encode(value, b, at, dataLength);
-        b.writerIndex(at + dataLength);
-        appended();
-        return;
-      }
-      data = encoder.toBuffer(value, alloc);
-      handedOn = true;
-    } finally {
-      if (!handedOn) {
-        releaseIfLive(metadata);
-      }
+    ByteBuf data =
+        encodeIntoBatch(
+            FrameType.PAYLOAD,
+            streamId,
+            flags & (FrameHeader.FLAG_COMPLETE | FrameHeader.FLAG_NEXT),
+            FrameBatch.NO_REQUEST_N,
+            metadata,
+            value,
+            encoder);
+    if (data != null) {
+      payload(streamId, flags, metadata, data);
     }
-    payload(streamId, flags, metadata, data);
   }
 
   void complete(int streamId) {

@@ -30,7 +30,7 @@ class EncodedPayloadTest {
   }
 
   /** Strings in UTF-8, counting the values it encoded. */
-  private static final class Utf8 implements PayloadEncoder<String> {
+  static final class Utf8 implements PayloadEncoder<String> {
     int encoded;
 
     @Override
@@ -110,14 +110,7 @@ class EncodedPayloadTest {
     List<WireFrame> frames = t.take();
     assertThat(frames.size()).isGreaterThan(4);
     assertThat(frames.get(0).has(FrameHeader.FLAG_FOLLOWS)).isTrue();
-    StringBuilder data = new StringBuilder();
-    StringBuilder meta = new StringBuilder();
-    for (WireFrame f : frames) {
-      data.append(f.data == null ? "" : f.data);
-      meta.append(f.metadata == null ? "" : f.metadata);
-    }
-    assertThat(data.toString()).isEqualTo(text);
-    assertThat(meta.toString()).isEqualTo("meta");
+    assertThat(reassembled(frames)).containsExactly("meta", text);
     assertThat(frames.get(frames.size() - 1).has(FrameHeader.FLAG_FOLLOWS)).isFalse();
   }
 
@@ -147,6 +140,17 @@ class EncodedPayloadTest {
     loop.run(() -> stream.get().next(null, "other", utf8));
     assertThat(t.take()).extracting(f -> f.data).containsExactly("other");
     assertThat(loop.call(() -> t.engine.isOpen())).isTrue();
+  }
+
+  /** The metadata and the data of fragments, each joined in order. */
+  static List<String> reassembled(List<WireFrame> frames) {
+    StringBuilder data = new StringBuilder();
+    StringBuilder meta = new StringBuilder();
+    for (WireFrame f : frames) {
+      data.append(f.data == null ? "" : f.data);
+      meta.append(f.metadata == null ? "" : f.metadata);
+    }
+    return List.of(meta.toString(), data.toString());
   }
 
   @Test

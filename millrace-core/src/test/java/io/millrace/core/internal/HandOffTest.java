@@ -31,6 +31,11 @@ class HandOffTest {
 
   /** Occupies the loop until {@link #release} counts down, so calls pile up in the queue. */
   private void blockLoop() throws InterruptedException {
+    blockLoop(loop, release);
+  }
+
+  /** Occupies {@code loop} until {@code release} counts down, so calls pile up in its queue. */
+  static void blockLoop(TestLoop loop, CountDownLatch release) throws InterruptedException {
     CountDownLatch blocked = new CountDownLatch(1);
     loop.executor.execute(
         () -> {

@@ -44,8 +44,8 @@ public final class RequestPublisher extends InboundPublisher {
     try {
       super.stream =
           stream
-              ? connection.requestStream(p.metadata(), p.data(), initialCredit(), this)
-              : connection.requestResponse(p.metadata(), p.data(), this);
+              ? p.requestStreamOn(connection, initialCredit(), this)
+              : p.requestResponseOn(connection, this);
     } catch (RuntimeException e) {
       // The hand-off queue is full or the loop is gone; the connection released the buffers.
       startFailed(e);
