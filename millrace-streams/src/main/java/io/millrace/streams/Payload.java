@@ -134,28 +134,25 @@ public final class Payload {
    * stream's event loop.
    */
   public void sendOn(Stream stream) {
-    if (lent) {
-      // The buffers are their owner's: the stream gets references of its own.
-      stream.next(metadata == null ? null : metadata.retainedSlice(), data.retainedSlice());
-      return;
-    }
     PayloadEncoder<Object> e = takeEncoder();
     if (e != null) {
       stream.next(metadata, takeValue(), e);
     } else {
-      stream.next(metadata, data());
+      // A lent payload's buffers are their owner's: the stream gets references of its own.
+      stream.next(metadataToSend(), dataToSend());
     }
   }
 
   /**
    * Starts a request-response with this payload on {@code connection}, which takes it over ({@link
-   * Connection#requestResponse(ByteBuf, ByteBuf, StreamListener)}). An {@link #encoded} payload is
-   * written straight into the request frame.
+   * Connection#requestResponse(ByteBuf, ByteBuf, StreamListener)}); a {@link #lent} payload's
+   * buffers stay their owner's (the connection gets references of its own). An {@link #encoded}
+   * payload is written straight into the request frame.
    */
   public Stream requestResponseOn(Connection connection, StreamListener listener) {
     PayloadEncoder<Object> e = takeEncoder();
     return e == null
-        ? connection.requestResponse(metadata, data(), listener)
+        ? connection.requestResponse(metadataToSend(), dataToSend(), listener)
         : connection.requestResponse(metadata, takeValue(), e, listener);
   }
 
@@ -167,7 +164,7 @@ public final class Payload {
       Connection connection, long initialRequestN, StreamListener listener) {
     PayloadEncoder<Object> e = takeEncoder();
     return e == null
-        ? connection.requestStream(metadata, data(), initialRequestN, listener)
+        ? connection.requestStream(metadataToSend(), dataToSend(), initialRequestN, listener)
         : connection.requestStream(metadata, takeValue(), e, initialRequestN, listener);
   }
 
@@ -178,7 +175,7 @@ public final class Payload {
   public boolean fireAndForgetOn(Connection connection) {
     PayloadEncoder<Object> e = takeEncoder();
     return e == null
-        ? connection.fireAndForget(metadata, data())
+        ? connection.fireAndForget(metadataToSend(), dataToSend())
         : connection.fireAndForget(metadata, takeValue(), e);
   }
 
@@ -193,6 +190,16 @@ public final class Payload {
     }
     encoder = null;
     return e;
+  }
+
+  /** The metadata to hand over: references of the receiver's own when the payload is lent. */
+  private ByteBuf metadataToSend() {
+    return lent && metadata != null ? metadata.retainedSlice() : metadata;
+  }
+
+  /** The data to hand over, as {@link #metadataToSend}. */
+  private ByteBuf dataToSend() {
+    return lent ? data.retainedSlice() : data();
   }
 
   private Object takeValue() {

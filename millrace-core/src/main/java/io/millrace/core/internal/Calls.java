@@ -96,7 +96,7 @@ final class Calls {
 
   /**
    * A request-response or request-stream whose data the loop encodes into the request frame; its
-   * size in the hand-off's bound is the encoder's length, read when the call is made.
+   * size in the hand-off's bound is the encoder's length, read when the call was made.
    */
   static final class EncodedRequest<T> extends CallQueue.Call {
     private final DefaultStream stream;
@@ -113,14 +113,15 @@ final class Calls {
         ByteBuf metadata,
         T value,
         PayloadEncoder<? super T> encoder,
+        int dataLength,
         long initialRequestN) {
       this.stream = stream;
       this.type = type;
       this.metadata = metadata;
       this.value = value;
       this.encoder = encoder;
+      this.dataLength = dataLength;
       this.initialRequestN = initialRequestN;
-      this.dataLength = encoder.length(value);
     }
 
     @Override
@@ -152,11 +153,12 @@ final class Calls {
     private final PayloadEncoder<? super T> encoder;
     private final int dataLength;
 
-    EncodedFireAndForget(ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
+    EncodedFireAndForget(
+        ByteBuf metadata, T value, PayloadEncoder<? super T> encoder, int dataLength) {
       this.metadata = metadata;
       this.value = value;
       this.encoder = encoder;
-      this.dataLength = encoder.length(value);
+      this.dataLength = dataLength;
     }
 
     @Override

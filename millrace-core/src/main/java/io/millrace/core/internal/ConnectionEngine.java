@@ -673,15 +673,13 @@ public final class ConnectionEngine implements Connection, TransportListener {
 
   @Override
   public <T> boolean fireAndForget(ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
+    checkEncoded(metadata, value, encoder);
     if (!executor.inEventLoop()) {
-      Calls.EncodedFireAndForget<T> call;
-      try {
-        call = new Calls.EncodedFireAndForget<>(metadata, value, encoder);
-      } catch (RuntimeException | Error e) { // the encoder's length failed
-        DefaultStream.release(metadata, null);
-        throw e;
+      int dataLength = lengthOrRelease(metadata, value, encoder);
+      if (!writer.batches(0, metadata, dataLength)) {
+        return fireAndForget(metadata, toBufferOrRelease(metadata, value, encoder));
       }
-      calls.offer(call);
+      calls.offer(new Calls.EncodedFireAndForget<>(metadata, value, encoder, dataLength));
       return true;
     }
     int id = fireAndForgetId();
@@ -691,6 +689,44 @@ public final class ConnectionEngine implements Connection, TransportListener {
     }
     writer.request(FrameType.REQUEST_FNF, id, 0, false, metadata, value, encoder);
     return true;
+  }
+
+  /**
+   * Off the loop, before a value is handed over to be encoded there: {@code encoder}'s length for
+   * it. A failing or negative length throws here, to the caller, with {@code metadata} released.
+   */
+  private static <T> int lengthOrRelease(
+      ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
+    try {
+      return FrameWriter.encodedLength(encoder, value);
+    } catch (RuntimeException | Error e) {
+      DefaultStream.release(metadata, null);
+      throw e;
+    }
+  }
+
+  /**
+   * Off the loop, for a value whose frame will not go into a batch: encoded into a buffer of its
+   * own now, on the caller's thread, rather than on the loop, which would gain nothing by it.
+   */
+  private <T> ByteBuf toBufferOrRelease(
+      ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
+    try {
+      return encoder.toBuffer(value, alloc());
+    } catch (RuntimeException | Error e) {
+      DefaultStream.release(metadata, null);
+      throw e;
+    }
+  }
+
+  /**
+   * Null values and encoders are refused at once, on any thread, with {@code metadata} released.
+   */
+  private static void checkEncoded(ByteBuf metadata, Object value, PayloadEncoder<?> encoder) {
+    if (value == null || encoder == null) {
+      DefaultStream.release(metadata, null);
+      throw new NullPointerException(value == null ? "value" : "encoder");
+    }
   }
 
   /** On the loop: a fire-and-forget's stream id, or 0 when it may not go out now (logged). */
@@ -730,6 +766,7 @@ public final class ConnectionEngine implements Connection, TransportListener {
   @Override
   public <T> Stream requestResponse(
       ByteBuf metadata, T value, PayloadEncoder<? super T> encoder, StreamListener listener) {
+    checkEncoded(metadata, value, encoder);
     DefaultStream stream = new DefaultStream(this, DefaultStream.REQUEST_RESPONSE, true, listener);
     startRequest(stream, FrameType.REQUEST_RESPONSE, metadata, value, encoder, 1);
     return stream;
@@ -742,6 +779,7 @@ public final class ConnectionEngine implements Connection, TransportListener {
       PayloadEncoder<? super T> encoder,
       long initialRequestN,
       StreamListener listener) {
+    checkEncoded(metadata, value, encoder);
     checkRequestN(initialRequestN, metadata, null);
     DefaultStream stream = new DefaultStream(this, DefaultStream.REQUEST_STREAM, true, listener);
     startRequest(stream, FrameType.REQUEST_STREAM, metadata, value, encoder, initialRequestN);
@@ -1047,14 +1085,16 @@ public final class ConnectionEngine implements Connection, TransportListener {
       PayloadEncoder<? super T> encoder,
       long initialRequestN) {
     if (!executor.inEventLoop()) {
-      Calls.EncodedRequest<T> call;
-      try {
-        call = new Calls.EncodedRequest<>(stream, type, metadata, value, encoder, initialRequestN);
-      } catch (RuntimeException | Error e) { // the encoder's length failed
-        DefaultStream.release(metadata, null);
-        throw e;
+      int dataLength = lengthOrRelease(metadata, value, encoder);
+      int extra = type == FrameType.REQUEST_STREAM ? 4 : 0;
+      if (!writer.batches(extra, metadata, dataLength)) {
+        ByteBuf data = toBufferOrRelease(metadata, value, encoder);
+        calls.offer(new Calls.Request(stream, type, metadata, data, initialRequestN, false));
+        return;
       }
-      calls.offer(call);
+      calls.offer(
+          new Calls.EncodedRequest<>(
+              stream, type, metadata, value, encoder, dataLength, initialRequestN));
       return;
     }
     sendRequest(stream, type, metadata, value, encoder, initialRequestN);
@@ -1078,8 +1118,9 @@ public final class ConnectionEngine implements Connection, TransportListener {
     }
     try {
       writer.request(type, stream.id, initialRequestN, false, metadata, value, encoder);
-    } catch (RuntimeException e) {
-      // Nothing of the request was written: only this call fails.
+    } catch (RuntimeException | StackOverflowError | AssertionError | LinkageError e) {
+      // The encoder failed (a deeply nested message, a bug in it) or the metadata was unusable.
+      // Nothing of the request was written: only this call fails, and it does not hang.
       streams.remove(stream);
       logUnusablePayload(stream, e);
       stream.failLocally(ErrorCode.INVALID, "the request's data could not be encoded: " + e);
@@ -1139,7 +1180,8 @@ public final class ConnectionEngine implements Connection, TransportListener {
       if (!fireAndForget(metadata, value, encoder)) {
         notSentFromAnotherThread();
       }
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | StackOverflowError | AssertionError | LinkageError e) {
+      // Not thrown on: the calls queued behind this one are still sent.
       LOG.log(
           Level.WARNING,
           "fire-and-forget from another thread not sent: its data did not encode",

@@ -91,6 +91,29 @@ final class FrameWriter {
   }
 
   /**
+   * Whether a request frame of {@code extra} bytes after its header, {@code metadata} and {@code
+   * dataLength} bytes of data goes into a batch when nothing else stops it: a value that will not
+   * is better encoded by its caller, on the caller's thread. Any thread (it reads final fields).
+   */
+  boolean batches(int extra, ByteBuf metadata, int dataLength) {
+    int length = FrameBatch.length(extra, metadata, null) + dataLength;
+    return coalesce && length <= frameLimit && length <= MAX_BATCHED_FRAME;
+  }
+
+  /**
+   * The length an encoder gives for {@code value}, checked: a negative one would corrupt the batch
+   * the frame is written into.
+   */
+  static <T> int encodedLength(PayloadEncoder<? super T> encoder, T value) {
+    int length = encoder.length(value);
+    if (length < 0) {
+      throw new IllegalArgumentException(
+          "the encoder gave a negative length, " + length + ", for " + value.getClass());
+    }
+    return length;
+  }
+
+  /**
    * Returns the batch that a frame of {@code length} bytes (plus its length prefix) is appended to,
    * or null when the frame should be written on its own. The caller appends with {@link FrameBatch}
    * and then calls {@link #appended}.
@@ -112,6 +135,17 @@ final class FrameWriter {
   }
 
   /** A frame went into the batch. */
+  /**
+   * Releases {@code b}, the batch, when no frame is in it (made for a frame that then failed), so
+   * that an idle connection does not hold it.
+   */
+  private void dropIfEmpty(ByteBuf b) {
+    if (batch == b && batchFrames == 0) {
+      batch = null;
+      b.release();
+    }
+  }
+
   private void appended() {
     batchFrames++;
     engine.onWritten();
@@ -230,7 +264,7 @@ final class FrameWriter {
       PayloadEncoder<? super T> encoder) {
     ByteBuf data = null;
     try {
-      int dataLength = encoder.length(value);
+      int dataLength = encodedLength(encoder, value);
       int extra = requestN == FrameBatch.NO_REQUEST_N ? 0 : 4;
       int length = FrameBatch.length(extra, metadata, null) + dataLength;
       ByteBuf b = length <= frameLimit ? batchFor(length) : null;
@@ -239,7 +273,12 @@ final class FrameWriter {
         return data;
       }
       int at = FrameBatch.begin(b, streamId, type, flags, requestN, metadata, dataLength);
-      encoder.encode(value, b, at, dataLength);
+      try {
+        encoder.encode(value, b, at, dataLength);
+      } catch (Throwable t) {
+        dropIfEmpty(b);
+        throw t;
+      }
       b.writerIndex(at + dataLength);
       appended();
       return null;

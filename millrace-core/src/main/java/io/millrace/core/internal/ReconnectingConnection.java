@@ -497,6 +497,39 @@ public final class ReconnectingConnection implements Connection {
     return park(new Waiting(Waiting.FNF, metadata, data, 0, true, null));
   }
 
+  // The encoded forms go to the current connection, which writes the value into its frame; while
+  // there is none, the interface's defaults encode it into a buffer, which waits as any other.
+
+  @Override
+  public <T> boolean fireAndForget(ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
+    Connection c = usable();
+    return c != null
+        ? c.fireAndForget(metadata, value, encoder)
+        : Connection.super.fireAndForget(metadata, value, encoder);
+  }
+
+  @Override
+  public <T> Stream requestResponse(
+      ByteBuf metadata, T value, PayloadEncoder<? super T> encoder, StreamListener listener) {
+    Connection c = usable();
+    return c != null
+        ? c.requestResponse(metadata, value, encoder, listener)
+        : Connection.super.requestResponse(metadata, value, encoder, listener);
+  }
+
+  @Override
+  public <T> Stream requestStream(
+      ByteBuf metadata,
+      T value,
+      PayloadEncoder<? super T> encoder,
+      long initialRequestN,
+      StreamListener listener) {
+    Connection c = usable();
+    return c != null
+        ? c.requestStream(metadata, value, encoder, initialRequestN, listener)
+        : Connection.super.requestStream(metadata, value, encoder, initialRequestN, listener);
+  }
+
   @Override
   public void metadataPush(ByteBuf metadata) {
     Connection c = usable();

@@ -31,7 +31,15 @@ class EncodedPayloadTest {
 
   /** Strings in UTF-8, counting the values it encoded. */
   static final class Utf8 implements PayloadEncoder<String> {
-    int encoded;
+    volatile int encoded;
+    volatile int intoBuffers;
+    volatile Thread lastEncodedOn;
+
+    @Override
+    public ByteBuf toBuffer(String value, io.netty.buffer.ByteBufAllocator alloc) {
+      intoBuffers++;
+      return PayloadEncoder.super.toBuffer(value, alloc);
+    }
 
     @Override
     public int length(String value) {
@@ -44,7 +52,11 @@ class EncodedPayloadTest {
         out.setByte(index, 'f'); // some bytes written, then a failure
         throw new IllegalStateException("cannot encode " + value);
       }
+      if (value.startsWith("error")) {
+        throw new AssertionError("cannot encode " + value);
+      }
       encoded++;
+      lastEncodedOn = Thread.currentThread();
       byte[] bytes = value.getBytes(StandardCharsets.UTF_8);
       assertThat(bytes.length).isEqualTo(length);
       out.setBytes(index, bytes);

@@ -33,8 +33,7 @@ class EncodedRequestTest {
   }
 
   private ScriptedTransport client(boolean coalesce, ConnectionConfig config) {
-    ScriptedTransport t = ScriptedTransport.client(loop, config, null);
-    loop.run(() -> t.coalesce = coalesce);
+    ScriptedTransport t = ScriptedTransport.client(loop, config, null, coalesce);
     t.take();
     return t;
   }
@@ -69,6 +68,12 @@ class EncodedRequestTest {
     assertThat(frames.get(3).n).isEqualTo(Integer.MAX_VALUE);
     assertThat(frames).extracting(f -> f.streamId).containsExactly(1, 3, 5, 7);
     assertThat(utf8.encoded).isEqualTo(4);
+    assertThat(utf8.intoBuffers)
+        .as("only what does not go into a batch is encoded into a buffer of its own")
+        .isEqualTo(coalesce ? 1 : 4);
+    if (coalesce) {
+      assertThat(loop.call(() -> t.batchesWritten)).isPositive();
+    }
     assertThat(metadata.refCnt()).isZero();
     // The streams are registered: the responses reach their listeners.
     t.inject(Frames.payload(1, FrameHeader.FLAG_NEXT | FrameHeader.FLAG_COMPLETE, null, "answer"));
@@ -161,6 +166,7 @@ class EncodedRequestTest {
       }
     }
     assertThat(utf8.encoded).as("nothing encoded off the loop").isZero();
+    assertThat(utf8.intoBuffers).isZero();
     assertThat(accepted).hasSize(3); // 3 x (2 + 1001 + 64) fit in 4096, a fourth does not
     assertThat(refusedMetadata).isNotNull();
     assertThat(refusedMetadata.refCnt()).as("a refused call's metadata is released").isZero();
@@ -172,6 +178,75 @@ class EncodedRequestTest {
         .containsExactly(
             FrameType.REQUEST_RESPONSE, FrameType.REQUEST_FNF, FrameType.REQUEST_RESPONSE);
     assertThat(utf8.encoded).isEqualTo(3);
+    assertThat(utf8.intoBuffers).isZero();
+    assertThat(utf8.lastEncodedOn).isNotEqualTo(Thread.currentThread());
+  }
+
+  @Test
+  void fromAnotherThread_onATransportThatDoesNotBatch_encodedOnTheCallersThread() {
+    ScriptedTransport t = client(false, ConnectionConfig.DEFAULT);
+    EncodedPayloadTest.Utf8 utf8 = new EncodedPayloadTest.Utf8();
+    t.engine.requestResponse(Frames.utf8("m"), "rr", utf8, new RecordingListener());
+    t.engine.fireAndForget(null, "fnf", utf8);
+    assertThat(utf8.intoBuffers).as("encoded at once, on this thread").isEqualTo(2);
+    assertThat(utf8.lastEncodedOn).isEqualTo(Thread.currentThread());
+    assertThat(t.take()).extracting(f -> f.data).containsExactly("rr", "fnf");
+  }
+
+  @ParameterizedTest(name = "batched transport: {0}")
+  @ValueSource(booleans = {true, false})
+  void encoderThatThrowsAnError_failsThatRequest_doesNotLeaveItRegistered(boolean coalesce) {
+    ScriptedTransport t = client(coalesce, ConnectionConfig.DEFAULT);
+    EncodedPayloadTest.Utf8 utf8 = new EncodedPayloadTest.Utf8();
+    RecordingListener onLoop = new RecordingListener();
+    RecordingListener handedOver = new RecordingListener();
+    ByteBuf metadata = Frames.utf8("m");
+    loop.run(() -> t.engine.requestResponse(metadata, "error-on-loop", utf8, onLoop));
+    if (coalesce) { // handed over, encoded on the loop
+      t.engine.requestStream(null, "error-handed-over", utf8, 3, handedOver);
+      t.engine.fireAndForget(null, "error-fnf", utf8); // logged on the loop
+    } else { // encoded at once, on this thread
+      assertThatThrownBy(() -> t.engine.requestStream(null, "error-here", utf8, 3, handedOver))
+          .isInstanceOf(AssertionError.class);
+      handedOver.events.add("error: could not be encoded (thrown to the caller)");
+    }
+    t.engine.fireAndForget(null, "after", utf8);
+    assertThat(t.take()).extracting(f -> f.data).containsExactly("after");
+    assertThat(loop.call(() -> List.copyOf(onLoop.events)))
+        .singleElement()
+        .asString()
+        .contains("could not be encoded");
+    assertThat(loop.call(() -> List.copyOf(handedOver.events)))
+        .singleElement()
+        .asString()
+        .contains("could not be encoded");
+    assertThat(metadata.refCnt()).isZero();
+    assertThat(loop.call(() -> t.engine.activeStreams())).isZero();
+  }
+
+  @Test
+  void nullOrNegativeLength_refusedAtOnce_metadataReleased() {
+    ScriptedTransport t = client(true, ConnectionConfig.DEFAULT);
+    ByteBuf m1 = Frames.utf8("m");
+    ByteBuf m2 = Frames.utf8("m");
+    assertThatThrownBy(
+            () -> t.engine.requestResponse(m1, null, new EncodedPayloadTest.Utf8(), null))
+        .isInstanceOf(NullPointerException.class);
+    io.millrace.core.PayloadEncoder<String> negative =
+        new io.millrace.core.PayloadEncoder<>() {
+          @Override
+          public int length(String value) {
+            return -1;
+          }
+
+          @Override
+          public void encode(String value, ByteBuf out, int index, int length) {}
+        };
+    assertThatThrownBy(() -> t.engine.fireAndForget(m2, "x", negative))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("negative length");
+    assertThat(m1.refCnt()).isZero();
+    assertThat(m2.refCnt()).isZero();
   }
 
   @Test

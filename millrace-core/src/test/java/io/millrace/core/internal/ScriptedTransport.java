@@ -62,7 +62,14 @@ final class ScriptedTransport implements Transport {
   }
 
   static ScriptedTransport client(TestLoop loop, ConnectionConfig config, Responder responder) {
+    return client(loop, config, responder, false);
+  }
+
+  /** A client whose transport batches frames ({@code coalesce}), which the engine reads once. */
+  static ScriptedTransport client(
+      TestLoop loop, ConnectionConfig config, Responder responder, boolean coalesce) {
     ScriptedTransport transport = new ScriptedTransport(loop);
+    transport.coalesce = coalesce;
     transport.engine = ConnectionEngine.client(transport, config, responder, transport.timers);
     loop.run(() -> transport.engine.start(null, null));
     return transport;
