@@ -59,6 +59,9 @@ final class SharedPortHandoff implements Http2Handoff {
   /** The Unix socket side of each splice, until it closes. */
   private final java.util.Set<Channel> inner = ConcurrentHashMap.newKeySet();
 
+  /** The callers' sides of the splices, which may still hold grpc-java's last bytes. */
+  private final java.util.Set<Channel> callerSides = ConcurrentHashMap.newKeySet();
+
   /** What grpc-java would know of a caller on a port of its own. */
   private record Caller(SocketAddress remote, SocketAddress local, SSLSession tls) {
     static Caller of(Channel outer) {
@@ -147,10 +150,14 @@ final class SharedPortHandoff implements Http2Handoff {
    * holds for a caller that reads slowly: stopping the endpoint's loops before would cut that off.
    */
   void awaitSplices(long deadlineNanos) throws InterruptedException {
-    for (Channel c : inner) {
-      long left = deadlineNanos - System.nanoTime();
-      if (left <= 0 || !c.closeFuture().await(left, TimeUnit.NANOSECONDS)) {
-        return;
+    // The Unix sides first: each closes once grpc-java's end and all before it were passed on. Then
+    // the callers' sides, which close once they have written what they were given.
+    for (java.util.Set<Channel> side : List.of(inner, callerSides)) {
+      for (Channel c : side) {
+        long left = deadlineNanos - System.nanoTime();
+        if (left <= 0 || !c.closeFuture().await(left, TimeUnit.NANOSECONDS)) {
+          return;
+        }
       }
     }
   }
@@ -188,6 +195,8 @@ final class SharedPortHandoff implements Http2Handoff {
       return;
     }
     outer.config().setAutoRead(false);
+    callerSides.add(outer);
+    outer.closeFuture().addListener(f -> callerSides.remove(outer));
     Relay fromCaller = new Relay();
     outer.pipeline().addLast(new Http2Drain(), fromCaller);
     Relay toCaller = new Relay();
@@ -327,31 +336,52 @@ final class SharedPortHandoff implements Http2Handoff {
         pending.add(msg);
         return;
       }
+      if (!peer.isActive()) {
+        // The other side has closed: what this side still reads is dropped, and it goes on
+        // reading, so that its socket is not closed with unread bytes (a reset would discard
+        // what it still sends to its own peer).
+        ReferenceCountUtil.release(msg);
+        return;
+      }
       peer.write(msg);
     }
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
-      if (peer != null) {
-        peer.flush();
-        if (!peer.isWritable()) {
-          ctx.channel().config().setAutoRead(false);
-          peer.eventLoop()
+      Channel p = peer;
+      if (p == null || !p.isActive()) {
+        return;
+      }
+      p.flush();
+      if (!p.isWritable()) {
+        ctx.channel().config().setAutoRead(false);
+        try {
+          p.eventLoop()
               .execute(
                   () -> {
-                    if (peer.isWritable()) {
+                    if (p.isWritable() || !p.isActive()) {
                       ctx.channel().config().setAutoRead(true);
                     }
                   });
+        } catch (RejectedExecutionException e) {
+          // The other side's loop has stopped (the endpoint closed): its channel is gone, and
+          // this side reads on to drop what comes.
+          ctx.channel().config().setAutoRead(true);
         }
       }
     }
 
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-      // This side can take more again: the other side may read.
-      if (ctx.channel().isWritable() && peer != null) {
-        peer.config().setAutoRead(true);
+      // This side can take more again: the other side may read, unless it has closed (its loop
+      // may have stopped, and asking it to read would fail this side).
+      Channel p = peer;
+      if (ctx.channel().isWritable() && p != null && p.isOpen()) {
+        try {
+          p.config().setAutoRead(true);
+        } catch (RejectedExecutionException e) {
+          // its loop stopped as it closed
+        }
       }
       ctx.fireChannelWritabilityChanged();
     }
@@ -383,7 +413,13 @@ final class SharedPortHandoff implements Http2Handoff {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-      ctx.close();
+      LOG.log(System.Logger.Level.DEBUG, "gRPC splice closed by a failure", cause);
+      if (cause instanceof IOException) {
+        ctx.close(); // the socket failed: nothing more goes through it
+      } else {
+        // What is queued for this side's peer still goes out first.
+        ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+      }
     }
   }
 }
