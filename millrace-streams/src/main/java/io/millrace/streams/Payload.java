@@ -169,14 +169,11 @@ public final class Payload {
   }
 
   /**
-   * Sends this payload as a fire-and-forget on {@code connection}, as {@link #requestResponseOn}
-   * does; returns what {@link Connection#fireAndForget(ByteBuf, ByteBuf)} returns.
+   * Whether this is an {@link #encoded} payload whose value is still to be written: sent, it goes
+   * straight into the frame.
    */
-  public boolean fireAndForgetOn(Connection connection) {
-    PayloadEncoder<Object> e = takeEncoder();
-    return e == null
-        ? connection.fireAndForget(metadataToSend(), dataToSend())
-        : connection.fireAndForget(metadata, takeValue(), e);
+  private boolean encodesWhenSent() {
+    return encoder != null && data == null && !lent;
   }
 
   /**
@@ -184,10 +181,10 @@ public final class Payload {
    * here on ({@link #takeValue} next); else null.
    */
   private PayloadEncoder<Object> takeEncoder() {
-    PayloadEncoder<Object> e = encoder;
-    if (e == null || data != null || lent) {
+    if (!encodesWhenSent()) {
       return null;
     }
+    PayloadEncoder<Object> e = encoder;
     encoder = null;
     return e;
   }

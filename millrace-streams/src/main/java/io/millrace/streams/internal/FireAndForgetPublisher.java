@@ -86,16 +86,6 @@ public final class FireAndForgetPublisher implements Publisher<Void>, Subscripti
    * terms.
    */
   public static Throwable send(Connection connection, Payload payload, boolean metadataPush) {
-    if (!metadataPush && connection.executor().inEventLoop()) {
-      // On the loop an encoded payload is written straight into the frame, and a value that
-      // fails to encode throws here. From another thread it is encoded below, on the caller's
-      // thread, so that such a failure still reaches the caller rather than the loop's log.
-      try {
-        return payload.fireAndForgetOn(connection) ? null : rejected();
-      } catch (RuntimeException e) {
-        return e; // the connection released the buffers
-      }
-    }
     ByteBuf data;
     try {
       data = payload.data(); // an encoded payload is encoded here, and its encoder may throw
@@ -115,10 +105,6 @@ public final class FireAndForgetPublisher implements Publisher<Void>, Subscripti
     } catch (RuntimeException e) {
       return e; // the connection released the buffers
     }
-    return rejected();
-  }
-
-  private static StreamErrorException rejected() {
     return StreamErrorException.received(
         ErrorCode.REJECTED, "not sent: the connection is closing or has no lease");
   }
