@@ -113,8 +113,7 @@ class UnusableBufferTest {
 
   @Test
   void requestWithReleasedBuffer_listenerFailsLocally_nothingSent_laterRequestsFine() {
-    ScriptedTransport t = ScriptedTransport.client(loop, ConnectionConfig.DEFAULT, null);
-    t.coalesce = true;
+    ScriptedTransport t = ScriptedTransport.client(loop, ConnectionConfig.DEFAULT, null, true);
     t.take();
     RecordingListener ok1 = new RecordingListener();
     RecordingListener bad = new RecordingListener();
