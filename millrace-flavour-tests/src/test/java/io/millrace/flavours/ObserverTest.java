@@ -163,4 +163,116 @@ class ObserverTest {
       assertThat(probe.fireAndForgets.poll(10, TimeUnit.SECONDS)).isEqualTo(body);
     }
   }
+
+  /**
+   * A requester reading automatically takes values as they arrive, so it grants unbounded credit at
+   * once (no REQUEST_N after the first), as a plain {@code subscribe()} does; one that took flow
+   * control in hand grants what it asked for and no more.
+   */
+  @Test
+  void aRequesterReadingAutomaticallyGrantsUnboundedCreditAndAManualOneWhatItAsks()
+      throws Exception {
+    java.util.concurrent.BlockingQueue<Long> credits =
+        new java.util.concurrent.LinkedBlockingQueue<>();
+    int total = 3_000;
+    server = Server.millrace(new CreditRecorder(credits, total));
+    client = MillraceClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
+    Connection c = client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS);
+    io.millrace.observer.ObserverRequester r = io.millrace.observer.ObserverRequester.of(c);
+
+    Counter automatic = new Counter();
+    r.requestStream(Payload.of("go"), automatic);
+    assertThat(automatic.done.get(10, TimeUnit.SECONDS)).isEqualTo(total);
+    assertThat(credits.poll(10, TimeUnit.SECONDS)).as("opening credit").isEqualTo(Long.MAX_VALUE);
+    assertThat(credits).as("no credit granted later").isEmpty();
+
+    Counter manual =
+        new Counter() {
+          @Override
+          public void beforeStart(io.millrace.observer.ClientCallStreamObserver<Payload> call) {
+            call.disableAutoInboundFlowControl();
+            call.request(5);
+          }
+        };
+    r.requestStream(Payload.of("go"), manual);
+    // What it asked for, plus the prefetch the streams layer grants ahead (held there, not given).
+    assertThat(credits.poll(10, TimeUnit.SECONDS))
+        .as("opening credit")
+        .isEqualTo(5L + StreamsOptions.DEFAULT.prefetch());
+    Thread.sleep(200); // time for anything more to arrive, which must not
+    assertThat(manual.count.get()).isEqualTo(5);
+    assertThat(manual.done).isNotDone();
+    assertThat(credits).isEmpty();
+  }
+
+  /** Counts what arrives; completes {@link #done} with the count. */
+  private static class Counter
+      implements io.millrace.observer.ClientResponseObserver<Payload, Payload> {
+    final java.util.concurrent.atomic.AtomicInteger count =
+        new java.util.concurrent.atomic.AtomicInteger();
+    final java.util.concurrent.CompletableFuture<Integer> done =
+        new java.util.concurrent.CompletableFuture<>();
+
+    @Override
+    public void beforeStart(io.millrace.observer.ClientCallStreamObserver<Payload> call) {}
+
+    @Override
+    public void onNext(Payload value) {
+      count.incrementAndGet();
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      done.completeExceptionally(t);
+    }
+
+    @Override
+    public void onCompleted() {
+      done.complete(count.get());
+    }
+  }
+
+  /**
+   * Answers a request-stream with {@code total} payloads, sent while the requester's credit lasts,
+   * and records the credit it opened with and each grant after (the rise seen at on-ready).
+   */
+  private static final class CreditRecorder implements io.millrace.core.Responder {
+    private final java.util.concurrent.BlockingQueue<Long> credits;
+    private final int total;
+
+    CreditRecorder(java.util.concurrent.BlockingQueue<Long> credits, int total) {
+      this.credits = credits;
+      this.total = total;
+    }
+
+    @Override
+    public io.millrace.core.StreamListener requestStream(
+        io.millrace.core.Stream stream,
+        io.netty.buffer.ByteBuf metadata,
+        io.netty.buffer.ByteBuf data) {
+      credits.add(stream.credit());
+      io.millrace.core.StreamListener sender =
+          new io.millrace.core.StreamListener() {
+            private int sent;
+            private long seen = stream.credit();
+
+            @Override
+            public void onReady(io.millrace.core.Stream s) {
+              if (s.credit() > seen) {
+                credits.add(s.credit());
+              }
+              while (sent < total && s.isReady()) {
+                sent++;
+                s.next(null, io.netty.buffer.Unpooled.wrappedBuffer(new byte[] {(byte) sent}));
+              }
+              seen = s.credit();
+              if (sent == total && !s.isOutboundDone()) {
+                s.complete();
+              }
+            }
+          };
+      sender.onReady(stream);
+      return sender;
+    }
+  }
 }

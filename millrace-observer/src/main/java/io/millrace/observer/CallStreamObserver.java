@@ -13,9 +13,13 @@ package io.millrace.observer;
  * is impossible, going beyond that bound fails the call: a handler on the loop should follow
  * isReady and the on-ready handler, or run on a handler executor.
  *
- * <p>Receiving: by default the other direction is read as it arrives, with credit granted ahead
- * ({@code prefetch}) and topped up as values are delivered. After {@link
- * #disableAutoInboundFlowControl()} nothing more is granted than {@link #request(int)} asks for.
+ * <p>Receiving: by default the other direction is read as it arrives, on the event loop. A
+ * requester then grants the responder unbounded credit at once, as a reactive {@code subscribe()}
+ * does: nothing queues, since each value goes to the observer as it is read, and the transport
+ * holds a faster responder back. A responder grants its caller credit ahead ({@code prefetch}),
+ * topped up as values are delivered, so that the caller's {@code isReady()} follows the handler's
+ * reading. After {@link #disableAutoInboundFlowControl()} nothing more is granted than {@link
+ * #request(int)} asks for (plus the streams layer's prefetch, which waits there).
  */
 public interface CallStreamObserver<V> extends StreamObserver<V> {
 

@@ -597,7 +597,14 @@ public final class ObserverCall<S, R>
         }
         long pending = PENDING_REQUESTS.getAndSet(ObserverCall.this, -1);
         if (!manual) {
-          s.request(prefetch);
+          // Values go to the observer as they arrive, on the loop, so nothing queues here. A
+          // requester asks for all of them, as a plain subscribe() does in the reactive flavours:
+          // unbounded credit, no REQUEST_N after the first, the transport holding the peer back.
+          // The window this had (the prefetch here plus the prefetch the streams layer grants
+          // ahead) held small messages to a REQUEST_N round trip per 192: half the rate. A
+          // responder keeps the window for its request observer, so that a caller's isReady()
+          // stays tied to the handler's reading.
+          s.request(requester ? Long.MAX_VALUE : prefetch);
         } else if (sends) {
           // A channel opens with its first credit: one, taken from what request(n) asks later.
           owedCredit = Math.max(0, 1 - Math.max(0, pending));
@@ -619,7 +626,7 @@ public final class ObserverCall<S, R>
           observerFailed(e);
           return;
         }
-        if (!manual && ++delivered >= limit) {
+        if (!manual && !requester && ++delivered >= limit) {
           int n = delivered;
           delivered = 0;
           inbound.request(n);
