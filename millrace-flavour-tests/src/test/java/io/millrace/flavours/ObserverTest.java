@@ -199,6 +199,10 @@ class ObserverTest {
     assertThat(credits.poll(10, TimeUnit.SECONDS))
         .as("opening credit")
         .isEqualTo(5L + StreamsOptions.DEFAULT.prefetch());
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (manual.count.get() < 5 && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
     Thread.sleep(200); // time for anything more to arrive, which must not
     assertThat(manual.count.get()).isEqualTo(5);
     assertThat(manual.done).isNotDone();

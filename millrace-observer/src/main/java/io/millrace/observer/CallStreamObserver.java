@@ -16,10 +16,13 @@ package io.millrace.observer;
  * <p>Receiving: by default the other direction is read as it arrives, on the event loop. A
  * requester then grants the responder unbounded credit at once, as a reactive {@code subscribe()}
  * does: nothing queues, since each value goes to the observer as it is read, and the transport
- * holds a faster responder back. A responder grants its caller credit ahead ({@code prefetch}),
- * topped up as values are delivered, so that the caller's {@code isReady()} follows the handler's
- * reading. After {@link #disableAutoInboundFlowControl()} nothing more is granted than {@link
- * #request(int)} asks for (plus the streams layer's prefetch, which waits there).
+ * holds a faster responder back (an RPC client interceptor that moves responses to another thread
+ * gets that demand too, and bounds its own queue). A responder grants its caller a window (its
+ * {@code prefetch}, and the streams layer's prefetch ahead of that), topped up as values are
+ * delivered, so that the caller's {@code isReady()} follows the handler's reading. After {@link
+ * #disableAutoInboundFlowControl()} nothing more is delivered than {@link #request(int)} asks for
+ * (the streams layer's prefetch is granted ahead and waits there; an RPC call asks one more for its
+ * trailer).
  */
 public interface CallStreamObserver<V> extends StreamObserver<V> {
 
@@ -31,7 +34,7 @@ public interface CallStreamObserver<V> extends StreamObserver<V> {
   /**
    * Stops requesting inbound values automatically; call it before the call starts (in {@code
    * beforeStart}, or in the handler before it returns) and then {@link #request(int)} as values are
-   * wanted.
+   * wanted. A requester that calls it after {@code beforeStart} gets {@link IllegalStateException}.
    */
   void disableAutoInboundFlowControl();
 

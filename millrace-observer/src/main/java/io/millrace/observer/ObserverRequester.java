@@ -91,6 +91,7 @@ public final class ObserverRequester {
     if (responses instanceof ClientResponseObserver) {
       ((ClientResponseObserver<Payload, Payload>) responses).beforeStart(call);
     }
+    call.fixFlowControl();
     return call;
   }
 }

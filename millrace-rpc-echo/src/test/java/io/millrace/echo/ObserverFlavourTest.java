@@ -187,6 +187,72 @@ class ObserverFlavourTest {
   }
 
   /** Collects what an observer receives. */
+  /**
+   * The credit an observer client opens a server-streaming call with, seen by a plain RSocket
+   * responder: unbounded when it reads automatically (each reply goes to the observer on the loop
+   * as it is read); when it took flow control in hand in beforeStart, what it asked for, one more
+   * for the trailer and the streams layer's prefetch. Flow control cannot be taken in hand later.
+   */
+  @Test
+  void aClientReadingAutomaticallyOpensWithUnboundedCredit() throws Exception {
+    java.util.concurrent.BlockingQueue<Long> credits =
+        new java.util.concurrent.LinkedBlockingQueue<>();
+    tcp =
+        RpcOverTcp.serve(
+            (setup, connection) ->
+                new io.millrace.core.Responder() {
+                  @Override
+                  public io.millrace.core.StreamListener requestStream(
+                      io.millrace.core.Stream stream,
+                      io.netty.buffer.ByteBuf metadata,
+                      io.netty.buffer.ByteBuf data) {
+                    credits.add(stream.credit());
+                    stream.error(io.millrace.frame.ErrorCode.APPLICATION_ERROR, "recorded");
+                    return null;
+                  }
+                });
+    echo = new EchoServiceObserver.Client(tcp.client());
+    CountRequest request = CountRequest.newBuilder().setN(10).build();
+
+    Recorder<EchoReply> automatic = new Recorder<>();
+    echo.count(request, automatic);
+    assertThat(credits.poll(10, TimeUnit.SECONDS)).isEqualTo(Long.MAX_VALUE);
+    automatic.failure();
+
+    AtomicReference<ClientCallStreamObserver<CountRequest>> started = new AtomicReference<>();
+    Manual manual =
+        new Manual() {
+          @Override
+          public void beforeStart(ClientCallStreamObserver<CountRequest> call) {
+            call.disableAutoInboundFlowControl();
+            call.request(3);
+          }
+        };
+    echo.count(request, manual);
+    assertThat(credits.poll(10, TimeUnit.SECONDS))
+        .isEqualTo(3 + 1 + StreamsOptions.DEFAULT.prefetch());
+    manual.failure();
+
+    Manual late =
+        new Manual() {
+          @Override
+          public void beforeStart(ClientCallStreamObserver<CountRequest> call) {
+            started.set(call);
+          }
+        };
+    echo.count(request, late);
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> started.get().disableAutoInboundFlowControl())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("beforeStart");
+    assertThat(credits.poll(10, TimeUnit.SECONDS)).isEqualTo(Long.MAX_VALUE);
+    late.failure();
+  }
+
+  /** A recorder that is handed its call first. */
+  private abstract static class Manual extends Recorder<EchoReply>
+      implements ClientResponseObserver<CountRequest, EchoReply> {}
+
   private static class Recorder<T> implements StreamObserver<T> {
     final List<T> values = new CopyOnWriteArrayList<>();
     final CompletableFuture<List<T>> done = new CompletableFuture<>();

@@ -198,6 +198,7 @@ public final class Observers {
     if (responses instanceof ClientResponseObserver) {
       ((ClientResponseObserver<Req, Resp>) responses).beforeStart(c);
     }
+    c.fixFlowControl();
     return c;
   }
 

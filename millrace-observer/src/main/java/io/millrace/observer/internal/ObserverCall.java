@@ -24,7 +24,8 @@ import org.reactivestreams.Subscription;
 /**
  * One call seen through observers: the values this side sends (the observer the application calls,
  * turned into a Publisher the engine's sink requests from) and the values it receives (a Subscriber
- * that passes them to the application's observer, granting credit as they are delivered).
+ * that passes them to the application's observer: a requester reading automatically asks for all of
+ * them at once, a responder or a manual reader grants credit as they are delivered).
  *
  * <p>Sending is bounded: values wait here only up to {@code bound} beyond the sink's demand; past
  * that a caller that may wait does (a {@link ReentrantLock}, so a virtual thread unmounts), and a
@@ -107,6 +108,7 @@ public final class ObserverCall<S, R>
   private volatile StreamObserver<R> target;
   private volatile Subscription inbound;
   private volatile boolean manual;
+  private volatile boolean flowControlFixed; // a requester's, once beforeStart returned
   private volatile boolean cancelRequested;
   private volatile long pendingRequests;
   private volatile long owedCredit;
@@ -683,7 +685,21 @@ public final class ObserverCall<S, R>
 
   @Override
   public void disableAutoInboundFlowControl() {
+    if (flowControlFixed) {
+      // A requester reading automatically asked for everything when the call started: nothing
+      // could be taken back (grpc-java refuses this too).
+      throw new IllegalStateException(
+          "the call has started: disable automatic flow control in beforeStart");
+    }
     manual = true;
+  }
+
+  /**
+   * A requester's call is about to start ({@code beforeStart} has returned): from now on its way of
+   * reading is fixed, and {@link #disableAutoInboundFlowControl()} throws.
+   */
+  public void fixFlowControl() {
+    flowControlFixed = true;
   }
 
   @Override
