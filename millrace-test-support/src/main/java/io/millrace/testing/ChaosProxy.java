@@ -87,6 +87,32 @@ public final class ChaosProxy implements AutoCloseable {
     return (int) pairs.stream().filter(p -> p.client.isActive()).count();
   }
 
+  /** The open connections' state, for the message of a failed test. */
+  public String describe() {
+    StringBuilder b = new StringBuilder("delay=" + delayMillis + " cut=" + bytesBeforeCut.get());
+    for (Pair p : pairs) {
+      b.append(" [")
+          .append(describe(p.client))
+          .append(" | ")
+          .append(describe(p.server))
+          .append(p.blackHole ? " black-holed" : "")
+          .append(']');
+    }
+    return b.toString();
+  }
+
+  private static String describe(Channel c) {
+    if (c == null) {
+      return "none";
+    }
+    io.netty.channel.ChannelOutboundBuffer out = c.unsafe().outboundBuffer();
+    return c.remoteAddress()
+        + (c.isActive() ? " active" : " closed")
+        + (c.isWritable() ? "" : " unwritable")
+        + " pending="
+        + (out == null ? -1 : out.totalPendingWriteBytes());
+  }
+
   /** Resets every open connection (RST to both sides: SO_LINGER 0, then close). */
   public void reset() {
     for (Pair p : pairs) {

@@ -2,6 +2,7 @@ package io.millrace.transport.netty;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import java.nio.ByteBuffer;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -110,11 +111,29 @@ final class WebSocketFraming {
     return out;
   }
 
-  /** XORs {@code length} bytes from {@code index} with the 4-byte key, in place. */
+  /**
+   * XORs {@code length} bytes from {@code index} with the 4-byte key, in place. A buffer that is
+   * one block of memory is masked through one NIO view of it: one checked access instead of one per
+   * 8 bytes. That matters beyond the checks themselves: under Netty's paranoid leak detection every
+   * access to a tracked buffer records a stack trace, and masking a 64 KiB message access by access
+   * took milliseconds (the resumption tests over WebSocket ran at 2 % of their TCP speed).
+   */
   static void mask(ByteBuf buf, int index, long length, int key) {
-    int end = (int) (index + length);
-    int i = index;
+    int len = (int) length;
     long key8 = (key & 0xFFFFFFFFL) << 32 | (key & 0xFFFFFFFFL);
+    if (len >= 16 && buf.nioBufferCount() == 1 && !buf.isReadOnly()) {
+      ByteBuffer view = buf.nioBuffer(index, len); // shares the memory: one block, writable
+      int i = 0;
+      for (; i + 8 <= len; i += 8) {
+        view.putLong(i, view.getLong(i) ^ key8);
+      }
+      for (int k = 0; i < len; i++, k++) {
+        view.put(i, (byte) (view.get(i) ^ (key >>> (24 - 8 * (k & 3)))));
+      }
+      return;
+    }
+    int end = index + len;
+    int i = index;
     for (; i + 8 <= end; i += 8) {
       buf.setLong(i, buf.getLong(i) ^ key8);
     }

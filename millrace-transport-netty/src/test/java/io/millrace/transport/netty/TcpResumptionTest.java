@@ -549,7 +549,9 @@ class TcpResumptionTest {
                 + " client "
                 + onLoop(c, c::toString)
                 + " server "
-                + serverConnections.stream().map(sc -> onLoop(sc, sc::toString)).toList(),
+                + serverConnections.stream().map(sc -> onLoop(sc, sc::toString)).toList()
+                + ", proxy "
+                + proxy.describe(),
         () ->
             stream.completed
                     && channel.completed

@@ -14,6 +14,7 @@ import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketFrame;
 import java.util.Random;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -61,12 +62,41 @@ class WebSocketFramingTest {
   }
 
   @ParameterizedTest
-  @ValueSource(ints = {0, 1, 3, 4, 5, 9, 17})
-  void mask_twiceIsTheIdentity_atAnyOffsetAndLength(int length) {
+  @CsvSource({
+    "0,heap",
+    "1,heap",
+    "3,heap",
+    "4,heap",
+    "5,heap",
+    "9,heap",
+    "17,heap",
+    "70001,heap",
+    "17,direct",
+    "23,direct",
+    "70001,direct",
+    "17,composite",
+    "70001,composite"
+  })
+  void mask_twiceIsTheIdentity_atAnyOffsetAndLength(int length, String kind) {
     byte[] payload = new byte[length];
     new Random(7).nextBytes(payload);
-    ByteBuf buf = Unpooled.buffer(length + 3).writeZero(3).writeBytes(payload);
+    ByteBuf buf =
+        switch (kind) {
+          case "heap" -> Unpooled.buffer(length + 3);
+          case "direct" -> Unpooled.directBuffer(length + 3);
+          default -> // two blocks: the masked range spans both
+              Unpooled.compositeBuffer()
+                  .addComponent(true, Unpooled.buffer(3 + length / 2).writeZero(3 + length / 2))
+                  .addComponent(
+                      true,
+                      Unpooled.directBuffer(length - length / 2).writeZero(length - length / 2))
+                  .clear();
+        };
+    buf.writeZero(3).writeBytes(payload);
     WebSocketFraming.mask(buf, 3, length, 0x12345678);
+    if (kind.equals("composite")) {
+      assertThat(buf.nioBufferCount()).as("the range spans two blocks").isEqualTo(2);
+    }
     for (int i = 0; i < length; i++) {
       int keyByte = 0x12345678 >>> (24 - 8 * (i & 3)) & 0xFF;
       assertThat(buf.getByte(3 + i) & 0xFF).isEqualTo((payload[i] ^ keyByte) & 0xFF);
