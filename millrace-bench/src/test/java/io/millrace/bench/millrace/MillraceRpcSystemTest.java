@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -60,16 +59,6 @@ class MillraceRpcSystemTest {
       client.startStream(streamed);
       awaitAtLeast(streamed, 10_000);
 
-      // KNOWN BUG (nineteenth session's note on issue 9): on a slow machine the observer flavour's
-      // channel stalls at a few thousand echoes, with the requester out of credit while the
-      // responder counts credit as outstanding (granted 6,144, arrived 5,760). Instrumented, the
-      // requester's stream saw 252 of the responder's 256 REQUEST_N frames, one of them missing
-      // mid-run by position; whether that frame was lost or the requester stopped reading is not
-      // settled. Skipped for this flavour until fixed, so that it shows in the report instead of
-      // failing every build on such a machine.
-      Assumptions.assumeFalse(
-          system instanceof MillraceRpcObserverSystem,
-          "known bug: a REQUEST_N lost on a channel stalls the observer flavour's echo");
       LongAdder echoed = new LongAdder();
       client.startChannel(echoed);
       awaitAtLeast(echoed, 10_000);
@@ -79,7 +68,10 @@ class MillraceRpcSystemTest {
   }
 
   private static void awaitAtLeast(LongAdder counter, long n) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    // Generous: under the tests' paranoid leak detector every buffer access records a stack
+    // trace, and on a slow machine the observer flavour's channel took over 10 s for 10,000 echoes
+    // (it passes in seconds with the simple, advanced or acquire-and-release-only detector).
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     while (counter.sum() < n && System.nanoTime() < deadline) {
       Thread.sleep(10);
     }
