@@ -1,7 +1,10 @@
 package io.millrace.rpc;
 
+import io.millrace.streams.Payload;
+import io.millrace.streams.internal.ReadsBuffersInPlace;
 import io.millrace.streams.internal.ReadsInPlace;
 import io.millrace.streams.internal.SerialSubscription;
+import io.netty.buffer.ByteBuf;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -20,14 +23,17 @@ import org.reactivestreams.Subscription;
  * stands for. {@code dropped} releases a source item that arrives after the end.
  *
  * <p>It {@link ReadsInPlace}: {@code mapper} must have read a source payload in full when it
- * returns (parsing it), and {@code dropped} must not keep one.
+ * returns (parsing it), and {@code dropped} must not keep one. Over a source of payloads from the
+ * streams layer, {@code dataMapper} (when given) reads the data of those it lends in place, with no
+ * payload made for them ({@link ReadsBuffersInPlace}).
  */
 final class PrefixedPublisher<T, R>
-    implements Publisher<R>, Subscriber<T>, Subscription, ReadsInPlace {
+    implements Publisher<R>, Subscriber<T>, Subscription, ReadsBuffersInPlace {
   private final Supplier<R> first;
   private final Publisher<T> source;
   private final Function<T, R> mapper;
   private final Consumer<T> dropped;
+  private final Function<ByteBuf, R> dataMapper;
 
   private final SerialSubscription upstream = new SerialSubscription();
   private Subscriber<? super R> downstream;
@@ -37,10 +43,24 @@ final class PrefixedPublisher<T, R>
   /** {@code first} null: no first item. */
   PrefixedPublisher(
       Supplier<R> first, Publisher<T> source, Function<T, R> mapper, Consumer<T> dropped) {
+    this(first, source, mapper, dropped, null);
+  }
+
+  /**
+   * {@code dataMapper}: {@code mapper} for a payload's data alone, used for the payloads the source
+   * lends (a source of payloads only; null: they go through {@code mapper}).
+   */
+  PrefixedPublisher(
+      Supplier<R> first,
+      Publisher<T> source,
+      Function<T, R> mapper,
+      Consumer<T> dropped,
+      Function<ByteBuf, R> dataMapper) {
     this.first = first;
     this.source = source;
     this.mapper = mapper;
     this.dropped = dropped;
+    this.dataMapper = dataMapper;
   }
 
   @Override
@@ -111,12 +131,40 @@ final class PrefixedPublisher<T, R>
     try {
       mapped = mapper.apply(item);
     } catch (RuntimeException e) {
-      done = true;
-      upstream.cancel();
-      downstream.onError(Status.fromThrowable(e).asException());
+      mapperFailed(e);
       return;
     }
     downstream.onNext(mapped);
+  }
+
+  /**
+   * Only the streams layer calls this, and only as the subscriber of its own Publisher of payloads:
+   * {@code T} is then {@link Payload}.
+   */
+  @Override
+  @SuppressWarnings("unchecked")
+  public void onNextInPlace(ByteBuf metadata, ByteBuf data) {
+    if (dataMapper == null) {
+      onNext((T) Payload.lent(metadata, data));
+      return;
+    }
+    if (done) {
+      return; // lent: nothing to release
+    }
+    R mapped;
+    try {
+      mapped = dataMapper.apply(data);
+    } catch (RuntimeException e) {
+      mapperFailed(e);
+      return;
+    }
+    downstream.onNext(mapped);
+  }
+
+  private void mapperFailed(RuntimeException e) {
+    done = true;
+    upstream.cancel();
+    downstream.onError(Status.fromThrowable(e).asException());
   }
 
   @Override

@@ -4,7 +4,7 @@ import io.millrace.core.NoRoomException;
 import io.millrace.core.StreamErrorException;
 import io.millrace.frame.ErrorCode;
 import io.millrace.streams.Payload;
-import io.millrace.streams.internal.ReadsInPlace;
+import io.millrace.streams.internal.ReadsBuffersInPlace;
 import io.netty.buffer.ByteBuf;
 import io.netty.util.internal.PlatformDependent;
 import java.util.Queue;
@@ -39,7 +39,7 @@ import org.reactivestreams.Subscription;
  * the terminal signal, or by the subscriber's cancel.
  */
 final class ResponseReader<Resp>
-    implements Publisher<Resp>, Subscriber<Payload>, Subscription, ReadsInPlace {
+    implements Publisher<Resp>, Subscriber<Payload>, Subscription, ReadsBuffersInPlace {
   private final Supplier<Publisher<Payload>> call;
   private final Marshaller<Resp> marshaller;
   private final CallOptions options;
@@ -162,14 +162,21 @@ final class ResponseReader<Resp>
 
   @Override
   public void onNext(Payload payload) {
+    try {
+      onNextInPlace(payload.metadata(), payload.data());
+    } finally {
+      payload.release();
+    }
+  }
+
+  @Override
+  public void onNextInPlace(ByteBuf metadata, ByteBuf data) {
     Resp value;
     try {
-      value = read(payload);
+      value = read(metadata, data);
     } catch (RuntimeException e) { // a marshaller, a callback or the metadata failed
       end(e instanceof StatusException se ? se : Status.fromThrowable(e).asException(), true);
       return;
-    } finally {
-      payload.release();
     }
     if (value == null || over != 0 || failure != null) {
       return; // after the end: dropped
@@ -205,16 +212,16 @@ final class ResponseReader<Resp>
   }
 
   /** The message a payload carries, or null when it carries none (a trailer alone). */
-  private Resp read(Payload payload) {
-    if (!routing && payload.hasMetadata()) {
-      int read = readMetadata(payload.metadata(), sawHeaders, options, maxHeaderBytes);
+  private Resp read(ByteBuf metadata, ByteBuf data) {
+    if (!routing && metadata != null) {
+      int read = readMetadata(metadata, sawHeaders, options, maxHeaderBytes);
       sawHeaders |= (read & TOLD_HEADERS) != 0;
       if ((read & NO_MESSAGE) != 0) {
         return null; // a trailer alone: the completion follows
       }
     }
     responses++;
-    return marshaller.parse(payload.data());
+    return marshaller.parse(data);
   }
 
   /** {@link #readMetadata}: the headers were told. */

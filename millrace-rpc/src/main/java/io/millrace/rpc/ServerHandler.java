@@ -113,7 +113,8 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
                 p.release();
               }
             },
-            Payload::release);
+            Payload::release,
+            marshaller::parse);
     return respond(
         call.context(),
         method,

@@ -471,7 +471,7 @@ class ReactiveStreamsTest {
   }
 
   /** Reads each payload in place, keeping what it read and whether the payload was lent. */
-  private static final class InPlaceReader
+  private static class InPlaceReader
       implements Subscriber<Payload>, io.millrace.streams.internal.ReadsInPlace {
     final List<String> read = new java.util.concurrent.CopyOnWriteArrayList<>();
     final List<Boolean> lent = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -515,6 +515,29 @@ class ReactiveStreamsTest {
     }
   }
 
+  /**
+   * Streams "0".."9" to {@code reader}, which asks for 3 first: those go straight out as they
+   * arrive, the other 7 (within the prefetch of 8) wait until it asks for the rest.
+   */
+  private static void readThreeThenTheRest(ReactiveRequester r, InPlaceReader reader)
+      throws InterruptedException {
+    r.requestStream(Payload.of("10")).subscribe(reader);
+    long deadline = System.nanoTime() + WAIT.toNanos();
+    while (reader.read.size() < 3 && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
+    // The server's 10 went out in one batch, so the client read them in one go: the 7 beyond the
+    // demand were queued in the same read that delivered the first 3. The pause only makes sure
+    // that read has finished.
+    Thread.sleep(100);
+    assertThat(reader.read).hasSize(3);
+    reader.subscription.request(Long.MAX_VALUE);
+    assertThat(reader.done.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(reader.read)
+        .containsExactlyElementsOf(
+            IntStream.range(0, 10).mapToObj(Integer::toString).collect(Collectors.toList()));
+  }
+
   @Test
   void aSubscriberThatReadsInPlaceIsLentWhatGoesStraightOutAndOwnsWhatWaited() throws Exception {
     ReactiveRequester echo = echo();
@@ -523,25 +546,45 @@ class ReactiveStreamsTest {
           ReactiveRequester.of(
               echo.connection(), StreamsOptions.builder().prefetch(8).zeroCopy(zeroCopy).build());
       InPlaceReader reader = new InPlaceReader(3);
-      r.requestStream(Payload.of("10")).subscribe(reader);
-      // The first 3 go straight out as they arrive; the other 7 (within the prefetch) wait.
-      long deadline = System.nanoTime() + WAIT.toNanos();
-      while (reader.read.size() < 3 && System.nanoTime() < deadline) {
-        Thread.sleep(5);
-      }
-      // The server's 10 went out in one batch, so the client read them in one go: the 7 beyond
-      // the demand were queued in the same read that delivered the first 3. The pause only
-      // makes sure that read has finished.
-      Thread.sleep(100);
-      assertThat(reader.read).hasSize(3);
-      reader.subscription.request(Long.MAX_VALUE);
-      assertThat(reader.done.await(10, TimeUnit.SECONDS)).isTrue();
-      assertThat(reader.read)
-          .containsExactlyElementsOf(
-              IntStream.range(0, 10).mapToObj(Integer::toString).collect(Collectors.toList()));
+      readThreeThenTheRest(r, reader);
       assertThat(reader.lent.subList(0, 3)).containsOnly(true);
       assertThat(reader.lent.subList(3, 10)).containsOnly(false);
     }
+  }
+
+  /** An {@link InPlaceReader} that takes lent payloads as bare buffers: how each one came. */
+  private static final class BufferReader extends InPlaceReader
+      implements io.millrace.streams.internal.ReadsBuffersInPlace {
+    final List<String> how = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    BufferReader(long firstRequest) {
+      super(firstRequest);
+    }
+
+    @Override
+    public void onNextInPlace(io.netty.buffer.ByteBuf metadata, io.netty.buffer.ByteBuf data) {
+      read.add(data.toString(java.nio.charset.StandardCharsets.UTF_8));
+      how.add(metadata == null ? "buffers" : "buffers with metadata");
+    }
+
+    @Override
+    public void onNext(Payload p) {
+      how.add("payload");
+      super.onNext(p);
+    }
+  }
+
+  @Test
+  void aSubscriberThatReadsBuffersInPlaceGetsThemWithoutAPayloadAndOwnsWhatWaited()
+      throws Exception {
+    ReactiveRequester echo = echo();
+    ReactiveRequester r =
+        ReactiveRequester.of(echo.connection(), StreamsOptions.builder().prefetch(8).build());
+    BufferReader reader = new BufferReader(3);
+    readThreeThenTheRest(r, reader);
+    assertThat(reader.how.subList(0, 3)).containsOnly("buffers");
+    assertThat(reader.how.subList(3, 10)).containsOnly("payload");
+    assertThat(reader.lent).hasSize(7).containsOnly(false); // owned, released by the reader
   }
 
   @Test

@@ -94,6 +94,9 @@ public abstract class InboundPublisher extends LoopDrain
    */
   private boolean lends;
 
+  /** The subscriber when it {@link ReadsBuffersInPlace} (then {@link #lends} too), else null. */
+  private ReadsBuffersInPlace readsBuffers;
+
   private long emitted;
 
   /** Credit granted to the peer and payloads received, in total (bounded credit only). */
@@ -196,6 +199,7 @@ public abstract class InboundPublisher extends LoopDrain
       return;
     }
     lends = subscriber instanceof ReadsInPlace;
+    readsBuffers = subscriber instanceof ReadsBuffersInPlace r ? r : null;
     downstream = subscriber;
     subscriber.onSubscribe(this);
     // Rule 1.3: nothing may be signalled before onSubscribe returns, so a request made inside it
@@ -303,7 +307,13 @@ public abstract class InboundPublisher extends LoopDrain
     if (!draining && (queue == null || queue.isEmpty()) && canEmit(requested)) {
       draining = true;
       try {
-        emit(s, lends ? Payload.lent(metadata, data) : Payloads.received(metadata, data, zeroCopy));
+        if (readsBuffers != null) {
+          emitInPlace(s, metadata, data);
+        } else {
+          emit(
+              s,
+              lends ? Payload.lent(metadata, data) : Payloads.received(metadata, data, zeroCopy));
+        }
       } finally {
         draining = false;
       }
@@ -375,6 +385,20 @@ public abstract class InboundPublisher extends LoopDrain
     }
     emitted++;
     d.onNext(p);
+    afterEmit(s);
+  }
+
+  /** {@link #emit} for a {@link ReadsBuffersInPlace} subscriber: the engine's buffers, lent. */
+  private void emitInPlace(Stream s, ByteBuf metadata, ByteBuf data) {
+    if (downstream == null) {
+      return; // ended meanwhile from another thread; the engine releases the buffers
+    }
+    emitted++;
+    readsBuffers.onNextInPlace(metadata, data);
+    afterEmit(s);
+  }
+
+  private void afterEmit(Stream s) {
     if (credited && !unbounded && !inboundDone && !cancelled) {
       // Unbounded demand too: drain switches the stream to unbounded credit only once the request
       // is on the wire, and until then the grant (capped) keeps the peer going.
