@@ -163,7 +163,14 @@ final class ResponseReader<Resp>
   @Override
   public void onNext(Payload payload) {
     try {
-      onNextInPlace(payload.metadata(), payload.data());
+      ByteBuf data;
+      try {
+        data = payload.data();
+      } catch (RuntimeException e) { // a payload that cannot give its data (not a received one)
+        end(Status.fromThrowable(e).asException(), true);
+        return;
+      }
+      onNextInPlace(payload.metadata(), data);
     } finally {
       payload.release();
     }

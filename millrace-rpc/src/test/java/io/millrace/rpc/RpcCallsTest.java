@@ -401,6 +401,56 @@ class RpcCallsTest {
         .containsExactly("re: a", "re: b", "re: c");
   }
 
+  /**
+   * A channel whose second message is not the method's protobuf type: the server's request stream
+   * (which parses each message straight from the receive buffer) fails the call with INTERNAL after
+   * the first answer, and the connection goes on.
+   */
+  @Test
+  void bidiStreaming_aMessageThatDoesNotParse_failsTheCallAfterWhatCameBefore() {
+    ProtobufMarshaller<StringValue> real = ProtobufMarshaller.of(StringValue.getDefaultInstance());
+    Marshaller<StringValue> garbling =
+        new Marshaller<>() {
+          @Override
+          public io.netty.buffer.ByteBuf serialize(
+              StringValue value, io.netty.buffer.ByteBufAllocator alloc) {
+            if (!value.getValue().equals("garbled")) {
+              return real.serialize(value, alloc);
+            }
+            // Field 1, length-delimited, 9 bytes announced and 1 given: a truncated message.
+            return alloc.buffer(3).writeByte(0x0A).writeByte(9).writeByte('x');
+          }
+
+          @Override
+          public StringValue parse(io.netty.buffer.ByteBuf data) {
+            return real.parse(data);
+          }
+        };
+    MethodDescriptor<StringValue, StringValue> chat =
+        MethodDescriptor.newBuilder(
+                TestService.CHAT.fullName(), MethodDescriptor.Type.BIDI_STREAMING, garbling, real)
+            .build();
+    List<String> answers = new java.util.concurrent.CopyOnWriteArrayList<>();
+    assertThatThrownBy(
+            () ->
+                Flux.from(
+                        rpc.bidiStreaming(
+                            chat,
+                            Flux.just("a", "garbled", "c").map(TestService::text),
+                            CallOptions.DEFAULT))
+                    .doOnNext(v -> answers.add(v.getValue()))
+                    .blockLast(WAIT))
+        .satisfies(
+            t -> {
+              assertThat(statusOf(t).code()).isEqualTo(Status.Code.INTERNAL);
+              assertThat(statusOf(t).message()).contains("invalid protobuf message");
+            });
+    assertThat(answers).containsExactly("re: a");
+    assertThat(
+            Mono.from(rpc.unary(TestService.ECHO, text("next"), CallOptions.DEFAULT)).block(WAIT))
+        .isEqualTo(text("next"));
+  }
+
   @Test
   void fireAndForget_reachesTheHandler() throws Exception {
     Mono.from(rpc.fireAndForget(TestService.LOG, text("noted"), CallOptions.DEFAULT)).block(WAIT);

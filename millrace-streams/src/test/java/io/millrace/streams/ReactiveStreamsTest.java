@@ -564,7 +564,7 @@ class ReactiveStreamsTest {
     @Override
     public void onNextInPlace(io.netty.buffer.ByteBuf metadata, io.netty.buffer.ByteBuf data) {
       read.add(data.toString(java.nio.charset.StandardCharsets.UTF_8));
-      how.add(metadata == null ? "buffers" : "buffers with metadata");
+      how.add(metadata == null ? "buffers" : "buffers with metadata"); // (the echo sends none)
     }
 
     @Override
@@ -578,13 +578,16 @@ class ReactiveStreamsTest {
   void aSubscriberThatReadsBuffersInPlaceGetsThemWithoutAPayloadAndOwnsWhatWaited()
       throws Exception {
     ReactiveRequester echo = echo();
-    ReactiveRequester r =
-        ReactiveRequester.of(echo.connection(), StreamsOptions.builder().prefetch(8).build());
-    BufferReader reader = new BufferReader(3);
-    readThreeThenTheRest(r, reader);
-    assertThat(reader.how.subList(0, 3)).containsOnly("buffers");
-    assertThat(reader.how.subList(3, 10)).containsOnly("payload");
-    assertThat(reader.lent).hasSize(7).containsOnly(false); // owned, released by the reader
+    for (boolean zeroCopy : new boolean[] {true, false}) {
+      ReactiveRequester r =
+          ReactiveRequester.of(
+              echo.connection(), StreamsOptions.builder().prefetch(8).zeroCopy(zeroCopy).build());
+      BufferReader reader = new BufferReader(3);
+      readThreeThenTheRest(r, reader);
+      assertThat(reader.how.subList(0, 3)).containsOnly("buffers");
+      assertThat(reader.how.subList(3, 10)).containsOnly("payload");
+      assertThat(reader.lent).hasSize(7).containsOnly(false); // owned, released by the reader
+    }
   }
 
   @Test

@@ -949,12 +949,12 @@ public final class ConnectionEngine implements Connection, TransportListener {
     flusher.onWritten();
   }
 
-  /** After a batch of handed-over calls: one flush for all of them. */
   /** Bytes the calls from other threads hold while they wait for the loop (with bookkeeping). */
   long queuedCallBytes() {
     return calls.queuedBytes();
   }
 
+  /** After a batch of handed-over calls: one flush for all of them. */
   void afterHandOff() {
     flusher.flushNow();
   }

@@ -134,7 +134,6 @@ final class FrameWriter {
     return b;
   }
 
-  /** A frame went into the batch. */
   /**
    * Releases {@code b}, the batch, when no frame is in it (made for a frame that then failed), so
    * that an idle connection does not hold it.
@@ -146,6 +145,7 @@ final class FrameWriter {
     }
   }
 
+  /** A frame went into the batch. */
   private void appended() {
     batchFrames++;
     engine.onWritten();

@@ -94,8 +94,8 @@ public abstract class InboundPublisher extends LoopDrain
    */
   private boolean lends;
 
-  /** The subscriber when it {@link ReadsBuffersInPlace} (then {@link #lends} too), else null. */
-  private ReadsBuffersInPlace readsBuffers;
+  /** Whether the subscriber {@link ReadsBuffersInPlace} (then it {@link #lends} too). */
+  private boolean readsBuffers;
 
   private long emitted;
 
@@ -199,7 +199,7 @@ public abstract class InboundPublisher extends LoopDrain
       return;
     }
     lends = subscriber instanceof ReadsInPlace;
-    readsBuffers = subscriber instanceof ReadsBuffersInPlace r ? r : null;
+    readsBuffers = subscriber instanceof ReadsBuffersInPlace;
     downstream = subscriber;
     subscriber.onSubscribe(this);
     // Rule 1.3: nothing may be signalled before onSubscribe returns, so a request made inside it
@@ -307,7 +307,7 @@ public abstract class InboundPublisher extends LoopDrain
     if (!draining && (queue == null || queue.isEmpty()) && canEmit(requested)) {
       draining = true;
       try {
-        if (readsBuffers != null) {
+        if (readsBuffers) {
           emitInPlace(s, metadata, data);
         } else {
           emit(
@@ -390,11 +390,12 @@ public abstract class InboundPublisher extends LoopDrain
 
   /** {@link #emit} for a {@link ReadsBuffersInPlace} subscriber: the engine's buffers, lent. */
   private void emitInPlace(Stream s, ByteBuf metadata, ByteBuf data) {
-    if (downstream == null) {
+    Subscriber<? super Payload> d = downstream; // (not kept elsewhere: rule 3.13 lets it go)
+    if (d == null) {
       return; // ended meanwhile from another thread; the engine releases the buffers
     }
     emitted++;
-    readsBuffers.onNextInPlace(metadata, data);
+    ((ReadsBuffersInPlace) d).onNextInPlace(metadata, data);
     afterEmit(s);
   }
 

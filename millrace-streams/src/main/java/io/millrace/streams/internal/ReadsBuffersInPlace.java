@@ -5,8 +5,9 @@ import io.netty.buffer.ByteBuf;
 /**
  * A {@link ReadsInPlace} subscriber that takes the payloads it can read at once as the engine's
  * buffers, without a {@link io.millrace.streams.Payload} around them: one object less per received
- * payload on the paths that read every message in place (the RPC layer's response streams). A
- * payload that has to wait for demand still comes through {@code onNext}, as the subscriber's own.
+ * payload on the paths that read every message in place (the RPC client's response reader and the
+ * RPC server's channel requests). A payload that has to wait for demand still comes through {@code
+ * onNext}, as the subscriber's own.
  */
 public interface ReadsBuffersInPlace extends ReadsInPlace {
 
