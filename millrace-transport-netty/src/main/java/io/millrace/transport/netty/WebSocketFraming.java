@@ -3,6 +3,7 @@ package io.millrace.transport.netty;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -122,12 +123,16 @@ final class WebSocketFraming {
     int len = (int) length;
     long key8 = (key & 0xFFFFFFFFL) << 32 | (key & 0xFFFFFFFFL);
     if (len >= 16 && buf.nioBufferCount() == 1 && !buf.isReadOnly()) {
-      ByteBuffer view = buf.nioBuffer(index, len); // shares the memory: one block, writable
-      int i = 0;
-      for (; i + 8 <= len; i += 8) {
-        view.putLong(i, view.getLong(i) ^ key8);
+      // The buffer's own cached view (nioBuffer would make a ByteBuffer per message); it shares
+      // the memory, its position..limit is the range, and its byte order is whatever it was left.
+      ByteBuffer view = buf.internalNioBuffer(index, len);
+      long k8 = view.order() == ByteOrder.BIG_ENDIAN ? key8 : Long.reverseBytes(key8);
+      int i = view.position();
+      int end = i + len;
+      for (; i + 8 <= end; i += 8) {
+        view.putLong(i, view.getLong(i) ^ k8);
       }
-      for (int k = 0; i < len; i++, k++) {
+      for (int k = 0; i < end; i++, k++) {
         view.put(i, (byte) (view.get(i) ^ (key >>> (24 - 8 * (k & 3)))));
       }
       return;
