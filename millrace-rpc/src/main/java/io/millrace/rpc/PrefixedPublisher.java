@@ -47,10 +47,31 @@ final class PrefixedPublisher<T, R>
   }
 
   /**
+   * Over the streams layer's payloads: each payload's data through {@code parse}, read in place
+   * when lent, else from the payload, which is then released (as one that arrives after the end
+   * is).
+   */
+  static <R> PrefixedPublisher<Payload, R> parsing(
+      Supplier<R> first, Publisher<Payload> source, Function<ByteBuf, R> parse) {
+    return new PrefixedPublisher<>(
+        first,
+        source,
+        p -> {
+          try {
+            return parse.apply(p.data());
+          } finally {
+            p.release();
+          }
+        },
+        Payload::release,
+        parse);
+  }
+
+  /**
    * {@code dataMapper}: {@code mapper} for a payload's data alone, used for the payloads the source
    * lends (a source of payloads only; null: they go through {@code mapper}).
    */
-  PrefixedPublisher(
+  private PrefixedPublisher(
       Supplier<R> first,
       Publisher<T> source,
       Function<T, R> mapper,
@@ -127,14 +148,7 @@ final class PrefixedPublisher<T, R>
       dropped.accept(item);
       return;
     }
-    R mapped;
-    try {
-      mapped = mapper.apply(item);
-    } catch (RuntimeException e) {
-      mapperFailed(e);
-      return;
-    }
-    downstream.onNext(mapped);
+    emitMapped(mapper, item);
   }
 
   /**
@@ -151,20 +165,21 @@ final class PrefixedPublisher<T, R>
     if (done) {
       return; // lent: nothing to release
     }
+    emitMapped(dataMapper, data);
+  }
+
+  /** Emits what {@code f} makes of {@code item}; a failure of {@code f} ends the stream. */
+  private <X> void emitMapped(Function<? super X, R> f, X item) {
     R mapped;
     try {
-      mapped = dataMapper.apply(data);
+      mapped = f.apply(item);
     } catch (RuntimeException e) {
-      mapperFailed(e);
+      done = true;
+      upstream.cancel();
+      downstream.onError(Status.fromThrowable(e).asException());
       return;
     }
     downstream.onNext(mapped);
-  }
-
-  private void mapperFailed(RuntimeException e) {
-    done = true;
-    upstream.cancel();
-    downstream.onError(Status.fromThrowable(e).asException());
   }
 
   @Override

@@ -162,14 +162,15 @@ final class ResponseReader<Resp>
 
   @Override
   public void onNext(Payload payload) {
+    ByteBuf data;
     try {
-      ByteBuf data;
-      try {
-        data = payload.data();
-      } catch (RuntimeException e) { // a payload that cannot give its data (not a received one)
-        end(Status.fromThrowable(e).asException(), true);
-        return;
-      }
+      data = payload.data();
+    } catch (RuntimeException e) { // a payload that cannot give its data (not a received one)
+      payload.release();
+      end(Status.fromThrowable(e).asException(), true);
+      return;
+    }
+    try {
       onNextInPlace(payload.metadata(), data);
     } finally {
       payload.release();

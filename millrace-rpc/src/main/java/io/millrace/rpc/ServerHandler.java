@@ -103,18 +103,8 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
     }
     Req firstRequest = firstMessage;
     PrefixedPublisher<Payload, Req> requests =
-        new PrefixedPublisher<>(
-            firstRequest == null ? null : () -> firstRequest,
-            inbound,
-            p -> {
-              try {
-                return marshaller.parse(p.data());
-              } finally {
-                p.release();
-              }
-            },
-            Payload::release,
-            marshaller::parse);
+        PrefixedPublisher.parsing(
+            firstRequest == null ? null : () -> firstRequest, inbound, marshaller::parse);
     return respond(
         call.context(),
         method,
