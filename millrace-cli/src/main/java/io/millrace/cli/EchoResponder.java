@@ -44,7 +44,7 @@ public final class EchoResponder implements Responder {
     if (error != null) {
       stream.error(ErrorCode.APPLICATION_ERROR, error);
     } else {
-      stream.next(retain(metadata), data.retain());
+      stream.next(kept(metadata), data.retainedSlice());
     }
     return null;
   }
@@ -106,8 +106,9 @@ public final class EchoResponder implements Responder {
     return length < data.readableBytes() ? text + "..." : text;
   }
 
-  private static ByteBuf retain(ByteBuf buf) {
-    return buf == null ? null : buf.retain();
+  /** A view of a lent buffer that this side owns (null stays null). */
+  private static ByteBuf kept(ByteBuf buf) {
+    return buf == null ? null : buf.retainedSlice();
   }
 
   /** Sends "0".."count-1" while the stream is ready. */
@@ -183,9 +184,9 @@ public final class EchoResponder implements Responder {
         requested--;
       }
       if (pending.isEmpty() && stream.isReady()) {
-        stream.next(retain(metadata), data.retain());
+        stream.next(kept(metadata), data.retainedSlice());
       } else {
-        pending.add(new ByteBuf[] {retain(metadata), data.retain()});
+        pending.add(new ByteBuf[] {kept(metadata), data.retainedSlice()});
         pendingBytes += size(metadata, data);
       }
       drainAndRequest(stream);

@@ -13,8 +13,8 @@ import java.util.concurrent.CompletionStage;
  * completing with null or a {@link SetupException} rejects it with REJECTED_SETUP or the
  * exception's code; any other failure rejects it with REJECTED_SETUP and a fixed message.
  *
- * <p>{@code setup}'s metadata and data are valid only during the call: copy or retain what the
- * decision needs.
+ * <p>{@code setup}'s metadata and data are valid only during the call: copy what the decision
+ * needs, or keep a {@code retainedSlice()}.
  */
 @FunctionalInterface
 public interface AsyncAcceptor {

@@ -6,7 +6,8 @@ import io.netty.buffer.ByteBuf;
  * What a client's SETUP frame asked for, as the server's {@link Acceptor} sees it.
  *
  * <p>{@link #metadata()} and {@link #data()} are borrowed: valid only during {@link
- * Acceptor#accept}; retain what you keep. Metadata is null when the SETUP had none.
+ * Acceptor#accept}; keep them with {@code retainedSlice()} or a copy. Metadata is null when the
+ * SETUP had none.
  */
 public final class ConnectionSetup {
   private final String metadataMimeType;

@@ -9,7 +9,8 @@ import io.netty.buffer.ByteBuf;
  * back with {@code stream.connection().executor().execute(...)}.
  *
  * <p>Ownership: {@code metadata} and {@code data} are borrowed (valid until the method returns);
- * {@code retain()} what you keep. Null metadata means none was sent.
+ * keep one with {@code retainedSlice()} or a copy, never {@code retain()} (see {@link
+ * StreamListener}). Null metadata means none was sent.
  *
  * <p>Each request method returns the listener for later events of that stream (cancel, credit,
  * inbound channel payloads), or null when the handler needs none. If the stream can still send when

@@ -5,12 +5,13 @@ import io.netty.buffer.ByteBuf;
 /**
  * Receives the frames that {@link FrameReader} decodes, one call per frame.
  *
- * <p>Ownership: every {@link ByteBuf} argument is a slice of the frame being read, borrowed for the
+ * <p>Ownership: every {@link ByteBuf} argument is a view of the frame being read, borrowed for the
  * duration of the call. The reader's caller releases the frame afterwards; a listener that keeps a
- * buffer past the call must {@code retain()} it (or {@code retainedSlice()}) and release it later.
- * A null metadata argument means the M flag was not set (no metadata, as opposed to empty). The
- * {@code data} of requests and payloads may be the frame buffer itself, positioned at the data (see
- * {@link FrameReader}); it is borrowed the same way.
+ * buffer past the call takes a view of its own with {@code retainedSlice()} (or copies it) and
+ * releases that later. Not {@code retain()}: the {@code data} of requests and payloads is the frame
+ * buffer itself, positioned at the data, and their metadata may be a view the frame lends again for
+ * the next frame (see {@link FrameReader} and {@link LentFrameBuffer}). A null metadata argument
+ * means the M flag was not set (no metadata, as opposed to empty).
  */
 public interface FrameListener {
 

@@ -13,8 +13,8 @@ import java.nio.charset.StandardCharsets;
  *
  * <p>For request frames and PAYLOAD, whose data always runs to the end of the frame, the {@code
  * data} argument is the frame buffer itself with its reader index moved to the data: no object is
- * allocated per message. The reader index is not restored afterwards, so that data retained by a
- * listener keeps its view. Every other argument is a slice.
+ * allocated per message. The metadata of those frames is a slice, or, when the frame is a {@link
+ * LentFrameBuffer}, the view it lends (no object either). Every other argument is a slice.
  *
  * <p>Frames that the spec's "Handling the Unexpected" section says MUST be ignored because of where
  * they arrive are skipped here, before any other check: a stream frame (request, REQUEST_N, CANCEL,
@@ -232,9 +232,9 @@ public final class FrameReader {
 
   /**
    * Splits a payload-bearing frame whose metadata section starts at {@code offset}, after checking
-   * that its metadata length fits: returns the metadata (a slice, or null without M) and moves the
-   * frame's reader index to its data, so the frame itself is the data. One read of the metadata
-   * length, none without M.
+   * that its metadata length fits: returns the metadata (a slice, the frame's {@linkplain
+   * LentFrameBuffer#lendSlice lent view}, or null without M) and moves the frame's reader index to
+   * its data, so the frame itself is the data. One read of the metadata length, none without M.
    */
   private static ByteBuf splitPayload(ByteBuf frame, int offset, int flags, int type) {
     int length = frame.readableBytes();
@@ -250,7 +250,10 @@ public final class FrameReader {
     if (metadataLength < 0 || offset + 3 + metadataLength > length) {
       throw new FrameFormatException(FrameType.name(type) + " metadata length overruns the frame");
     }
-    ByteBuf metadata = frame.slice(start + 3, metadataLength);
+    ByteBuf metadata =
+        frame instanceof LentFrameBuffer
+            ? ((LentFrameBuffer) frame).lendSlice(start + 3, metadataLength)
+            : frame.slice(start + 3, metadataLength);
     frame.readerIndex(start + 3 + metadataLength);
     return metadata;
   }

@@ -107,13 +107,13 @@ class LifecycleInteropTest {
       streams.add(stream);
       stream.request(Integer.MAX_VALUE);
       if (stream.isReady()) {
-        stream.next(null, data.retain());
+        stream.next(null, data.retainedSlice());
       }
       return new StreamListener() {
         @Override
         public void onNext(Stream s, ByteBuf m, ByteBuf d) {
           if (s.isReady()) {
-            s.next(null, d.retain());
+            s.next(null, d.retainedSlice());
           }
         }
 
@@ -126,7 +126,7 @@ class LifecycleInteropTest {
 
     @Override
     public StreamListener requestResponse(Stream stream, ByteBuf metadata, ByteBuf data) {
-      stream.next(null, data.retain());
+      stream.next(null, data.retainedSlice());
       return null;
     }
   }
@@ -320,7 +320,7 @@ class LifecycleInteropTest {
 
           @Override
           public StreamListener requestResponse(Stream stream, ByteBuf metadata, ByteBuf data) {
-            stream.next(null, data.retain());
+            stream.next(null, data.retainedSlice());
             return null;
           }
         };

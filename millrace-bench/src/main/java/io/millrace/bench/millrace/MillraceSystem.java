@@ -292,10 +292,10 @@ public final class MillraceSystem implements BenchSystem {
         requested--;
       }
       if (pending.isEmpty() && stream.isReady()) {
-        stream.next(null, data.retain());
+        stream.next(null, data.retainedSlice());
         handled.increment();
       } else {
-        pending.add(data.retain());
+        pending.add(data.retainedSlice());
       }
       refill(stream);
     }

@@ -13,7 +13,11 @@ import io.netty.buffer.ByteBuf;
  * engine outlives the transports it is carried on.
  */
 public interface TransportListener {
-  /** One inbound frame without its length prefix; the transport releases it after this returns. */
+  /**
+   * One inbound frame without its length prefix, lent until this returns: the transport releases
+   * it, or puts back the receive buffer it is a view of (see {@link
+   * io.millrace.core.StreamListener} on keeping what it holds).
+   */
   void onFrame(ByteBuf frame);
 
   void onReadComplete();

@@ -38,7 +38,7 @@ class AcceptorAndStateTest {
       new Responder() {
         @Override
         public StreamListener requestResponse(Stream stream, ByteBuf m, ByteBuf d) {
-          stream.next(null, d.retain());
+          stream.next(null, d.retainedSlice());
           return null;
         }
       };

@@ -42,7 +42,7 @@ class BatchedWritesTest {
 
                   @Override
                   public StreamListener requestResponse(Stream stream, ByteBuf m, ByteBuf d) {
-                    stream.next(m == null ? null : m.retain(), d.retain());
+                    stream.next(m == null ? null : m.retainedSlice(), d.retainedSlice());
                     return null;
                   }
                 },

@@ -52,7 +52,7 @@ class ConnectionSetupTest {
               return new Responder() {
                 @Override
                 public StreamListener requestResponse(Stream stream, ByteBuf m, ByteBuf d) {
-                  stream.next(null, d.retain());
+                  stream.next(null, d.retainedSlice());
                   return null;
                 }
               };

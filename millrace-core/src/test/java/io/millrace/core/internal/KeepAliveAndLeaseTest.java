@@ -30,7 +30,7 @@ class KeepAliveAndLeaseTest {
       new Responder() {
         @Override
         public StreamListener requestResponse(Stream stream, ByteBuf m, ByteBuf d) {
-          stream.next(null, d.retain());
+          stream.next(null, d.retainedSlice());
           return null;
         }
       };

@@ -103,7 +103,7 @@ class LimitsAndBackpressureTest {
                 new Responder() {
                   @Override
                   public StreamListener requestResponse(Stream stream, ByteBuf m, ByteBuf d) {
-                    stream.next(null, d.retain());
+                    stream.next(null, d.retainedSlice());
                     return null;
                   }
                 });
@@ -134,7 +134,7 @@ class LimitsAndBackpressureTest {
                 new Responder() {
                   @Override
                   public StreamListener requestResponse(Stream stream, ByteBuf m, ByteBuf d) {
-                    stream.next(null, d.retain());
+                    stream.next(null, d.retainedSlice());
                     return null;
                   }
                 });

@@ -52,7 +52,7 @@ class ReconnectingConnectionTest {
     @Override
     public StreamListener requestResponse(Stream stream, ByteBuf metadata, ByteBuf data) {
       requests++;
-      stream.next(null, data.retain());
+      stream.next(null, data.retainedSlice());
       return null;
     }
 
@@ -69,14 +69,14 @@ class ReconnectingConnectionTest {
         Stream stream, ByteBuf metadata, ByteBuf data, boolean inboundComplete) {
       requests++;
       stream.request(Long.MAX_VALUE);
-      stream.next(null, data.retain());
+      stream.next(null, data.retainedSlice());
       if (inboundComplete) {
         stream.complete();
       }
       return new StreamListener() {
         @Override
         public void onNext(Stream s, ByteBuf m, ByteBuf d) {
-          s.next(null, d.retain());
+          s.next(null, d.retainedSlice());
         }
 
         @Override

@@ -35,7 +35,7 @@ class StreamIdWrapTest {
 
     @Override
     public StreamListener requestResponse(Stream stream, ByteBuf metadata, ByteBuf data) {
-      stream.next(null, data.retain());
+      stream.next(null, data.retainedSlice());
       return null;
     }
 
@@ -93,7 +93,7 @@ class StreamIdWrapTest {
           @Override
           public StreamListener requestResponse(Stream stream, ByteBuf metadata, ByteBuf data) {
             clientAnswers.incrementAndGet();
-            stream.next(null, data.retain());
+            stream.next(null, data.retainedSlice());
             return null;
           }
         };

@@ -56,7 +56,7 @@ class UnexpectedFramesTest {
 
                   @Override
                   public StreamListener requestResponse(Stream stream, ByteBuf m, ByteBuf d) {
-                    stream.next(null, d.retain());
+                    stream.next(null, d.retainedSlice());
                     return null;
                   }
                 });

@@ -86,6 +86,10 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
 
   private ChannelHandlerContext ctx;
   private ByteBuf cumulation;
+
+  /** The view through which frames of the cumulation are lent to the engine ({@link #lent}). */
+  private LentFrame lentView;
+
   private ArrayDeque<ByteBuf> pendingMessages;
   private boolean peerClosed;
   private boolean failed;
@@ -244,8 +248,11 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
       if (buf.readableBytes() < FrameHeader.LENGTH_PREFIX_SIZE + length) {
         break;
       }
-      buf.skipBytes(FrameHeader.LENGTH_PREFIX_SIZE);
-      ByteBuf frame = buf.readRetainedSlice(length);
+      int start = buf.readerIndex() + FrameHeader.LENGTH_PREFIX_SIZE;
+      int end = start + length;
+      int writerIndex = buf.writerIndex();
+      LentFrame frame = lent(buf);
+      buf.setIndex(start, end);
       try {
         ConnectionEngine e = engine;
         if (e != null) {
@@ -254,7 +261,9 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
           listener.onFrame(frame);
         }
       } finally {
-        frame.release();
+        if (cumulation == buf) {
+          buf.setIndex(end, writerIndex); // whatever the callback did with the view's indices
+        }
       }
       if (cumulation == null) {
         return; // the channel closed while handling the frame
@@ -263,11 +272,21 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
     if (!buf.isReadable()) {
       buf.release();
       cumulation = null;
+      lentView = null;
     } else if (buf.readerIndex() >= DISCARD_AFTER_BYTES && buf.refCnt() == 1) {
       // Only while no frame slice is alive: a slice kept by the application shares this memory,
       // and discarding moves the bytes under it.
       buf.discardSomeReadBytes();
     }
+  }
+
+  /** The view of {@code buf} that frames are lent through, made once per receive buffer. */
+  private LentFrame lent(ByteBuf buf) {
+    LentFrame view = lentView;
+    if (view == null || !view.views(buf)) {
+      view = lentView = new LentFrame(buf);
+    }
+    return view;
   }
 
   /** {@link #deliverFrames} over WebSocket: RFC 6455 frames from the cumulation. */
@@ -603,6 +622,7 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
       cumulation.release();
       cumulation = null;
     }
+    lentView = null;
     releaseMessages();
   }
 

@@ -157,7 +157,7 @@ abstract class TransportSuite {
       new Responder() {
         @Override
         public StreamListener requestResponse(Stream stream, ByteBuf m, ByteBuf d) {
-          stream.next(m == null ? null : m.retain(), d.retain());
+          stream.next(m == null ? null : m.retainedSlice(), d.retainedSlice());
           return null;
         }
 
@@ -185,12 +185,14 @@ abstract class TransportSuite {
         @Override
         public StreamListener requestChannel(
             Stream stream, ByteBuf m, ByteBuf d, boolean complete) {
-          stream.next(null, d.retain());
+          stream.next(null, d.retainedSlice());
           stream.request(Long.MAX_VALUE);
           return new StreamListener() {
             @Override
             public void onNext(Stream s, ByteBuf metadata, ByteBuf data) {
-              s.next(null, data.retain()); // the requester grants unbounded credit in these tests
+              s.next(
+                  null,
+                  data.retainedSlice()); // the requester grants unbounded credit in these tests
             }
 
             @Override
@@ -523,7 +525,7 @@ abstract class TransportSuite {
 
     @Override
     public StreamListener requestResponse(Stream stream, ByteBuf m, ByteBuf d) {
-      stream.next(null, d.retain());
+      stream.next(null, d.retainedSlice());
       return null;
     }
   }
