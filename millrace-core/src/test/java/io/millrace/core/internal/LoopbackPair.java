@@ -123,7 +123,7 @@ final class LoopbackPair implements AutoCloseable {
       while (reading && !closed && (frame = inbound.poll()) != null) {
         any = true;
         try {
-          listener().onFrame(frame);
+          listener().onFrame(new LentFrame(frame)); // lent, as a real transport lends it
         } finally {
           frame.release();
         }

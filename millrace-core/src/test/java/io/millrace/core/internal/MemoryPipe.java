@@ -134,7 +134,7 @@ final class MemoryPipe {
       while (reading && !closed && (frame = inbound.poll()) != null) {
         any = true;
         try {
-          listener.onFrame(frame);
+          listener.onFrame(new LentFrame(frame)); // lent, as a real transport lends it
         } finally {
           frame.release();
         }

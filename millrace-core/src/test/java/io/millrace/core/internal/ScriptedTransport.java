@@ -92,7 +92,7 @@ final class ScriptedTransport implements Transport {
     while (reading && !closed && (frame = held.poll()) != null) {
       any = true;
       try {
-        listener().onFrame(frame);
+        listener().onFrame(new LentFrame(frame)); // lent, as a real transport lends it
       } finally {
         frame.release();
       }

@@ -2,6 +2,7 @@ package io.millrace.transport.netty;
 
 import io.millrace.core.ConnectionConfig;
 import io.millrace.core.internal.ConnectionEngine;
+import io.millrace.core.internal.LentFrame;
 import io.millrace.core.internal.Transport;
 import io.millrace.core.internal.TransportListener;
 import io.millrace.frame.FrameHeader;
@@ -40,6 +41,12 @@ import java.util.function.Function;
  * auto-read off, which would defeat the engine's read pausing. The cumulation logic is Netty's own
  * {@link ByteToMessageDecoder#MERGE_CUMULATOR}.
  *
+ * <p>Frames are lent, not cut out: the handler sets the cumulation's reader and writer index around
+ * a frame, hands the engine the cumulation's one {@link LentFrame} view, and puts the indices back
+ * when the engine returns, so a frame costs no object and no reference-count update. What the
+ * engine and the application keep of it they keep with {@code retainedSlice()}; the view refuses
+ * {@code retain()}.
+ *
  * <p>When the engine stops reading ({@link Transport#setReading}) the handler stops handing over
  * frames at once, in the middle of a batch if need be, and turns auto-read off; what was already
  * read stays in the cumulation (one read's worth at most) and is handed over first when reading
@@ -50,7 +57,7 @@ import java.util.function.Function;
  *
  * <p>Over WebSocket ({@link #messages}) Netty does the upgrade; then {@link #startWebSocket} takes
  * Netty's WebSocket codec out of the pipeline and this handler reads RFC 6455 frames from the bytes
- * itself ({@link WebSocketFraming}): each binary message is one RSocket frame, cut from the read
+ * itself ({@link WebSocketFraming}): each binary message is one RSocket frame, lent from the read
  * buffer as over TCP; continuation frames are gathered up to the maximum frame length (a longer
  * message, or a longer header, becomes the same CONNECTION_ERROR, nothing of it buffered); pings
  * are answered; a Close from the peer is its end of stream ({@link
@@ -87,8 +94,11 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
   private ChannelHandlerContext ctx;
   private ByteBuf cumulation;
 
-  /** The view through which frames of the cumulation are lent to the engine ({@link #lent}). */
+  /** The view through which frames of the cumulation are lent to the engine ({@link #lentView}). */
   private LentFrame lentView;
+
+  /** Whether {@link #deliverFrames} is running (a callback may resume reading from inside it). */
+  private boolean delivering;
 
   private ArrayDeque<ByteBuf> pendingMessages;
   private boolean peerClosed;
@@ -232,11 +242,40 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
 
   /** Hands the whole frames in the cumulation to the engine until it suspends reading. */
   private void deliverFrames() {
-    if (messages) {
-      deliverWebSocketFrames();
-      return;
+    if (delivering) {
+      return; // resumed from inside a frame's callback: the loop below goes on by itself
     }
     ByteBuf buf = cumulation;
+    delivering = true;
+    // A callback that closes the channel releases the cumulation; the frame it is reading, lent
+    // out of that buffer, stays valid until the callback returns.
+    buf.retain();
+    try {
+      if (messages) {
+        lendWebSocketFrames(buf);
+      } else {
+        lendFrames(buf);
+      }
+    } finally {
+      delivering = false;
+      buf.release();
+    }
+    if (cumulation != buf) {
+      return; // failed, or the channel closed while handling a frame
+    }
+    if (!buf.isReadable()) {
+      buf.release();
+      cumulation = null;
+      lentView = null;
+    } else if (buf.readerIndex() >= DISCARD_AFTER_BYTES && buf.refCnt() == 1) {
+      // Only while no slice of it is kept by the application: a kept slice shares this memory,
+      // and discarding moves the bytes under it.
+      buf.discardSomeReadBytes();
+    }
+  }
+
+  /** Length-prefixed frames from the cumulation {@code buf}. */
+  private void lendFrames(ByteBuf buf) {
     while (!suspended && buf.readableBytes() >= FrameHeader.LENGTH_PREFIX_SIZE) {
       int length = buf.getUnsignedMedium(buf.readerIndex());
       if (length > maxFrameLength) {
@@ -246,42 +285,51 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
         return;
       }
       if (buf.readableBytes() < FrameHeader.LENGTH_PREFIX_SIZE + length) {
-        break;
+        return;
       }
       int start = buf.readerIndex() + FrameHeader.LENGTH_PREFIX_SIZE;
-      int end = start + length;
-      int writerIndex = buf.writerIndex();
-      LentFrame frame = lent(buf);
-      buf.setIndex(start, end);
-      try {
-        ConnectionEngine e = engine;
-        if (e != null) {
-          e.onFrame(frame);
-        } else {
-          listener.onFrame(frame);
-        }
-      } finally {
-        if (cumulation == buf) {
-          buf.setIndex(end, writerIndex); // whatever the callback did with the view's indices
-        }
+      if (!lend(buf, start, start + length)) {
+        return;
       }
-      if (cumulation == null) {
-        return; // the channel closed while handling the frame
-      }
-    }
-    if (!buf.isReadable()) {
-      buf.release();
-      cumulation = null;
-      lentView = null;
-    } else if (buf.readerIndex() >= DISCARD_AFTER_BYTES && buf.refCnt() == 1) {
-      // Only while no frame slice is alive: a slice kept by the application shares this memory,
-      // and discarding moves the bytes under it.
-      buf.discardSomeReadBytes();
     }
   }
 
+  /**
+   * Lends the frame at {@code start..end} of the cumulation {@code buf} to the engine through the
+   * buffer's view ({@link LentFrame}) and moves the reader index past it, whatever the callback did
+   * with the view's indices. False when the connection stopped reading meanwhile (it closed or
+   * failed), or the callback wrote past the frame, into the bytes of the next: that fails the
+   * connection, as a slice would have refused the write.
+   */
+  private boolean lend(ByteBuf buf, int start, int end) {
+    int writerIndex = buf.writerIndex();
+    LentFrame frame = lentView(buf);
+    buf.setIndex(start, end);
+    boolean wrotePast = false;
+    try {
+      handOver(frame);
+    } finally {
+      if (cumulation == buf) {
+        wrotePast = buf.writerIndex() > end;
+        buf.setIndex(end, writerIndex);
+      }
+    }
+    if (cumulation != buf) {
+      return false;
+    }
+    if (wrotePast) {
+      failed = true;
+      releaseCumulation();
+      listener.onTransportError(
+          new IllegalStateException("a received frame was written past its end by its reader"));
+      ctx.close();
+      return false;
+    }
+    return true;
+  }
+
   /** The view of {@code buf} that frames are lent through, made once per receive buffer. */
-  private LentFrame lent(ByteBuf buf) {
+  private LentFrame lentView(ByteBuf buf) {
     LentFrame view = lentView;
     if (view == null || !view.views(buf)) {
       view = lentView = new LentFrame(buf);
@@ -289,9 +337,20 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
     return view;
   }
 
-  /** {@link #deliverFrames} over WebSocket: RFC 6455 frames from the cumulation. */
-  private void deliverWebSocketFrames() {
-    ByteBuf buf = cumulation;
+  private void handOver(ByteBuf frame) {
+    ConnectionEngine e = engine;
+    if (e != null) {
+      e.onFrame(frame);
+    } else {
+      listener.onFrame(frame);
+    }
+  }
+
+  /**
+   * RFC 6455 frames from the cumulation {@code buf}: a whole binary message is lent in place, as
+   * over TCP; fragments, control frames and what arrives while closing are cut out as slices.
+   */
+  private void lendWebSocketFrames(ByteBuf buf) {
     while (!suspended && !failed && buf.readableBytes() >= 2) {
       int at = buf.readerIndex();
       int b0 = buf.getUnsignedByte(at);
@@ -303,13 +362,13 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
       long length = b1 & 0x7F;
       if (length == 126) {
         if (buf.readableBytes() < 4) {
-          break;
+          return;
         }
         length = buf.getUnsignedShort(at + 2);
         header = 4;
       } else if (length == 127) {
         if (buf.readableBytes() < 10) {
-          break;
+          return;
         }
         length = buf.getLong(at + 2);
         header = 10;
@@ -332,26 +391,23 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
       }
       int payload = header + (masked ? 4 : 0);
       if (buf.readableBytes() < payload + length) {
-        break;
+        return;
       }
       int start = at + payload;
       if (masked) {
         WebSocketFraming.mask(buf, start, length, buf.getInt(at + header));
+      }
+      if (opcode == WebSocketFraming.OPCODE_BINARY && fin && fragments == null && !discarding) {
+        if (!lend(buf, start, start + (int) length)) {
+          return;
+        }
+        continue;
       }
       buf.readerIndex(start);
       ByteBuf body = buf.readRetainedSlice((int) length);
       if (!webSocketFrame(opcode, fin, body) || cumulation == null) {
         return; // failed, or the channel closed while handling the frame
       }
-    }
-    if (cumulation == null) {
-      return;
-    }
-    if (!buf.isReadable()) {
-      buf.release();
-      cumulation = null;
-    } else if (buf.readerIndex() >= DISCARD_AFTER_BYTES && buf.refCnt() == 1) {
-      buf.discardSomeReadBytes();
     }
   }
 
@@ -457,15 +513,10 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
     deliver(frame);
   }
 
-  /** Hands one message to the engine and releases it. */
+  /** Hands one message to the engine, lent as every frame is, and releases it. */
   private void deliver(ByteBuf frame) {
     try {
-      ConnectionEngine e = engine;
-      if (e != null) {
-        e.onFrame(frame);
-      } else {
-        listener.onFrame(frame);
-      }
+      handOver(new LentFrame(frame));
     } finally {
       frame.release();
     }
@@ -552,7 +603,7 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
 
   private void deliverLeftovers() {
     if (cumulation != null && !failed) {
-      deliverWebSocketFrames();
+      deliverFrames();
     }
   }
 

@@ -1,5 +1,6 @@
 package io.millrace.transport.netty;
 
+import io.millrace.core.internal.LentFrame;
 import io.millrace.core.internal.Transport;
 import io.millrace.core.internal.TransportListener;
 import io.netty.buffer.ByteBuf;
@@ -239,7 +240,7 @@ final class InJvmTransport implements Transport {
         return;
       }
       try {
-        listener.onFrame(frame);
+        listener.onFrame(new LentFrame(frame)); // lent as over every transport: cannot be kept
       } finally {
         frame.release();
       }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.millrace.core.ConnectionConfig;
+import io.millrace.core.internal.Transport;
 import io.millrace.core.internal.TransportListener;
 import io.millrace.frame.FrameHeader;
 import io.millrace.frame.FrameListener;
@@ -27,6 +28,7 @@ class FrameHandlerTest {
   private final EmbeddedChannel channel = new EmbeddedChannel();
   private final List<String> seen = new ArrayList<>();
   private final List<ByteBuf> kept = new ArrayList<>();
+  private final List<String> events = new ArrayList<>();
 
   @Test
   void framesKeptWithRetainedSlice_holdTheirBytesWhileLaterFramesAreReadFromTheSameBuffer() {
@@ -59,8 +61,11 @@ class FrameHandlerTest {
       keptText.add(kept.get(i).toString(US_ASCII) + "/" + kept.get(i + 1).toString(US_ASCII));
     }
     assertThat(keptText).isEqualTo(seen);
+    assertThat(wire.refCnt()).as("held by the kept slices").isPositive();
     kept.forEach(ByteBuf::release);
     assertThat(channel.finishAndReleaseAll()).isFalse();
+    assertThat(wire.refCnt()).isZero();
+    assertThat(fourth.refCnt()).isZero();
   }
 
   @Test
@@ -79,6 +84,10 @@ class FrameHandlerTest {
               }
             }
             assertThatThrownBy(data::release).isInstanceOf(IllegalStateException.class);
+            // Growing or compacting would move the bytes of the frames after this one.
+            assertThatThrownBy(() -> data.ensureWritable(1))
+                .isInstanceOf(IllegalStateException.class);
+            assertThatThrownBy(data::discardReadBytes).isInstanceOf(IllegalStateException.class);
           }
         });
     ByteBuf wire = Unpooled.buffer();
@@ -90,13 +99,59 @@ class FrameHandlerTest {
     assertThat(refused).hasSize(4);
     assertThat(refused.get(0)).hasMessageContaining("retainedSlice()");
     assertThat(channel.finishAndReleaseAll()).isFalse();
+    assertThat(wire.refCnt()).isZero();
+  }
+
+  @Test
+  void aCallbackThatClosesTheConnection_canStillReadTheFrameItWasLent() {
+    Transport[] transport = new Transport[1];
+    transport[0] =
+        listen(
+            new FrameListener() {
+              @Override
+              public void onPayload(int streamId, int flags, ByteBuf metadata, ByteBuf data) {
+                // A graceful close drops what is still unread at once: the receive buffer's own
+                // reference is released here and now, while this frame is being read.
+                transport[0].closeGracefully(1_000);
+                seen.add(metadata.toString(US_ASCII) + "/" + data.toString(US_ASCII));
+              }
+            });
+    ByteBuf wire = Unpooled.buffer();
+    writeFrame(wire, 1, "m1", "first");
+    writeFrame(wire, 3, "m3", "not read: the connection is closing");
+    channel.writeInbound(wire);
+
+    assertThat(seen).containsExactly("m1/first");
+    assertThat(wire.refCnt()).isZero();
+    channel.finishAndReleaseAll();
+  }
+
+  @Test
+  void aCallbackThatWritesPastItsFrame_failsTheConnectionInsteadOfTheNextFrame() {
+    listen(
+        new FrameListener() {
+          @Override
+          public void onPayload(int streamId, int flags, ByteBuf metadata, ByteBuf data) {
+            seen.add(data.toString(US_ASCII));
+            data.writeByte('!'); // a slice of the frame would have refused this
+          }
+        });
+    ByteBuf wire = Unpooled.buffer();
+    writeFrame(wire, 1, "m", "first");
+    writeFrame(wire, 3, "m", "second");
+    channel.writeInbound(wire);
+
+    assertThat(seen).containsExactly("first");
+    assertThat(events).contains("onTransportError");
+    assertThat(channel.isOpen()).isFalse();
+    assertThat(wire.refCnt()).isZero();
   }
 
   /**
    * Puts the frame handler on the channel with {@code frames} reading every frame it hands over.
    */
-  private void listen(FrameListener frames) {
-    // Only onFrame matters here; every other event is ignored.
+  private Transport listen(FrameListener frames) {
+    // Frames are read; every other event is only noted.
     TransportListener listener =
         (TransportListener)
             Proxy.newProxyInstance(
@@ -105,11 +160,15 @@ class FrameHandlerTest {
                 (proxy, method, args) -> {
                   if (method.getName().equals("onFrame")) {
                     FrameReader.read((ByteBuf) args[0], frames);
+                  } else {
+                    events.add(method.getName());
                   }
                   return null;
                 });
-    FrameHandler.installForResumption(channel, ConnectionConfig.DEFAULT, false)
-        .setListener(listener);
+    Transport transport =
+        FrameHandler.installForResumption(channel, ConnectionConfig.DEFAULT, false);
+    transport.setListener(listener);
+    return transport;
   }
 
   /** A PAYLOAD with metadata, length-prefixed as on TCP. */
