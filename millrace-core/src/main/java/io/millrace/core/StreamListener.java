@@ -8,10 +8,10 @@ import io.netty.buffer.ByteBuf;
  * <p>Ownership: {@code metadata} and {@code data} in {@link #onNext} are borrowed: they are valid
  * until the method returns and the engine releases them afterwards. Keep one with {@code
  * retainedSlice()} (a view of your own, released later) or a copy; echo one with {@code
- * stream.next(null, data.retainedSlice())}. Not {@code retain()}: over TCP, TLS and Unix sockets
- * the buffers are the connection's receive buffer positioned at this payload for the call, lent
- * without an object per frame, and their {@code retain()} and {@code release()} throw
- * IllegalStateException. A null {@code metadata} means the payload has no metadata (M flag clear).
+ * stream.next(null, data.retainedSlice())}. Not {@code retain()}: over TCP, TLS, Unix sockets and
+ * WebSocket the buffers are the connection's receive buffer positioned at this payload for the
+ * call, lent without an object per frame; on every transport their {@code retain()}, {@code
+ * release()} and resizing methods throw IllegalStateException. A null {@code metadata} means the payload has no metadata (M flag clear).
  *
  * <p>Every method has an empty default, so a listener overrides only what its interaction needs.
  */
