@@ -11,7 +11,8 @@ import io.netty.buffer.ByteBuf;
  * stream.next(null, data.retainedSlice())}. Not {@code retain()}: over TCP, TLS, Unix sockets and
  * WebSocket the buffers are the connection's receive buffer positioned at this payload for the
  * call, lent without an object per frame; on every transport their {@code retain()}, {@code
- * release()} and resizing methods throw IllegalStateException. A null {@code metadata} means the payload has no metadata (M flag clear).
+ * release()} and resizing methods throw IllegalStateException. A null {@code metadata} means the
+ * payload has no metadata (M flag clear).
  *
  * <p>Every method has an empty default, so a listener overrides only what its interaction needs.
  */
