@@ -146,6 +146,16 @@ final class RunCommand implements Callable<Integer> {
               + " disconnects) next to it; the report gives it as a share of plain Millrace.")
   boolean resume;
 
+  @Option(
+      names = "--rounds",
+      defaultValue = "1",
+      description =
+          "Runs of the whole plan, one after another (every measurement once, then again). The"
+              + " report gives each measurement's median over the rounds, and each ratio as the"
+              + " median of the ratios taken within a round, with their range; on a machine whose"
+              + " speed drifts, compare those, not single runs.")
+  int rounds;
+
   @Option(names = "--logs", defaultValue = "target/bench-logs", description = "Process logs.")
   Path logs;
 
@@ -161,7 +171,12 @@ final class RunCommand implements Callable<Integer> {
       description = "Extra JVM options for client processes (profiling), space separated.")
   String clientJvmOpts;
 
-  private final List<RunResult> results = new ArrayList<>();
+  /** Every run, round after round. */
+  final List<RunResult> results = new ArrayList<>();
+
+  /** One result per measurement: the run itself with one round, else the rounds' medians. */
+  private List<RunResult> summary = List.of();
+
   private final List<LatencyResult> latencies = new ArrayList<>();
 
   @Override
@@ -193,7 +208,8 @@ final class RunCommand implements Callable<Integer> {
     }
     Files.createDirectories(logs);
     ProcessRunner runner = new ProcessRunner(logs, split(serverJvmOpts), split(clientJvmOpts), gc);
-    System.out.println(header() + " | GC " + gc);
+    System.out.println(
+        header() + " | GC " + gc + (rounds == 1 ? "" : " | " + rounds + " rounds, interleaved"));
     List<String> heaps = new ArrayList<>(List.of(largeHeap));
     if (!skipHeap) {
       heaps.add(smallHeap);
@@ -235,21 +251,34 @@ final class RunCommand implements Callable<Integer> {
         }
       }
     }
-    int done = 0;
-    for (Object[] run : plan) {
-      RunResult r =
-          throughput(
-              runner,
-              (String) run[4],
-              (Interaction) run[2],
-              (Integer) run[1],
-              (String) run[0],
-              (String) run[3],
-              (String) run[5],
-              (String) run[6]);
-      results.add(r);
-      System.out.printf(Locale.ROOT, "[%2d/%d] %s%n", ++done, plan.size(), line(r));
+    if (rounds < 1) {
+      throw new IllegalArgumentException("--rounds must be at least 1: " + rounds);
     }
+    int done = 0;
+    for (int round = 1; round <= rounds; round++) {
+      for (Object[] run : plan) {
+        RunResult r =
+            throughput(
+                runner,
+                (String) run[4],
+                (Interaction) run[2],
+                (Integer) run[1],
+                (String) run[0],
+                (String) run[3],
+                (String) run[5],
+                (String) run[6]);
+        r.round = round;
+        results.add(r);
+        System.out.printf(
+            Locale.ROOT,
+            "[%2d/%d]%s %s%n",
+            ++done,
+            plan.size() * rounds,
+            rounds == 1 ? "" : " round " + round,
+            line(r));
+      }
+    }
+    summarizeRuns();
     if (!skipLatency && chosen.contains(Interaction.REQUEST_RESPONSE)) {
       latency(runner, sizes.get(0));
     }
@@ -261,7 +290,7 @@ final class RunCommand implements Callable<Integer> {
     }
     if (png != null) {
       List<RunResult> main = new ArrayList<>();
-      for (RunResult r : results) {
+      for (RunResult r : summary) {
         if (r.heap.equals(largeHeap) && r.caller.equals("loop")) {
           main.add(r);
         }
@@ -531,7 +560,7 @@ final class RunCommand implements Callable<Integer> {
 
   private RunResult find(
       String system, Interaction interaction, int size, String heap, String caller) {
-    for (RunResult r : results) {
+    for (RunResult r : summary) {
       if (r.system.equals(system)
           && r.interaction == interaction
           && r.size == size
@@ -541,6 +570,92 @@ final class RunCommand implements Callable<Integer> {
       }
     }
     return null;
+  }
+
+  /** Makes {@link #summary} from the runs so far; {@link #report} reads it. */
+  void summarizeRuns() {
+    summary = summarize(results);
+  }
+
+  /** The run of round {@code round} measuring what {@code like} measures, or null. */
+  private RunResult inRound(RunResult like, int round) {
+    for (RunResult r : results) {
+      if (r.round == round && r.sameMeasurement(like)) {
+        return r;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * One result per measurement, in the order first run: with one round the runs themselves; with
+   * several, the median of the rounds' medians, their minimum and maximum as the range, and the
+   * median allocation. A measurement that failed in every round keeps its first failure.
+   */
+  static List<RunResult> summarize(List<RunResult> runs) {
+    List<List<RunResult>> groups = new ArrayList<>();
+    for (RunResult r : runs) {
+      List<RunResult> group = null;
+      for (List<RunResult> g : groups) {
+        if (g.get(0).sameMeasurement(r)) {
+          group = g;
+          break;
+        }
+      }
+      if (group == null) {
+        group = new ArrayList<>();
+        groups.add(group);
+      }
+      group.add(r);
+    }
+    List<RunResult> out = new ArrayList<>();
+    for (List<RunResult> group : groups) {
+      if (group.size() == 1) {
+        out.add(group.get(0));
+        continue;
+      }
+      RunResult first = group.get(0);
+      RunResult s = first.copyOfMeasurement();
+      List<Double> medians = new ArrayList<>();
+      List<Double> client = new ArrayList<>();
+      List<Double> server = new ArrayList<>();
+      for (RunResult r : group) {
+        if (r.ok()) {
+          medians.add(r.median);
+          client.add(r.allocClient);
+          server.add(r.allocServer);
+        }
+      }
+      if (medians.isEmpty()) {
+        s.failure = first.failure;
+      } else {
+        s.median = Stats.median(medians);
+        s.min = java.util.Collections.min(medians);
+        s.max = java.util.Collections.max(medians);
+        s.allocClient = Stats.median(client);
+        s.allocServer = Stats.median(server);
+        s.rounds = medians.size();
+      }
+      out.add(s);
+    }
+    return out;
+  }
+
+  /**
+   * {@code f} of two measurements taken in the same round, over every round both succeeded in: its
+   * median, and with several rounds its range. Null when no round has both.
+   */
+  private Stats.Range perRound(
+      RunResult a, RunResult b, java.util.function.ToDoubleBiFunction<RunResult, RunResult> f) {
+    List<Double> values = new ArrayList<>();
+    for (int round = 1; round <= rounds; round++) {
+      RunResult x = inRound(a, round);
+      RunResult y = inRound(b, round);
+      if (x != null && y != null && x.ok() && y.ok()) {
+        values.add(f.applyAsDouble(x, y));
+      }
+    }
+    return values.isEmpty() ? null : Stats.range(values);
   }
 
   static String line(RunResult r) {
@@ -637,31 +752,35 @@ final class RunCommand implements Callable<Integer> {
   /**
    * What a run is compared with: at the core level, millrace against each peer ("x2.0": millrace is
    * twice as fast); at the RPC level, each Millrace RPC system against grpc-java-rpc ("x15.0":
-   * fifteen times as fast) and as a share of core millrace in the same run.
+   * fifteen times as fast) and as a share of core millrace in the same run. With several rounds
+   * each is the median of the rounds' ratios, with their range.
    */
-  private static String ratio(RunResult r, RunResult ours, RunResult grpc, boolean rpc) {
+  private String ratio(RunResult r, RunResult ours, RunResult grpc, boolean rpc) {
     if (rpc) {
       if (!r.system.startsWith("millrace-rpc")) {
         return "";
       }
-      String x = grpc == null ? "" : String.format(Locale.ROOT, "x%.1f", r.median / grpc.median);
-      return ours == null
-          ? x
-          : x + String.format(Locale.ROOT, " %.0f%% core", 100 * r.median / ours.median);
+      Stats.Range x = grpc == null ? null : perRound(r, grpc, (a, b) -> a.median / b.median);
+      Stats.Range core = ours == null ? null : perRound(r, ours, (a, b) -> a.median / b.median);
+      String text = x == null ? "" : "x" + x.format("%.1f", 1);
+      return core == null ? text : text + " " + core.format("%.0f", 100) + "% core";
     }
     if (ours == null || r == ours) {
       return "";
     }
-    return r.system.equals("millrace-resume") || !r.system.equals(r.baseSystem)
-        ? String.format(Locale.ROOT, "%.0f%%", 100 * r.median / ours.median)
-        : String.format(Locale.ROOT, "x%.1f", ours.median / r.median);
+    if (r.system.equals("millrace-resume") || !r.system.equals(r.baseSystem)) {
+      Stats.Range share = perRound(r, ours, (a, b) -> a.median / b.median);
+      return share == null ? "" : share.format("%.0f", 100) + "%";
+    }
+    Stats.Range times = perRound(ours, r, (a, b) -> a.median / b.median);
+    return times == null ? "" : "x" + times.format("%.1f", 1);
   }
 
   /** The summary: throughput per group with ratios, the small-heap change, and latency. */
   String report() {
     StringBuilder out = new StringBuilder();
     Map<String, List<RunResult>> groups = new LinkedHashMap<>();
-    for (RunResult r : results) {
+    for (RunResult r : summary) {
       if (r.heap.equals(largeHeap)) {
         groups.computeIfAbsent(r.label() + " " + r.size + " B", k -> new ArrayList<>()).add(r);
       }
@@ -669,9 +788,10 @@ final class RunCommand implements Callable<Integer> {
     out.append(
         String.format(
             Locale.ROOT,
-            "Throughput (heap %s), msgs/s: median (min - max); %s; allocated bytes per message"
+            "Throughput (heap %s), msgs/s: median (min - max%s); %s; allocated bytes per message"
                 + " client/server%n",
             largeHeap,
+            rounds == 1 ? " of the seconds" : " of the rounds' medians, " + rounds + " rounds",
             rpcLevel()
                 ? "times grpc-java-rpc and share of core millrace"
                 : "millrace's ratio to each"));
@@ -708,7 +828,7 @@ final class RunCommand implements Callable<Integer> {
       out.append(
           String.format(
               Locale.ROOT, "%nThroughput change at -Xmx%s against -Xmx%s%n", smallHeap, largeHeap));
-      for (RunResult small : results) {
+      for (RunResult small : summary) {
         if (!small.heap.equals(smallHeap)) {
           continue;
         }
@@ -724,14 +844,15 @@ final class RunCommand implements Callable<Integer> {
                   small.system));
           continue;
         }
+        Stats.Range change = perRound(small, large, (a, b) -> a.median / b.median - 1);
         out.append(
             String.format(
                 Locale.ROOT,
-                "  %-25s %4d B %-21s %+6.1f %%%n",
+                "  %-25s %4d B %-21s %s %%%n",
                 small.label(),
                 small.size,
                 small.system,
-                (small.median / large.median - 1) * 100));
+                change == null ? "n/a" : change.format("%+.1f", 100)));
       }
     }
     if (!latencies.isEmpty()) {
@@ -759,14 +880,14 @@ final class RunCommand implements Callable<Integer> {
       w.println(
           "system,level,interaction,payload_bytes,heap,gc,msgs_per_sec_median,msgs_per_sec_min,"
               + "msgs_per_sec_max,alloc_bytes_per_msg_client,alloc_bytes_per_msg_server,resume,"
-              + "transport,io");
+              + "transport,io,round");
       for (RunResult r : results) {
         if (!r.ok()) {
           continue;
         }
         w.printf(
             Locale.ROOT,
-            "%s,%s,%s,%d,%s,%s,%.0f,%.0f,%.0f,%s,%s,%s,%s,%s%n",
+            "%s,%s,%s,%d,%s,%s,%.0f,%.0f,%.0f,%s,%s,%s,%s,%s,%d%n",
             r.baseSystem,
             level,
             r.label(),
@@ -780,7 +901,8 @@ final class RunCommand implements Callable<Integer> {
             bytes(r.allocServer),
             r.system.equals("millrace-resume") ? "on" : "off",
             r.transport,
-            r.io == null ? "default" : r.io);
+            r.io == null ? "default" : r.io,
+            r.round);
       }
     }
     if (!latencies.isEmpty()) {

@@ -26,6 +26,12 @@ final class RunResult {
   /** The socket I/O kind asked for; null: the default. */
   String io;
 
+  /** Which round of a multi-round run this is (1 in a single-round run). */
+  int round = 1;
+
+  /** How many rounds a summary's figures come from (1 for a single run). */
+  int rounds = 1;
+
   RunResult(String system, Interaction interaction, int size, String heap) {
     this(system, interaction, size, heap, "loop");
   }
@@ -38,6 +44,24 @@ final class RunResult {
     this.heap = heap;
     this.caller = caller;
     this.baseSystem = system;
+  }
+
+  /** Whether {@code other} measures the same thing (in another round, say). */
+  boolean sameMeasurement(RunResult other) {
+    return system.equals(other.system)
+        && interaction == other.interaction
+        && size == other.size
+        && heap.equals(other.heap)
+        && caller.equals(other.caller);
+  }
+
+  /** A result for the same measurement with no figures yet. */
+  RunResult copyOfMeasurement() {
+    RunResult copy = new RunResult(system, interaction, size, heap, caller);
+    copy.baseSystem = baseSystem;
+    copy.transport = transport;
+    copy.io = io;
+    return copy;
   }
 
   /** The name of a system on a transport and I/O kind, as reports show it: millrace/tls. */

@@ -53,11 +53,12 @@ class HarnessSmokeTest {
         .isEqualTo(
             "system,level,interaction,payload_bytes,heap,gc,msgs_per_sec_median,msgs_per_sec_min,"
                 + "msgs_per_sec_max,alloc_bytes_per_msg_client,alloc_bytes_per_msg_server,resume,"
-                + "transport,io");
+                + "transport,io,round");
     assertThat(lines).hasSize(1 + 4 * 2); // --resume adds millrace-resume next to millrace
     for (String row : lines.subList(1, lines.size())) {
       String[] cells = row.split(",");
-      assertThat(cells).hasSize(14);
+      assertThat(cells).hasSize(15);
+      assertThat(cells[14]).isEqualTo("1");
       assertThat(cells[12]).isEqualTo("tcp");
       assertThat(cells[13]).isEqualTo("default");
       assertThat(cells[11]).isEqualTo(cells[0].equals("millrace-resume") ? "on" : "off");
