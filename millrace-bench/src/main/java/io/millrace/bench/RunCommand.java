@@ -690,9 +690,11 @@ final class RunCommand implements Callable<Integer> {
   static String header() {
     return String.format(
         Locale.ROOT,
-        "millrace bench %s | %d cores%s | %s %s | JDK %s | Netty %s, grpc-java %s, rsocket-java %s",
+        "millrace bench %s | %d cores (%s)%s | %s %s | JDK %s | Netty %s, grpc-java %s,"
+            + " rsocket-java %s",
         ZonedDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE),
         Runtime.getRuntime().availableProcessors(),
+        cpuModel(),
         ProcessRunner.pinned() ? ", server on cpu 1, client on cpu 0" : ", not pinned",
         System.getProperty("os.name"),
         System.getProperty("os.version"),
@@ -700,6 +702,23 @@ final class RunCommand implements Callable<Integer> {
         version("io.netty", "netty-common"),
         version("io.grpc", "grpc-core"),
         version("io.rsocket", "rsocket-core"));
+  }
+
+  /**
+   * The processor's model as Linux reports it, or "cpu ?": virtual machines of one kind can land on
+   * different hosts from day to day, and loopback figures differ with them.
+   */
+  static String cpuModel() {
+    try {
+      for (String line : Files.readAllLines(Path.of("/proc/cpuinfo"))) {
+        if (line.startsWith("model name")) {
+          return line.substring(line.indexOf(':') + 1).trim();
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      // not Linux, or not readable
+    }
+    return "cpu ?";
   }
 
   /**
