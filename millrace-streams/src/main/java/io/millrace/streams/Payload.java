@@ -27,15 +27,17 @@ public final class Payload {
   private final ByteBuf metadata;
 
   /**
-   * The data; null while it is only {@link #bytes} (a received copy, not yet asked for) or only
-   * {@link #value} (an {@link #encoded} payload, not yet asked for).
+   * The data; null while it is only {@link #value}: a received copy, or an {@link #encoded}
+   * payload's value, not yet asked for.
    */
   private ByteBuf data;
 
-  /** The data of a {@link #received} payload until {@link #data()} wraps it; else null. */
-  private final byte[] bytes;
-
-  /** The data of an {@link #encoded} payload until it is sent or {@link #data()} encodes it. */
+  /**
+   * While {@link #encoder} is set, the value of an {@link #encoded} payload, until it is sent or
+   * {@link #data()} encodes it; without an encoder, the byte array of a {@link #received} payload
+   * (kept after {@link #data()} wraps it), or null. One field for both keeps a payload at 32 bytes,
+   * not 40: a flavour makes one for every item it delivers.
+   */
   private Object value;
 
   private PayloadEncoder<Object> encoder;
@@ -53,7 +55,6 @@ public final class Payload {
     }
     this.metadata = metadata;
     this.data = data;
-    this.bytes = null;
     this.lent = lent;
   }
 
@@ -62,7 +63,7 @@ public final class Payload {
       throw new NullPointerException("data");
     }
     this.metadata = metadata;
-    this.bytes = bytes;
+    this.value = bytes;
     this.lent = false;
   }
 
@@ -75,7 +76,6 @@ public final class Payload {
       throw new NullPointerException("encoder");
     }
     this.metadata = metadata;
-    this.bytes = null;
     this.value = value;
     this.encoder = (PayloadEncoder<Object>) encoder;
     this.lent = false;
@@ -230,6 +230,7 @@ public final class Payload {
   public ByteBuf data() {
     ByteBuf d = data;
     if (d == null) {
+      byte[] bytes = receivedBytes();
       if (bytes != null) {
         d = bytes.length == 0 ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(bytes);
       } else if (encoder == null) {
@@ -244,6 +245,11 @@ public final class Payload {
     return d;
   }
 
+  /** A received payload's heap copy of its data; null for any other payload. */
+  private byte[] receivedBytes() {
+    return encoder == null ? (byte[]) value : null;
+  }
+
   /** The metadata, or null when the payload has none (M flag clear). */
   public ByteBuf metadata() {
     return metadata;
@@ -255,7 +261,8 @@ public final class Payload {
 
   /** The data decoded as UTF-8. */
   public String dataUtf8() {
-    return data == null && bytes != null
+    byte[] bytes = data == null ? receivedBytes() : null;
+    return bytes != null
         ? new String(bytes, StandardCharsets.UTF_8)
         : data().toString(StandardCharsets.UTF_8);
   }
@@ -267,7 +274,8 @@ public final class Payload {
 
   /** A copy of the data's bytes. */
   public byte[] dataBytes() {
-    if (data == null && bytes != null) {
+    byte[] bytes = data == null ? receivedBytes() : null;
+    if (bytes != null) {
       return bytes.clone();
     }
     ByteBuf d = data();
@@ -296,8 +304,10 @@ public final class Payload {
     if (data != null) {
       data.release(); // (data only in an array or a value has nothing to release)
     }
-    value = null;
-    encoder = null;
+    if (encoder != null) {
+      value = null; // an encoded value not sent: dropped (a received array stays readable)
+      encoder = null;
+    }
     if (metadata != null) {
       metadata.release();
     }
@@ -310,7 +320,7 @@ public final class Payload {
         + ", data="
         + (data != null
             ? data.readableBytes()
-            : bytes != null ? bytes.length : encoder != null ? encoder.length(value) : 0)
+            : encoder != null ? encoder.length(value) : value != null ? ((byte[]) value).length : 0)
         + " B]";
   }
 }

@@ -100,6 +100,38 @@ class PayloadTest {
   }
 
   @Test
+  void anEncodedByteArrayIsAValueForItsEncoder_notAReceivedCopy() {
+    // A received copy and an encoded value share one field: the encoder tells them apart.
+    io.millrace.core.PayloadEncoder<byte[]> twice =
+        new io.millrace.core.PayloadEncoder<>() {
+          @Override
+          public int length(byte[] value) {
+            return 2 * value.length;
+          }
+
+          @Override
+          public void encode(byte[] value, ByteBuf out, int index, int length) {
+            out.setBytes(index, value);
+            out.setBytes(index + value.length, value);
+          }
+        };
+    byte[] ab = "ab".getBytes(StandardCharsets.UTF_8);
+    Payload p = Payload.encoded(null, ab, twice);
+    assertThat(p.toString()).contains("data=4 B");
+    assertThat(p.dataUtf8()).isEqualTo("abab");
+    p.release();
+
+    Payload dropped = Payload.encoded(null, ab, twice);
+    dropped.release();
+    assertThatThrownBy(dropped::dataUtf8).isInstanceOf(IllegalStateException.class);
+
+    Payload received = Payload.received(null, ab);
+    received.release(); // a heap copy stays readable: nothing of it was released
+    assertThat(received.dataUtf8()).isEqualTo("ab");
+    assertThat(received.toString()).contains("data=2 B");
+  }
+
+  @Test
   void aLentPayloadReadsItsOwnersBuffersAndNeitherReleasesNorKeepsThem() {
     ByteBuf data = Unpooled.copiedBuffer("lent", StandardCharsets.UTF_8);
     Payload p = Payload.lent(null, data);
