@@ -505,11 +505,14 @@ final class DefaultStream implements Stream {
   }
 
   static void release(ByteBuf metadata, ByteBuf data) {
-    if (metadata != null) {
-      metadata.release();
-    }
-    if (data != null) {
-      data.release();
+    try {
+      if (metadata != null) {
+        metadata.release();
+      }
+    } finally {
+      if (data != null) {
+        data.release(); // even when the metadata was a lent buffer, which refuses release()
+      }
     }
   }
 

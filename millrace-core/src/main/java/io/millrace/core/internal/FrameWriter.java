@@ -504,8 +504,11 @@ final class FrameWriter {
    * encoding fail) is left alone, so the original failure is what the caller sees.
    */
   private static void release(ByteBuf metadata, ByteBuf data) {
-    releaseIfLive(metadata);
-    releaseIfLive(data);
+    try {
+      releaseIfLive(metadata);
+    } finally {
+      releaseIfLive(data); // even when the metadata was a lent buffer, which refuses release()
+    }
   }
 
   private static void releaseIfLive(ByteBuf buf) {

@@ -20,14 +20,18 @@ import io.netty.buffer.WrappedByteBuf;
  * frame, and growing or compacting it would move the bytes of the frames after it: {@code retain},
  * {@code release}, {@code capacity(int)}, {@code ensureWritable} and the {@code discard} methods
  * throw IllegalStateException. The way to keep a frame's bytes is {@code retainedSlice()} (a view
- * of its own, bounded to them) or a copy. Writing through a view is not blocked here; the TCP
- * handler fails the connection when a callback wrote past its frame.
+ * of its own, bounded to them) or a copy. Writing through a view is not blocked here; a handler
+ * that lends in place fails the connection when a callback wrote past its frame or past its
+ * metadata ({@link #metadataWrittenPast}).
  */
 public final class LentFrame extends WrappedByteBuf implements LentFrameBuffer {
   /**
    * The view {@link #lendSlice} moves from frame to frame; made at the first frame with metadata.
    */
   private LentFrame metadata;
+
+  /** Where the metadata last lent ends ({@link #metadataWrittenPast}). */
+  private int metadataEnd;
 
   /** A view of {@code buffer}: of one frame, or of a receive buffer positioned at each in turn. */
   public LentFrame(ByteBuf buffer) {
@@ -46,7 +50,18 @@ public final class LentFrame extends WrappedByteBuf implements LentFrameBuffer {
       view = metadata = new LentFrame(buf.duplicate());
     }
     view.buf.setIndex(index, index + length);
+    metadataEnd = index + length;
     return view;
+  }
+
+  /**
+   * Whether the metadata lent for the current frame was written past its end (into the data and the
+   * frames after it): a transport that lends frames in place fails the connection then, as a slice
+   * of the frame would have refused the write.
+   */
+  public boolean metadataWrittenPast() {
+    LentFrame view = metadata;
+    return view != null && view.buf.writerIndex() > metadataEnd;
   }
 
   @Override

@@ -151,4 +151,47 @@ class UnusableBufferTest {
                 .isInstanceOf(IllegalArgumentException.class));
     assertThat(t.take()).isEmpty();
   }
+
+  @Test
+  void lentMetadataPassedOnAsOwned_failsThatStream_andTheDataIsNotLeaked() {
+    // A responder that echoes a request's metadata without retainedSlice(): the metadata is only
+    // lent, so it refuses release() once it is written; the data it did keep must not leak.
+    List<ByteBuf> keptData = new ArrayList<>();
+    AtomicReference<Throwable> thrown = new AtomicReference<>();
+    ScriptedTransport t = new ScriptedTransport(loop);
+    t.engine =
+        ConnectionEngine.server(
+            t,
+            ConnectionConfig.DEFAULT,
+            (s, c) ->
+                new Responder() {
+                  @Override
+                  public StreamListener requestResponse(Stream stream, ByteBuf m, ByteBuf d) {
+                    ByteBuf data = d.retainedSlice();
+                    keptData.add(data);
+                    try {
+                      stream.next(m, data); // m is lent: a mistake
+                    } catch (RuntimeException e) {
+                      thrown.set(e);
+                    }
+                    return null;
+                  }
+                },
+            null,
+            null,
+            t.timers);
+    loop.run(() -> t.engine.start(null, null));
+    t.inject(Frames.setup());
+    t.inject(Frames.requestResponse(1, "meta", "data"));
+
+    // As with any unusable buffer: the stream fails (the peer gets an ERROR), the connection goes
+    // on, and nothing is thrown into the handler.
+    assertThat(thrown.get()).isNull();
+    assertThat(t.take())
+        .extracting(f -> f.type, f -> f.streamId)
+        .endsWith(tuple(FrameType.ERROR, 1));
+    assertThat(keptData).hasSize(1);
+    assertThat(keptData.get(0).refCnt()).as("the kept data was released").isZero();
+    assertThat(loop.call(() -> t.engine.isOpen())).isTrue();
+  }
 }

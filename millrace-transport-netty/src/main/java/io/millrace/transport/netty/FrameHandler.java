@@ -97,8 +97,14 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
   /** The view through which frames of the cumulation are lent to the engine ({@link #lentView}). */
   private LentFrame lentView;
 
-  /** Whether {@link #deliverFrames} is running (a callback may resume reading from inside it). */
+  /**
+   * Whether {@link #deliverFrames} is lending frames: a read or a resumed delivery from inside a
+   * callback must wait for the batch to end.
+   */
   private boolean delivering;
+
+  /** Reads that arrived from inside a callback ({@link #delivering}), merged when it ends. */
+  private ArrayDeque<ByteBuf> arrivedWhileDelivering;
 
   private ArrayDeque<ByteBuf> pendingMessages;
   private boolean peerClosed;
@@ -231,6 +237,15 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
       in.release();
       return;
     }
+    if (delivering) {
+      // A read from inside a frame's callback (no handler of ours does that): the cumulation's
+      // indices are set around the frame being read, so the bytes wait until the batch ends.
+      if (arrivedWhileDelivering == null) {
+        arrivedWhileDelivering = new ArrayDeque<>(2);
+      }
+      arrivedWhileDelivering.add(in);
+      return;
+    }
     cumulation =
         cumulation == null
             ? in
@@ -246,10 +261,10 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
       return; // resumed from inside a frame's callback: the loop below goes on by itself
     }
     ByteBuf buf = cumulation;
-    delivering = true;
     // A callback that closes the channel releases the cumulation; the frame it is reading, lent
     // out of that buffer, stays valid until the callback returns.
     buf.retain();
+    delivering = true;
     try {
       if (messages) {
         lendWebSocketFrames(buf);
@@ -258,10 +273,20 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
       }
     } finally {
       delivering = false;
-      buf.release();
+      releaseBatchReference(buf);
     }
     if (cumulation != buf) {
+      releaseArrivedWhileDelivering();
       return; // failed, or the channel closed while handling a frame
+    }
+    if (arrivedWhileDelivering != null && !arrivedWhileDelivering.isEmpty()) {
+      for (ByteBuf in; (in = arrivedWhileDelivering.poll()) != null; ) {
+        cumulation = ByteToMessageDecoder.MERGE_CUMULATOR.cumulate(ctx.alloc(), cumulation, in);
+      }
+      if (!suspended) {
+        deliverFrames();
+      }
+      return;
     }
     if (!buf.isReadable()) {
       buf.release();
@@ -271,6 +296,45 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
       // Only while no slice of it is kept by the application: a kept slice shares this memory,
       // and discarding moves the bytes under it.
       buf.discardSomeReadBytes();
+    }
+  }
+
+  /**
+   * Gives back the read batch's reference to {@code buf}. A reader that released what it was only
+   * lent (a slice or duplicate of a received buffer shares its count) has taken the handler's own
+   * reference: the buffer is let go without another release and the connection fails, rather than
+   * read on from memory that may already be someone else's.
+   */
+  private void releaseBatchReference(ByteBuf buf) {
+    boolean ours = cumulation == buf;
+    int count = buf.refCnt();
+    if (count > (ours ? 1 : 0)) {
+      buf.release();
+      return;
+    }
+    if (count > 0) {
+      buf.release();
+    }
+    if (ours) {
+      cumulation = null;
+      lentView = null;
+      failed = true;
+      releaseMessages();
+      listener.onTransportError(
+          new IllegalStateException(
+              "a received buffer was released by the code it was lent to: keep received buffers"
+                  + " with retainedSlice() and release only that"));
+      ctx.close();
+    }
+  }
+
+  /** Drops reads that came in from inside a callback once the connection has failed or closed. */
+  private void releaseArrivedWhileDelivering() {
+    ArrayDeque<ByteBuf> arrived = arrivedWhileDelivering;
+    if (arrived != null) {
+      for (ByteBuf in; (in = arrived.poll()) != null; ) {
+        in.release();
+      }
     }
   }
 
@@ -310,7 +374,7 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
       handOver(frame);
     } finally {
       if (cumulation == buf) {
-        wrotePast = buf.writerIndex() > end;
+        wrotePast = buf.writerIndex() > end || frame.metadataWrittenPast();
         buf.setIndex(end, writerIndex);
       }
     }
@@ -669,11 +733,13 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
   }
 
   private void releaseCumulation() {
-    if (cumulation != null) {
-      cumulation.release();
-      cumulation = null;
-    }
+    ByteBuf c = cumulation;
+    cumulation = null; // first: a release that throws must not leave it to be released again
     lentView = null;
+    if (c != null && c.refCnt() > 0) {
+      c.release();
+    }
+    releaseArrivedWhileDelivering();
     releaseMessages();
   }
 

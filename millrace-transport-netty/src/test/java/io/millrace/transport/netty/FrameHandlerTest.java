@@ -147,6 +147,51 @@ class FrameHandlerTest {
     assertThat(wire.refCnt()).isZero();
   }
 
+  @Test
+  void aCallbackThatReleasesWhatItWasLent_failsTheConnectionWithoutFreeingTheBufferTwice() {
+    listen(
+        new FrameListener() {
+          @Override
+          public void onPayload(int streamId, int flags, ByteBuf metadata, ByteBuf data) {
+            seen.add(data.toString(US_ASCII));
+            if (seen.size() == 1) {
+              data.slice().release(); // a derived view shares the receive buffer's count
+            }
+          }
+        });
+    ByteBuf wire = Unpooled.buffer();
+    writeFrame(wire, 1, "m", "first");
+    writeFrame(wire, 3, "m", "second");
+    writeFrame(wire, 5, "m", "third");
+    channel.writeInbound(wire);
+
+    assertThat(events).contains("onTransportError");
+    assertThat(channel.isOpen()).isFalse();
+    assertThat(wire.refCnt()).isZero();
+    assertThat(channel.finishAndReleaseAll()).isFalse();
+  }
+
+  @Test
+  void aCallbackThatWritesPastItsMetadata_failsTheConnection() {
+    listen(
+        new FrameListener() {
+          @Override
+          public void onPayload(int streamId, int flags, ByteBuf metadata, ByteBuf data) {
+            seen.add(metadata.toString(US_ASCII) + "/" + data.toString(US_ASCII));
+            metadata.writeByte('!'); // into the data: a slice would have refused it
+          }
+        });
+    ByteBuf wire = Unpooled.buffer();
+    writeFrame(wire, 1, "m1", "first");
+    writeFrame(wire, 3, "m3", "second");
+    channel.writeInbound(wire);
+
+    assertThat(seen).containsExactly("m1/first");
+    assertThat(events).contains("onTransportError");
+    assertThat(channel.isOpen()).isFalse();
+    assertThat(wire.refCnt()).isZero();
+  }
+
   /**
    * Puts the frame handler on the channel with {@code frames} reading every frame it hands over.
    */
