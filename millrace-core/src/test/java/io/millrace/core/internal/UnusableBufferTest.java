@@ -46,20 +46,26 @@ class UnusableBufferTest {
   }
 
   private ScriptedTransport server(boolean coalesce, List<Stream> streams) {
+    return server(
+        coalesce,
+        new Responder() {
+          @Override
+          public StreamListener requestStream(Stream stream, ByteBuf m, ByteBuf d) {
+            streams.add(stream);
+            return null;
+          }
+        });
+  }
+
+  /** A server connection set up and answering with {@code responder}. */
+  private ScriptedTransport server(boolean coalesce, Responder responder) {
     ScriptedTransport t = new ScriptedTransport(loop);
     t.coalesce = coalesce;
     t.engine =
         ConnectionEngine.server(
             t,
             ConnectionConfig.builder().fragmentSize(64).build(),
-            (s, c) ->
-                new Responder() {
-                  @Override
-                  public StreamListener requestStream(Stream stream, ByteBuf m, ByteBuf d) {
-                    streams.add(stream);
-                    return null;
-                  }
-                },
+            (s, c) -> responder,
             null,
             null,
             t.timers);
@@ -158,30 +164,22 @@ class UnusableBufferTest {
     // lent, so it refuses release() once it is written; the data it did keep must not leak.
     List<ByteBuf> keptData = new ArrayList<>();
     AtomicReference<Throwable> thrown = new AtomicReference<>();
-    ScriptedTransport t = new ScriptedTransport(loop);
-    t.engine =
-        ConnectionEngine.server(
-            t,
-            ConnectionConfig.DEFAULT,
-            (s, c) ->
-                new Responder() {
-                  @Override
-                  public StreamListener requestResponse(Stream stream, ByteBuf m, ByteBuf d) {
-                    ByteBuf data = d.retainedSlice();
-                    keptData.add(data);
-                    try {
-                      stream.next(m, data); // m is lent: a mistake
-                    } catch (RuntimeException e) {
-                      thrown.set(e);
-                    }
-                    return null;
-                  }
-                },
-            null,
-            null,
-            t.timers);
-    loop.run(() -> t.engine.start(null, null));
-    t.inject(Frames.setup());
+    ScriptedTransport t =
+        server(
+            false,
+            new Responder() {
+              @Override
+              public StreamListener requestResponse(Stream stream, ByteBuf m, ByteBuf d) {
+                ByteBuf data = d.retainedSlice();
+                keptData.add(data);
+                try {
+                  stream.next(m, data); // m is lent: a mistake
+                } catch (RuntimeException e) {
+                  thrown.set(e);
+                }
+                return null;
+              }
+            });
     t.inject(Frames.requestResponse(1, "meta", "data"));
 
     // As with any unusable buffer: the stream fails (the peer gets an ERROR), the connection goes
