@@ -7,6 +7,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.ForkJoinWorkerThread;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -21,8 +23,13 @@ import org.reactivestreams.Subscription;
  * waits, iterators and sinks, and handlers run on an executor (virtual threads suit them).
  */
 public final class Blocking {
-  /** Messages a {@link MessageIterator} lets wait. */
-  public static final int PREFETCH = 32;
+  /**
+   * Messages a {@link MessageIterator} lets wait, the other flavours' default prefetch too. A
+   * reader asks for half of it again once it has read half; each such request is a wake-up of the
+   * event loop and a REQUEST_N, so a small prefetch costs small messages dearly (32 held a reader
+   * of 8-byte messages to about 40 % of this rate, docs/benchmarks.md).
+   */
+  public static final int PREFETCH = 256;
 
   private Blocking() {}
 
@@ -130,21 +137,36 @@ public final class Blocking {
   /** Where {@link #fromIterable} reads. */
   private static final Executor PULLER = newHandlerExecutor("millrace-rpc-requests");
 
+  /** Handlers a {@link #newHandlerExecutor} runs at once where the JDK has no virtual threads. */
+  public static final int MAX_PLATFORM_HANDLERS = 1024;
+
   /**
    * An executor for blocking handlers and readers: a virtual thread per task on JDK 21+, else a
-   * cached pool of daemon threads named {@code name}.
+   * {@link ForkJoinPool} in FIFO mode of up to {@value #MAX_PLATFORM_HANDLERS} daemon threads named
+   * {@code name-N}, started as the calls need them and let go after a minute idle. A call handed to
+   * that pool while one of its threads is awake costs a queue insert, not a thread wake-up (a
+   * cached thread pool wakes or starts a thread for every call: on JDK 17 it held the futures
+   * flavour's request-response to a ninth of this pool's rate, docs/benchmarks.md). Beyond that
+   * many handlers blocked at once, calls wait their turn: a server that needs more on JDK 17 binds
+   * its service with an executor of its own.
    */
   public static ExecutorService newHandlerExecutor(String name) {
     try {
       return (ExecutorService)
           Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
     } catch (ReflectiveOperationException e) {
-      return Executors.newCachedThreadPool(
-          r -> {
-            Thread t = new Thread(r, name);
+      AtomicInteger threads = new AtomicInteger();
+      return new ForkJoinPool(
+          MAX_PLATFORM_HANDLERS,
+          pool -> {
+            ForkJoinWorkerThread t =
+                ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(pool);
+            t.setName(name + "-" + threads.incrementAndGet());
             t.setDaemon(true);
             return t;
-          });
+          },
+          null,
+          true);
     }
   }
 

@@ -1,5 +1,6 @@
 package io.millrace.rpc;
 
+import io.millrace.streams.internal.ParkedReader;
 import io.netty.util.internal.ThreadExecutorMap;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
@@ -17,16 +18,17 @@ import org.reactivestreams.Subscription;
  *
  * <p>Threading: one thread reads. It waits with {@link LockSupport#park}, so virtual threads
  * unmount; reading on a Netty event loop is refused, since it would stall the loop. The event loop
- * only queues and unparks, never waits.
+ * only queues and wakes the reader once per batch of reads ({@link ParkedReader}), never waits.
  */
 public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Subscriber<T> {
   private static final Object COMPLETE = new Object();
+  private static final Object CLOSED = new Object();
 
   private final int prefetch;
   private final int refill;
   private final Queue<Object> queue = new ConcurrentLinkedQueue<>();
+  private final ParkedReader waiting = new ParkedReader();
   private volatile Subscription upstream;
-  private volatile Thread reader;
   private volatile boolean closed;
   private volatile StatusException abortedWith;
   private Object next; // the item hasNext found, or a terminal signal
@@ -69,10 +71,7 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
   }
 
   private void wake() {
-    Thread t = reader;
-    if (t != null) {
-      LockSupport.unpark(t);
-    }
+    waiting.signal();
   }
 
   /**
@@ -111,33 +110,23 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
   }
 
   private Object take() {
-    Object o = queue.poll();
-    if (o != null) {
-      return o;
-    }
     if (closed) {
       return ended();
     }
-    if (ThreadExecutorMap.currentExecutor() != null) {
-      throw new IllegalStateException("a blocking read on an event loop would stall it");
-    }
-    reader = Thread.currentThread();
-    try {
-      while ((o = queue.poll()) == null) {
-        if (closed) { // closed or aborted from another thread (registered before the check)
-          return ended();
-        }
-        LockSupport.park(this);
-        if (Thread.interrupted()) {
-          close();
-          Thread.currentThread().interrupt();
-          return new Failure(Status.CANCELLED.withMessage("interrupted").asException());
-        }
+    Object o = queue.poll();
+    if (o == null) {
+      if (ThreadExecutorMap.currentExecutor() != null) {
+        throw new IllegalStateException("a blocking read on an event loop would stall it");
       }
-      return o;
-    } finally {
-      reader = null;
+      try {
+        o = waiting.take(queue);
+      } catch (InterruptedException e) {
+        close();
+        Thread.currentThread().interrupt();
+        return new Failure(Status.CANCELLED.withMessage("interrupted").asException());
+      }
     }
+    return o == CLOSED ? ended() : o;
   }
 
   private Object ended() {
@@ -160,6 +149,7 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
       s.cancel();
     }
     queue.clear();
+    queue.offer(CLOSED); // for a reader waiting on another thread
     wake();
   }
 

@@ -4,13 +4,10 @@ import io.millrace.core.StreamErrorException;
 import io.millrace.frame.ErrorCode;
 import io.millrace.futures.BlockingStream;
 import io.millrace.streams.Payload;
-import io.netty.util.concurrent.EventExecutor;
+import io.millrace.streams.internal.ParkedReader;
 import io.netty.util.internal.ThreadExecutorMap;
 import java.util.NoSuchElementException;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
-import java.util.concurrent.locks.LockSupport;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
@@ -20,10 +17,10 @@ import org.reactivestreams.Subscription;
  * once three quarters of a batch is read): at most 1.25 times the prefetch waits for a slow reader,
  * and a fast one costs one wake-up of the loop per batch.
  *
- * <p>The event loop never waits here: it adds to a lock-free queue and unparks the reader if one is
- * parked (a {@code LinkedBlockingQueue} would have the loop take the reader's lock to signal it,
- * and park when the reader holds it, which the suite's blocking detector caught). The reader parks
- * with {@link LockSupport}, so a virtual thread unmounts while it waits.
+ * <p>The event loop never waits here: it adds to a lock-free queue and wakes the reader once per
+ * batch of reads ({@link ParkedReader}; a {@code LinkedBlockingQueue} would have the loop take the
+ * reader's lock to signal it, and park when the reader holds it, which the suite's blocking
+ * detector caught). The reader parks, so a virtual thread unmounts while it waits.
  */
 public final class BlockingIterator implements Subscriber<Payload>, BlockingStream {
   private static final Object COMPLETE = new Object();
@@ -31,16 +28,7 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
 
   private final ConcurrentLinkedQueue<Object> queue = new ConcurrentLinkedQueue<>();
 
-  /** The reader while it is parked waiting, else null. */
-  private volatile Thread waiter;
-
-  /** Whether a task that wakes the reader is pending on the event loop that fed it. */
-  private volatile int wakeScheduled;
-
-  private final Runnable wake = this::wakeNow;
-
-  private static final AtomicIntegerFieldUpdater<BlockingIterator> WAKE_SCHEDULED =
-      AtomicIntegerFieldUpdater.newUpdater(BlockingIterator.class, "wakeScheduled");
+  private final ParkedReader waiting = new ParkedReader();
 
   private final int batch;
   private final int limit;
@@ -104,7 +92,7 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
     }
     Object o;
     try {
-      o = take();
+      o = waiting.take(queue);
     } catch (InterruptedException e) {
       close();
       Thread.currentThread().interrupt();
@@ -167,60 +155,10 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
     offer(CLOSED);
   }
 
-  /**
-   * Adds {@code o} and wakes the reader if it waits. Never blocks (the event loop calls it). On an
-   * event loop the wake-up is a task that runs after the loop's current batch of reads: a reader
-   * that shares a core with the loop then takes a batch per wake-up, where waking it per payload
-   * cost two context switches a payload (0.65 M/s on one core).
-   */
+  /** Adds {@code o} and wakes the reader if it waits. Never blocks (the event loop calls it). */
   private void offer(Object o) {
     queue.offer(o);
-    if (waiter == null) {
-      return;
-    }
-    EventExecutor loop = ThreadExecutorMap.currentExecutor();
-    if (loop == null) {
-      wakeNow();
-    } else if (WAKE_SCHEDULED.compareAndSet(this, 0, 1)) {
-      try {
-        loop.execute(wake);
-      } catch (RejectedExecutionException e) {
-        wakeNow(); // the loop is shutting down
-      }
-    }
-  }
-
-  /** Wakes the reader that waits now, if any (a reader that woke by itself re-checks and parks). */
-  private void wakeNow() {
-    wakeScheduled = 0;
-    Thread w = waiter;
-    if (w != null) {
-      LockSupport.unpark(w);
-    }
-  }
-
-  /**
-   * The next entry, parking until there is one. The reader publishes itself before its last look at
-   * the queue, and {@link #offer} adds before it looks for a reader: one of the two sees the other,
-   * so no wake-up is lost.
-   */
-  private Object take() throws InterruptedException {
-    Object o = queue.poll();
-    if (o != null) {
-      return o;
-    }
-    waiter = Thread.currentThread();
-    try {
-      while ((o = queue.poll()) == null) {
-        LockSupport.park(this);
-        if (Thread.interrupted()) {
-          throw new InterruptedException();
-        }
-      }
-      return o;
-    } finally {
-      waiter = null;
-    }
+    waiting.signal();
   }
 
   /** Releases every payload queued; the CLOSED mark, if taken, goes back once at the end. */
