@@ -2,13 +2,12 @@ package io.millrace.rpc;
 
 import io.netty.util.internal.ThreadExecutorMap;
 import java.util.Iterator;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.ForkJoinWorkerThread;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -134,39 +133,44 @@ public final class Blocking {
     };
   }
 
-  /** Where {@link #fromIterable} reads. */
-  private static final Executor PULLER = newHandlerExecutor("millrace-rpc-requests");
+  /**
+   * Where {@link #fromIterable} reads: virtual threads, else a cached pool, not a {@link
+   * HandlerPool}: every Iterable that blocks holds a thread for as long as its call lasts, and this
+   * executor is shared by the whole process, so it must not have a cap. Its hand-off cost is paid
+   * once per burst of demand, not per message.
+   */
+  private static final Executor PULLER =
+      virtualThreads()
+          .orElseGet(
+              () ->
+                  Executors.newCachedThreadPool(
+                      r -> {
+                        Thread t = new Thread(r, "millrace-rpc-requests");
+                        t.setDaemon(true);
+                        return t;
+                      }));
 
   /** Handlers a {@link #newHandlerExecutor} runs at once where the JDK has no virtual threads. */
   public static final int MAX_PLATFORM_HANDLERS = 1024;
 
   /**
-   * An executor for blocking handlers and readers: a virtual thread per task on JDK 21+, else a
-   * {@link ForkJoinPool} in FIFO mode of up to {@value #MAX_PLATFORM_HANDLERS} daemon threads named
-   * {@code name-N}, started as the calls need them and let go after a minute idle. A call handed to
-   * that pool while one of its threads is awake costs a queue insert, not a thread wake-up (a
-   * cached thread pool wakes or starts a thread for every call: on JDK 17 it held the futures
-   * flavour's request-response to a ninth of this pool's rate, docs/benchmarks.md). Beyond that
-   * many handlers blocked at once, calls wait their turn: a server that needs more on JDK 17 binds
-   * its service with an executor of its own.
+   * An executor for blocking handlers: a virtual thread per task on JDK 21+, else a pool of up to
+   * {@value #MAX_PLATFORM_HANDLERS} running handlers on daemon threads named {@code name-N} (more
+   * wait their turn), whose hand-off wakes a thread only when its queue was empty (a cached thread
+   * pool wakes one per call; see {@link HandlerPool} for how its threads behave). A server that
+   * needs more handlers blocked at once on JDK 17 binds its service with an executor of its own.
    */
   public static ExecutorService newHandlerExecutor(String name) {
+    return virtualThreads().orElseGet(() -> new HandlerPool(name));
+  }
+
+  private static Optional<ExecutorService> virtualThreads() {
     try {
-      return (ExecutorService)
-          Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
+      return Optional.of(
+          (ExecutorService)
+              Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null));
     } catch (ReflectiveOperationException e) {
-      AtomicInteger threads = new AtomicInteger();
-      return new ForkJoinPool(
-          MAX_PLATFORM_HANDLERS,
-          pool -> {
-            ForkJoinWorkerThread t =
-                ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(pool);
-            t.setName(name + "-" + threads.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-          },
-          null,
-          true);
+      return Optional.empty();
     }
   }
 

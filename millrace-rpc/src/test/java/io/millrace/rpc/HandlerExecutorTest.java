@@ -8,6 +8,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -70,6 +71,78 @@ class HandlerExecutorTest {
       assertThat(daemons).containsExactly(true);
     } else {
       assertThat(kinds).containsExactly("VirtualThread");
+    }
+  }
+
+  @Test
+  void onPlatformThreadsAnInterruptDoesNotLeakIntoTheNextHandler() throws Exception {
+    HandlerPool pool = new HandlerPool("leak-test");
+    try {
+      AtomicInteger sawAnInterrupt = new AtomicInteger();
+      Set<Thread> threads = ConcurrentHashMap.newKeySet();
+      for (int i = 0; i < 500; i++) { // one at a time: the pool reuses its threads
+        pool.submit(
+                () -> {
+                  threads.add(Thread.currentThread());
+                  if (Thread.currentThread().isInterrupted()) {
+                    sawAnInterrupt.incrementAndGet();
+                  }
+                  Thread.currentThread().interrupt(); // as a cancelled blocking call leaves it
+                })
+            .get(10, TimeUnit.SECONDS);
+      }
+      assertThat(threads.size()).as("threads were reused").isLessThan(500);
+      assertThat(sawAnInterrupt.get()).isZero();
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void onPlatformThreadsAThrowingHandlerIsReportedAndThePoolGoesOn() throws Exception {
+    HandlerPool pool = new HandlerPool("throw-test");
+    try {
+      Set<Throwable> reported = ConcurrentHashMap.newKeySet();
+      CountDownLatch thrown = new CountDownLatch(1);
+      pool.execute(
+          () -> {
+            Thread.currentThread().setUncaughtExceptionHandler((t, e) -> reported.add(e));
+            thrown.countDown();
+            throw new IllegalStateException("handler bug");
+          });
+      assertThat(thrown.await(10, TimeUnit.SECONDS)).isTrue();
+      CountDownLatch after = new CountDownLatch(100);
+      for (int i = 0; i < 100; i++) {
+        pool.execute(after::countDown);
+      }
+      assertThat(after.await(10, TimeUnit.SECONDS)).isTrue();
+      assertThat(reported)
+          .singleElement()
+          .extracting(Throwable::getMessage)
+          .isEqualTo("handler bug");
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void onPlatformThreadsHandlersRunWithTheCreatorsContextClassLoader() throws Exception {
+    ClassLoader mine = new ClassLoader(getClass().getClassLoader()) {};
+    ClassLoader before = Thread.currentThread().getContextClassLoader();
+    HandlerPool pool;
+    Thread.currentThread().setContextClassLoader(mine);
+    try {
+      pool = new HandlerPool("loader-test");
+    } finally {
+      Thread.currentThread().setContextClassLoader(before);
+    }
+    try {
+      assertThat(
+              pool.submit(() -> Thread.currentThread().getContextClassLoader())
+                  .get(10, TimeUnit.SECONDS))
+          .isSameAs(mine);
+    } finally {
+      pool.shutdownNow();
     }
   }
 }
