@@ -31,6 +31,7 @@ import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
 import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolHandler;
+import io.netty.handler.ssl.ApplicationProtocolNames;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.util.AttributeKey;
 import io.netty.util.ReferenceCountUtil;
@@ -303,20 +304,26 @@ final class ServerPipelines {
     }
   }
 
-  /** Tells RSocket, a WebSocket upgrade and HTTP/2 apart by the first four bytes. */
+  /**
+   * Tells RSocket, a WebSocket upgrade and HTTP/2 apart: by ALPN when the client negotiated a
+   * protocol under TLS ({@code h2} is HTTP/2, {@code http/1.1} a WebSocket upgrade: the client said
+   * so, and the handler it lands on refuses bytes that are not that protocol), else by the first
+   * four bytes.
+   */
   private final class ProtocolDetector extends ByteToMessageDecoder {
     @Override
     protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
-      if (in.readableBytes() < 4) {
+      String negotiated = negotiatedProtocol(ctx.pipeline());
+      if (negotiated == null && in.readableBytes() < 4) {
         return;
       }
       // An RSocket connection opens with SETUP or RESUME on stream 0, so its bytes 3 to 6 are
       // zero; "GET " and "PRI " both have a space at byte 3.
-      int first = in.getInt(in.readerIndex());
+      int first = negotiated == null ? in.getInt(in.readerIndex()) : 0;
       Channel channel = ctx.channel();
-      if (first == GET) {
+      if (ApplicationProtocolNames.HTTP_1_1.equals(negotiated) || first == GET) {
         serveWebSocket(channel, sharedWebSocketPath);
-      } else if (first == PRI) {
+      } else if (ApplicationProtocolNames.HTTP_2.equals(negotiated) || first == PRI) {
         if (http2 == null) {
           LOG.log(
               Level.DEBUG,
@@ -334,6 +341,16 @@ final class ServerPipelines {
       }
       ctx.pipeline().remove(this); // hands what was read to the handlers just added
     }
+  }
+
+  /** The protocol the client chose by ALPN under TLS, or null (no TLS, no ALPN, another name). */
+  private static String negotiatedProtocol(ChannelPipeline pipeline) {
+    SslHandler ssl = pipeline.get(SslHandler.class);
+    String chosen = ssl == null ? null : ssl.applicationProtocol();
+    return ApplicationProtocolNames.HTTP_2.equals(chosen)
+            || ApplicationProtocolNames.HTTP_1_1.equals(chosen)
+        ? chosen
+        : null;
   }
 
   /**

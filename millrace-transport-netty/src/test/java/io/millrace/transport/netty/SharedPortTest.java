@@ -8,13 +8,21 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.security.cert.X509Certificate;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.TrustManager;
+import javax.net.ssl.X509TrustManager;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
  * One port, several protocols: RSocket over TCP and RSocket over WebSocket on the same tcp (and
- * tls) port, told apart by their first bytes; HTTP/2 closed where no gRPC endpoint takes it.
+ * tls) port, told apart by their first bytes, or under TLS by ALPN when the client chose a
+ * protocol; HTTP/2 closed where no gRPC endpoint takes it.
  */
 class SharedPortTest {
   private final Servers servers = new Servers();
@@ -82,6 +90,92 @@ class SharedPortTest {
       out.flush();
       InputStream in = socket.getInputStream();
       assertThat(in.read()).as("end of stream").isEqualTo(-1);
+    }
+  }
+
+  @Test
+  void underTls_alpnH2_goesToTheHttp2EndpointWhateverItsFirstBytes() throws Exception {
+    CompletableFuture<Boolean> handedOver = new CompletableFuture<>();
+    int port = tlsPortWithHttp2(channel -> handedOver.complete(true));
+    try (SSLSocket socket = alpnSocket(port, "h2")) {
+      socket.getOutputStream().write(upgradeRequest());
+      socket.getOutputStream().flush();
+      assertThat(handedOver.get(5, TimeUnit.SECONDS)).isTrue();
+    }
+  }
+
+  @Test
+  void underTls_alpnHttp11_isServedAsHttp11EvenWhenItOpensLikeHttp2() throws Exception {
+    CompletableFuture<Boolean> handedOver = new CompletableFuture<>();
+    int port = tlsPortWithHttp2(channel -> handedOver.complete(true));
+    try (SSLSocket socket = alpnSocket(port, "http/1.1")) {
+      socket
+          .getOutputStream()
+          .write("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+      socket.getOutputStream().flush();
+      byte[] head = socket.getInputStream().readNBytes(10);
+      assertThat(new String(head, StandardCharsets.US_ASCII)).startsWith("HTTP/1.1 4");
+    }
+    assertThat(handedOver).isNotDone();
+  }
+
+  @Test
+  void underTlsWithoutAlpn_theFirstBytesDecide() throws Exception {
+    CompletableFuture<Boolean> handedOver = new CompletableFuture<>();
+    int port = tlsPortWithHttp2(channel -> handedOver.complete(true));
+    try (SSLSocket socket = alpnSocket(port, null)) {
+      socket
+          .getOutputStream()
+          .write("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+      socket.getOutputStream().flush();
+      assertThat(handedOver.get(5, TimeUnit.SECONDS)).isTrue();
+    }
+  }
+
+  private int tlsPortWithHttp2(Http2Handoff handoff) throws Exception {
+    return servers
+        .echo(
+            MillraceServer.builder()
+                .listen("tls://127.0.0.1:0")
+                .tls(ServerTls.builder(path("server.pem"), path("server.key")).build())
+                .http2Handoff(handoff))
+        .port();
+  }
+
+  private static byte[] upgradeRequest() {
+    return ("GET /rsocket HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n"
+            + "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+            + "Sec-WebSocket-Version: 13\r\n\r\n")
+        .getBytes(StandardCharsets.US_ASCII);
+  }
+
+  /** A TLS client socket offering {@code protocol} by ALPN (none when null), handshake done. */
+  private static SSLSocket alpnSocket(int port, String protocol) throws Exception {
+    SSLContext context = SSLContext.getInstance("TLS");
+    context.init(null, new TrustManager[] {new TrustingAnything()}, null);
+    SSLSocket socket = (SSLSocket) context.getSocketFactory().createSocket("127.0.0.1", port);
+    socket.setSoTimeout(5000);
+    if (protocol != null) {
+      SSLParameters parameters = socket.getSSLParameters();
+      parameters.setApplicationProtocols(new String[] {protocol});
+      socket.setSSLParameters(parameters);
+    }
+    socket.startHandshake();
+    assertThat(socket.getApplicationProtocol()).isEqualTo(protocol == null ? "" : protocol);
+    return socket;
+  }
+
+  /** The tests check routing, not certificates (TlsTest does). */
+  private static final class TrustingAnything implements X509TrustManager {
+    @Override
+    public void checkClientTrusted(X509Certificate[] chain, String authType) {}
+
+    @Override
+    public void checkServerTrusted(X509Certificate[] chain, String authType) {}
+
+    @Override
+    public X509Certificate[] getAcceptedIssuers() {
+      return new X509Certificate[0];
     }
   }
 }
