@@ -125,14 +125,21 @@ class TlsTest {
         .hasCauseInstanceOf(SSLException.class);
   }
 
-  @Test
-  void certificateForAnotherName_refusedUnlessVerificationIsOff() throws Exception {
+  @ParameterizedTest
+  @EnumSource(
+      value = TlsProvider.class,
+      names = {"OPENSSL", "JDK"})
+  void certificateForAnotherName_refusedUnlessVerificationIsOff(TlsProvider provider)
+      throws Exception {
     MillraceServer server = server(serverTls("wrong-host").build());
-    assertThatThrownBy(() -> connect(server, trustingCa().build(), "localhost"))
+    assertThatThrownBy(() -> connect(server, trustingCa().provider(provider).build(), "localhost"))
         .isInstanceOf(ExecutionException.class)
         .hasCauseInstanceOf(SSLException.class);
     Connection unverified =
-        connect(server, trustingCa().hostnameVerification(false).build(), "localhost");
+        connect(
+            server,
+            trustingCa().provider(provider).hostnameVerification(false).build(),
+            "localhost");
     assertThat(Servers.echo(unverified, "any name")).isEqualTo("any name");
   }
 
