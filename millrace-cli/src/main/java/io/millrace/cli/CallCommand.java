@@ -245,6 +245,9 @@ final class CallCommand implements Callable<Integer> {
               .maxWait(Duration.ofSeconds(timeoutSeconds))
               .build());
     }
+    if (url != null) {
+      TransportOptions.refuseBeside(spec, "--url", "--host", "--port");
+    }
     TransportUri target =
         url != null ? TransportUri.parse(url) : TransportUri.tcp(transport.host, transport.port);
     MillraceClient.Builder builder =

@@ -108,6 +108,11 @@ final class EchoServerCommand implements Callable<Integer> {
     if (listen == null || listen.isEmpty()) {
       builder.bindAddress(transport.host, transport.port);
     } else {
+      if (grpcPort < 0) { // else --host is where the gRPC port listens
+        TransportOptions.refuseBeside(spec, "--listen", "--host", "--port");
+      } else {
+        TransportOptions.refuseBeside(spec, "--listen", "--port");
+      }
       for (String uri : listen) {
         builder.listen(uri);
       }

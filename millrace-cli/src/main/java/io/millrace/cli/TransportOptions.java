@@ -8,7 +8,10 @@ import io.millrace.transport.netty.ServerTls;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.ParseResult;
 
 /** Options shared by the subcommands. */
 final class TransportOptions {
@@ -86,6 +89,21 @@ final class TransportOptions {
           "Socket I/O: epoll, io_uring or nio (default: epoll where available, else nio).")
   String io;
 
+  /**
+   * Refuses {@code options} (--host, --port) given beside {@code uriOption} (--url, --listen),
+   * which names the address itself: one of the two would be ignored without a word.
+   */
+  static void refuseBeside(CommandSpec spec, String uriOption, String... options) {
+    ParseResult parsed = spec.commandLine().getParseResult();
+    for (String hostPort : options) {
+      if (parsed.hasMatchedOption(hostPort)) {
+        throw new ParameterException(
+            spec.commandLine(),
+            hostPort + " is the shorthand for a tcp:// address; " + uriOption + " names it whole");
+      }
+    }
+  }
+
   /** The I/O kind asked for, or the preferred one. */
   IoKind ioKind() {
     return io == null ? IoKind.preferred() : IoKind.parse(io);
@@ -108,6 +126,10 @@ final class TransportOptions {
 
   /** The client's TLS from --tls-ca, --tls-cert, --tls-key and --tls-insecure. */
   ClientTls clientTls() throws IOException {
+    if (tlsInsecure && tlsCa != null) {
+      throw new IllegalArgumentException(
+          "--tls-insecure trusts any certificate and --tls-ca only those a CA issued: give one");
+    }
     ClientTls.Builder tls = ClientTls.builder();
     if (tlsInsecure) {
       tls.insecure();

@@ -99,6 +99,20 @@ class CallTransportsTest {
     }
   }
 
+  @Test
+  void contradictoryOptions_refusedWithAClearError() {
+    String[] portBesideUrl =
+        call("tcp://127.0.0.1:1", new String[] {"--port", "7000"}, "--data", "x");
+    assertThat(portBesideUrl[1]).contains("--port is the shorthand for a tcp:// address");
+    String[] insecureAndCa =
+        call(
+            "tls://127.0.0.1:1",
+            new String[] {"--tls-insecure", "--tls-ca", path("ca.pem").toString()},
+            "--data",
+            "x");
+    assertThat(insecureAndCa[1]).contains("--tls-insecure").contains("give one");
+  }
+
   /** Runs {@code call --url uri} in-process: its stdout and stderr. */
   private static String[] call(String uri, String[] tls, String... args) {
     StringWriter out = new StringWriter();

@@ -27,8 +27,10 @@ final class EchoServerProcess implements AutoCloseable {
     command.add(System.getProperty("java.class.path"));
     command.add(Main.class.getName());
     command.add("echo-server");
-    command.add("--port");
-    command.add("0");
+    if (!List.of(extra).contains("--listen")) { // --listen names its own ports (--port is refused)
+      command.add("--port");
+      command.add("0");
+    }
     command.addAll(List.of(extra));
     output = Files.createTempFile("echo-server", ".log");
     process =

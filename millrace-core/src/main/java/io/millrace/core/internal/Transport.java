@@ -89,7 +89,10 @@ public interface Transport {
   /** False while the transport's outbound queue is above its high-water mark. Any thread. */
   boolean isWritable();
 
-  /** Bytes queued for the peer and not yet written to the socket. */
+  /**
+   * Bytes queued for the peer and not yet written to the socket. Any thread (a caller's hand-off
+   * reads it): an estimate, which must never fail while the loop changes what it counts.
+   */
   long queuedBytes();
 
   /**

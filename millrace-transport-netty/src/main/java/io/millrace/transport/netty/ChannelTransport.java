@@ -240,9 +240,12 @@ final class ChannelTransport implements Transport {
 
   @Override
   public long queuedBytes() {
+    // Called from any thread (a caller's hand-off checks it): each loop-owned field is read once,
+    // since the loop may clear it between a check and a use. An estimate, as the interface says.
     ChannelOutboundBuffer buffer = channel.unsafe().outboundBuffer();
-    long batched =
-        (batch == null ? 0 : batch.readableBytes()) + (lone == null ? 0 : lone.readableBytes());
+    ByteBuf b = batch;
+    ByteBuf l = lone;
+    long batched = (b == null ? 0 : b.readableBytes()) + (l == null ? 0 : l.readableBytes());
     return batched + (buffer == null ? 0 : buffer.totalPendingWriteBytes());
   }
 

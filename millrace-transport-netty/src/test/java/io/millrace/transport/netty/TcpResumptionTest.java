@@ -482,34 +482,38 @@ class TcpResumptionTest {
     Thread caller =
         new Thread(
             () -> {
-              for (int i = 0; i < calls; i++) {
-                int n = i;
-                c.fireAndForget(null, intBuf(c, n));
-                c.requestResponse(
-                    null,
-                    intBuf(c, n),
-                    new StreamListener() {
-                      @Override
-                      public void onNext(Stream s, ByteBuf m, ByteBuf d) {
-                        if (d.getInt(d.readerIndex()) != n) {
-                          clientProblems.add("call " + n + " got another answer");
+              try {
+                for (int i = 0; i < calls; i++) {
+                  int n = i;
+                  c.fireAndForget(null, intBuf(c, n));
+                  c.requestResponse(
+                      null,
+                      intBuf(c, n),
+                      new StreamListener() {
+                        @Override
+                        public void onNext(Stream s, ByteBuf m, ByteBuf d) {
+                          if (d.getInt(d.readerIndex()) != n) {
+                            clientProblems.add("call " + n + " got another answer");
+                          }
+                          answers.incrementAndGet(n);
+                          answered.incrementAndGet();
                         }
-                        answers.incrementAndGet(n);
-                        answered.incrementAndGet();
-                      }
 
-                      @Override
-                      public void onError(Stream s, int code, String message) {
-                        clientProblems.add("call " + n + " failed: " + message);
-                      }
-                    });
-                if (i % 30 == 29) {
-                  try {
-                    Thread.sleep(1);
-                  } catch (InterruptedException e) {
-                    return;
+                        @Override
+                        public void onError(Stream s, int code, String message) {
+                          clientProblems.add("call " + n + " failed: " + message);
+                        }
+                      });
+                  if (i % 30 == 29) {
+                    try {
+                      Thread.sleep(1);
+                    } catch (InterruptedException e) {
+                      return;
+                    }
                   }
                 }
+              } catch (RuntimeException e) { // reported, not left to the final wait's timeout
+                clientProblems.add("the caller failed: " + e);
               }
             });
     caller.start();
@@ -542,6 +546,8 @@ class TcpResumptionTest {
                 + answered.get()
                 + ", fnf "
                 + fnfSeen.get()
+                + ", client problems "
+                + clientProblems
                 + ", server problems "
                 + serverProblems
                 + ", active "
