@@ -771,11 +771,26 @@ public final class ReconnectingConnection implements Connection {
 
   @Override
   public void whenReadyForCalls(Runnable callback) {
-    onLoopOrHere(
+    Runnable register =
         () -> {
           readyCallbacks.add(callback);
           runReadyCallbacks();
-        });
+        };
+    if (executor.inEventLoop()) {
+      register.run();
+      return;
+    }
+    try {
+      executor.execute(register);
+    } catch (RejectedExecutionException e) {
+      // The loop has shut down, so the connection is closed: call back here, without touching the
+      // loop's list (other threads may be here at once).
+      try {
+        callback.run();
+      } catch (RuntimeException thrown) {
+        LOG.log(Level.WARNING, "readiness callback threw", thrown);
+      }
+    }
   }
 
   /**
@@ -832,7 +847,11 @@ public final class ReconnectingConnection implements Connection {
       try {
         signal.get(left, TimeUnit.NANOSECONDS); // parks: a virtual thread unmounts
       } catch (TimeoutException e) {
-        onLoopOrHere(() -> readyCallbacks.remove(callback));
+        try {
+          executor.execute(() -> readyCallbacks.remove(callback));
+        } catch (RejectedExecutionException gone) {
+          // the loop has shut down: the list is no longer read, and is not touched off the loop
+        }
         return isReadyForCalls();
       } catch (ExecutionException e) {
         throw new IllegalStateException(e.getCause());

@@ -18,7 +18,8 @@ import io.netty.buffer.ByteBuf;
  * copy): a batch of frames each with its 3-byte length prefix, or one frame with the transport's
  * headroom in front. A batch is dropped when its last frame is confirmed, so the store may hold up
  * to one batch (64 KiB) more than strictly needed. {@link #bytes()} counts what the entries hold,
- * prefixes and headroom included. Event loop only.
+ * prefixes and headroom included. Event loop only, but for {@link #bytes()}, which other threads
+ * read as an estimate (a caller's hand-off, through {@code ResumableSession.queuedBytes}).
  */
 final class ReplayStore {
   /** An entry's kind: frames each with a 3-byte length prefix (for writeFrames). */

@@ -934,7 +934,7 @@ public final class ResumableSession implements Transport {
         + " reading="
         + reading
         + " writable="
-        + (phase == ATTACHED && current.isWritable())
+        + isWritable() // reads current once: toString may run off the loop while it changes
         + "]";
   }
 }

@@ -184,8 +184,11 @@ final class InJvmTransport implements Transport {
     ByteBuf[] batch = unflushed.toArray(new ByteBuf[0]);
     long bytes = unflushedBytes;
     unflushed.clear();
+    // In flight first, then no longer unflushed: queuedBytes, read off the loop, may count these
+    // bytes twice for a moment but never misses them.
+    long now = inFlight.addAndGet(bytes);
     unflushedBytes = 0;
-    if (inFlight.addAndGet(bytes) > waterMark.high() && writable) {
+    if (now > waterMark.high() && writable) {
       writable = false;
       listener.onWritabilityChanged();
     }
