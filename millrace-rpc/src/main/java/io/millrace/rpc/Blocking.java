@@ -22,14 +22,6 @@ import org.reactivestreams.Subscription;
  * waits, iterators and sinks, and handlers run on an executor (virtual threads suit them).
  */
 public final class Blocking {
-  /**
-   * Messages a {@link MessageIterator} lets wait, the other flavours' default prefetch too. A
-   * reader asks for half of it again once it has read half; each such request is a wake-up of the
-   * event loop and a REQUEST_N, so a small prefetch costs small messages dearly (32 held a reader
-   * of 8-byte messages to about 40 % of this rate, docs/benchmarks.md).
-   */
-  public static final int PREFETCH = 256;
-
   private Blocking() {}
 
   /**
@@ -102,7 +94,7 @@ public final class Blocking {
 
   /** The call's responses, read by blocking. */
   public static <T> MessageIterator<T> iterator(Publisher<T> call) {
-    MessageIterator<T> iterator = new MessageIterator<>(PREFETCH);
+    MessageIterator<T> iterator = new MessageIterator<>();
     call.subscribe(iterator);
     return iterator;
   }

@@ -1,5 +1,6 @@
 package io.millrace.rpc;
 
+import com.google.protobuf.MessageLite;
 import io.millrace.streams.internal.ParkedReader;
 import io.netty.util.internal.ThreadExecutorMap;
 import java.util.Iterator;
@@ -12,9 +13,15 @@ import org.reactivestreams.Subscription;
 
 /**
  * A stream of messages read by blocking: the responses of a call in the blocking flavour, or the
- * requests of a blocking handler. At most {@code prefetch} messages wait (more are asked for as
- * they are read); {@link #close} cancels the rest. Failures are thrown by {@link #hasNext} as
- * {@link StatusException}.
+ * requests of a blocking handler. Messages are asked for ahead of the reader, so that it rarely
+ * waits: about a mebibyte of them by the running average of their size, at least {@value
+ * #MIN_AHEAD} and at most {@value #MAX_AHEAD} (at first {@value #FIRST_REQUEST}, before a size is
+ * known), asked for again each time half of that has been read. Small messages so get a window deep
+ * enough that a reader of 8-byte messages is not held to the pace of REQUEST_N round trips (a count
+ * of 256 held it to half of what 1024 allows, docs/benchmarks.md), and large ones a few at a time.
+ * Credit is counted in messages (RSocket's REQUEST_N), so a stream whose messages suddenly grow may
+ * still deliver what was asked for at the old size. {@link #close} cancels the rest. Failures are
+ * thrown by {@link #hasNext} as {@link StatusException}.
  *
  * <p>Threading: one thread reads. It waits with {@link LockSupport#park}, so virtual threads
  * unmount; reading on a Netty event loop is refused, since it would stall the loop. The event loop
@@ -24,23 +31,31 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
   private static final Object COMPLETE = new Object();
   private static final Object CLOSED = new Object();
 
-  private final int prefetch;
-  private final int refill;
+  /** Messages asked for before any has arrived: their size is not known yet. */
+  static final int FIRST_REQUEST = 32;
+
+  /** The most messages asked for ahead of the reader, however small they are. */
+  static final int MAX_AHEAD = 1024;
+
+  /** About how many bytes of messages are asked for ahead of the reader (HTTP/2's usual window). */
+  static final long BYTES_AHEAD = 1 << 20;
+
+  /** The fewest messages asked for ahead, however large: one to read while the next comes. */
+  static final int MIN_AHEAD = 2;
+
   private final Queue<Object> queue = new ConcurrentLinkedQueue<>();
   private final ParkedReader waiting = new ParkedReader();
   private volatile Subscription upstream;
   private volatile boolean closed;
   private volatile StatusException abortedWith;
   private Object next; // the item hasNext found, or a terminal signal
-  private int consumed;
 
-  MessageIterator(int prefetch) {
-    if (prefetch < 1) {
-      throw new IllegalArgumentException("prefetch must be at least 1");
-    }
-    this.prefetch = prefetch;
-    this.refill = Math.max(1, prefetch / 2);
-  }
+  // The reader's thread (the first request is counted here, by the thread that makes the iterator).
+  private long requested = FIRST_REQUEST;
+  private long taken;
+  private long averageSize; // of the messages read, a running average; 0 until one is read
+
+  MessageIterator() {}
 
   @Override
   public void onSubscribe(Subscription s) {
@@ -48,7 +63,7 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
     if (closed) {
       s.cancel();
     } else {
-      s.request(prefetch);
+      s.request(FIRST_REQUEST);
     }
   }
 
@@ -99,14 +114,32 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
     }
     T item = (T) next;
     next = null;
-    if (++consumed >= refill) {
-      consumed = 0;
+    taken++;
+    int window = window(item);
+    long ahead = requested - taken;
+    if (ahead <= window / 2) { // one request per half window: a wake-up and a REQUEST_N each
+      long more = window - ahead;
       Subscription s = upstream;
       if (s != null && !closed) {
-        s.request(refill);
+        requested += more;
+        s.request(more);
       }
     }
     return item;
+  }
+
+  /**
+   * How many messages to keep asked for ahead of the reader: about {@link #BYTES_AHEAD} of them by
+   * the running average of their serialized size (protobuf messages), between {@link #MIN_AHEAD}
+   * and {@link #MAX_AHEAD}; {@link #FIRST_REQUEST} for messages whose size is not known.
+   */
+  private int window(T item) {
+    if (!(item instanceof MessageLite message)) {
+      return Math.max(FIRST_REQUEST, MIN_AHEAD);
+    }
+    long size = message.getSerializedSize() + 8L; // and the frame around it
+    averageSize = averageSize == 0 ? size : averageSize + (size - averageSize) / 8;
+    return (int) Math.max(MIN_AHEAD, Math.min(MAX_AHEAD, BYTES_AHEAD / averageSize));
   }
 
   private Object take() {

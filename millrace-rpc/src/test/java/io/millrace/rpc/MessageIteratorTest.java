@@ -1,0 +1,124 @@
+package io.millrace.rpc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.ByteString;
+import com.google.protobuf.BytesValue;
+import org.junit.jupiter.api.Test;
+import org.reactivestreams.Subscription;
+
+/** How far ahead of its reader a blocking iterator asks for messages. */
+class MessageIteratorTest {
+  @Test
+  void eightByteMessages_askedForAboutEveryHalfWindow() {
+    Run run = new Run(8, 20_000).go();
+    assertThat(run.maxAhead).isEqualTo(MessageIterator.MAX_AHEAD);
+    // 20,000 messages in requests of about 512 after the first: not one per few messages
+    assertThat(run.requests).isBetween(20_000 / 1024, 20_000 / 400);
+    assertThat(run.inOrder).isTrue();
+  }
+
+  @Test
+  void largeMessages_fewAhead_byTheirSize() {
+    Run run = new Run(100_000, 200).go(); // about 1 MiB / 100 KB = 10 ahead
+    assertThat(run.maxAheadAfterFirst).isLessThanOrEqualTo(11);
+    assertThat(run.inOrder).isTrue();
+  }
+
+  @Test
+  void veryLargeMessages_stillOneToReadWhileTheNextComes() {
+    Run run = new Run(3_000_000, 60).go();
+    assertThat(run.maxAheadAfterFirst).isEqualTo(MessageIterator.MIN_AHEAD);
+  }
+
+  @Test
+  void messagesOfUnknownSize_keepTheFirstRequestsWindow() {
+    MessageIterator<Object> it = new MessageIterator<>();
+    long[] requested = {0};
+    it.onSubscribe(recording(requested));
+    long taken = 0;
+    long maxAhead = 0;
+    for (int delivered = 0; taken < 1_000; ) {
+      while (delivered < requested[0] && delivered < 1_000) {
+        it.onNext(new Object[] {delivered++}); // not a protobuf message
+      }
+      it.next();
+      taken++;
+      maxAhead = Math.max(maxAhead, requested[0] - taken);
+    }
+    assertThat(maxAhead).isLessThanOrEqualTo(MessageIterator.FIRST_REQUEST);
+  }
+
+  /** Reads {@code count} messages of {@code size} bytes, delivering only what was asked for. */
+  private static final class Run {
+    final int size;
+    final int count;
+    long maxAhead;
+    long maxAheadAfterFirst;
+    int requests;
+    boolean inOrder = true;
+
+    Run(int size, int count) {
+      this.size = size;
+      this.count = count;
+    }
+
+    Run go() {
+      MessageIterator<BytesValue> it = new MessageIterator<>();
+      long[] requested = {0};
+      int[] calls = {0};
+      it.onSubscribe(
+          new Subscription() {
+            @Override
+            public void request(long n) {
+              requested[0] += n;
+              calls[0]++;
+            }
+
+            @Override
+            public void cancel() {}
+          });
+      ByteString body = ByteString.copyFrom(new byte[size - 4]); // the index goes in front
+      long taken = 0;
+      for (int delivered = 0; taken < count; ) {
+        while (delivered < requested[0] && delivered < count) {
+          it.onNext(
+              BytesValue.of(
+                  ByteString.copyFrom(
+                          new byte[] {
+                            (byte) (delivered >> 24),
+                            (byte) (delivered >> 16),
+                            (byte) (delivered >> 8),
+                            (byte) delivered
+                          })
+                      .concat(body)));
+          delivered++;
+        }
+        BytesValue m = it.next();
+        int index = m.getValue().substring(0, 4).asReadOnlyByteBuffer().getInt();
+        inOrder &= index == taken;
+        taken++;
+        long ahead = requested[0] - taken;
+        maxAhead = Math.max(maxAhead, ahead);
+        if (taken > MessageIterator.FIRST_REQUEST) {
+          maxAheadAfterFirst = Math.max(maxAheadAfterFirst, ahead);
+        }
+      }
+      requests = calls[0];
+      it.close();
+      return this;
+    }
+  }
+
+  private static Subscription recording(long[] requested) {
+    return new Subscription() {
+      @Override
+      public void request(long n) {
+        requested[0] += n;
+      }
+
+      @Override
+      public void cancel() {}
+    };
+  }
+}
