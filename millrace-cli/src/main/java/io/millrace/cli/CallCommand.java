@@ -248,6 +248,7 @@ final class CallCommand implements Callable<Integer> {
     if (url != null) {
       TransportOptions.refuseBeside(spec, "--url", "--host", "--port");
     }
+    transport.refuseContradictoryTls(spec);
     TransportUri target =
         url != null ? TransportUri.parse(url) : TransportUri.tcp(transport.host, transport.port);
     MillraceClient.Builder builder =

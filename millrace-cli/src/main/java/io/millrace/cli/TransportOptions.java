@@ -93,6 +93,15 @@ final class TransportOptions {
    * Refuses {@code options} (--host, --port) given beside {@code uriOption} (--url, --listen),
    * which names the address itself: one of the two would be ignored without a word.
    */
+  /** Refuses --tls-insecure beside --tls-ca: one of them would be ignored without a word. */
+  void refuseContradictoryTls(CommandSpec spec) {
+    if (tlsInsecure && tlsCa != null) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "--tls-insecure trusts any certificate and --tls-ca only those a CA issued: give one");
+    }
+  }
+
   static void refuseBeside(CommandSpec spec, String uriOption, String... options) {
     ParseResult parsed = spec.commandLine().getParseResult();
     for (String hostPort : options) {
@@ -126,10 +135,7 @@ final class TransportOptions {
 
   /** The client's TLS from --tls-ca, --tls-cert, --tls-key and --tls-insecure. */
   ClientTls clientTls() throws IOException {
-    if (tlsInsecure && tlsCa != null) {
-      throw new IllegalArgumentException(
-          "--tls-insecure trusts any certificate and --tls-ca only those a CA issued: give one");
-    }
+
     ClientTls.Builder tls = ClientTls.builder();
     if (tlsInsecure) {
       tls.insecure();

@@ -27,7 +27,12 @@ final class EchoServerProcess implements AutoCloseable {
     command.add(System.getProperty("java.class.path"));
     command.add(Main.class.getName());
     command.add("echo-server");
-    if (!List.of(extra).contains("--listen")) { // --listen names its own ports (--port is refused)
+    if (List.of(extra).stream()
+        .noneMatch(
+            a ->
+                a.equals("--listen")
+                    || a.startsWith(
+                        "--listen="))) { // --listen names its own ports (--port is refused)
       command.add("--port");
       command.add("0");
     }

@@ -135,7 +135,7 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
    */
   private int window(T item) {
     if (!(item instanceof MessageLite message)) {
-      return Math.max(FIRST_REQUEST, MIN_AHEAD);
+      return FIRST_REQUEST;
     }
     long size = message.getSerializedSize() + 8L; // and the frame around it
     averageSize = averageSize == 0 ? size : averageSize + (size - averageSize) / 8;

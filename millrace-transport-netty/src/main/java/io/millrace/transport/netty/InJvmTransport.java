@@ -184,8 +184,9 @@ final class InJvmTransport implements Transport {
     ByteBuf[] batch = unflushed.toArray(new ByteBuf[0]);
     long bytes = unflushedBytes;
     unflushed.clear();
-    // In flight first, then no longer unflushed: queuedBytes, read off the loop, may count these
-    // bytes twice for a moment but never misses them.
+    // In flight first, then no longer unflushed: queuedBytes, read off the loop, then tends to
+    // count
+    // these bytes twice for a moment rather than miss them (plain fields: an estimate either way).
     long now = inFlight.addAndGet(bytes);
     unflushedBytes = 0;
     if (now > waterMark.high() && writable) {

@@ -305,25 +305,25 @@ final class ServerPipelines {
   }
 
   /**
-   * Tells RSocket, a WebSocket upgrade and HTTP/2 apart: by ALPN when the client negotiated a
-   * protocol under TLS ({@code h2} is HTTP/2, {@code http/1.1} a WebSocket upgrade: the client said
-   * so, and the handler it lands on refuses bytes that are not that protocol), else by the first
-   * four bytes.
+   * Tells RSocket, a WebSocket upgrade and HTTP/2 apart by the first four bytes; under TLS, when
+   * the client opens with HTTP and chose {@code h2} or {@code http/1.1} by ALPN, ALPN says which of
+   * the two it speaks. ALPN never overrides bytes that are RSocket: a client that offers ALPN from
+   * an HTTP-style TLS configuration (or a proxy that does) and speaks RSocket is still served as
+   * RSocket.
    */
   private final class ProtocolDetector extends ByteToMessageDecoder {
     @Override
     protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
-      String negotiated = negotiatedProtocol(ctx.pipeline());
-      if (negotiated == null && in.readableBytes() < 4) {
+      if (in.readableBytes() < 4) {
         return;
       }
       // An RSocket connection opens with SETUP or RESUME on stream 0, so its bytes 3 to 6 are
       // zero; "GET " and "PRI " both have a space at byte 3.
-      int first = negotiated == null ? in.getInt(in.readerIndex()) : 0;
+      int first = in.getInt(in.readerIndex());
       Channel channel = ctx.channel();
-      if (ApplicationProtocolNames.HTTP_1_1.equals(negotiated) || first == GET) {
-        serveWebSocket(channel, sharedWebSocketPath);
-      } else if (ApplicationProtocolNames.HTTP_2.equals(negotiated) || first == PRI) {
+      if (first != GET && first != PRI) {
+        serveRSocket(channel, false);
+      } else if (http2Chosen(ctx.pipeline(), first)) {
         if (http2 == null) {
           LOG.log(
               Level.DEBUG,
@@ -337,20 +337,23 @@ final class ServerPipelines {
         http2.takeOver(channel);
         connections.add(channel, () -> closeGracefully(channel));
       } else {
-        serveRSocket(channel, false);
+        serveWebSocket(channel, sharedWebSocketPath);
       }
       ctx.pipeline().remove(this); // hands what was read to the handlers just added
     }
   }
 
-  /** The protocol the client chose by ALPN under TLS, or null (no TLS, no ALPN, another name). */
-  private static String negotiatedProtocol(ChannelPipeline pipeline) {
+  /** Whether a connection that opens with HTTP speaks HTTP/2: by ALPN if chosen, else its bytes. */
+  private static boolean http2Chosen(ChannelPipeline pipeline, int first) {
     SslHandler ssl = pipeline.get(SslHandler.class);
     String chosen = ssl == null ? null : ssl.applicationProtocol();
-    return ApplicationProtocolNames.HTTP_2.equals(chosen)
-            || ApplicationProtocolNames.HTTP_1_1.equals(chosen)
-        ? chosen
-        : null;
+    if (ApplicationProtocolNames.HTTP_2.equals(chosen)) {
+      return true;
+    }
+    if (ApplicationProtocolNames.HTTP_1_1.equals(chosen)) {
+      return false;
+    }
+    return first == PRI;
   }
 
   /**

@@ -4,6 +4,14 @@ import static io.millrace.testing.TestCertificates.path;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.millrace.core.Connection;
+import io.millrace.frame.FrameHeader;
+import io.millrace.frame.FrameType;
+import io.millrace.frame.PayloadFrame;
+import io.millrace.frame.RequestResponseFrame;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import java.io.DataInputStream;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
@@ -129,6 +137,48 @@ class SharedPortTest {
           .write("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
       socket.getOutputStream().flush();
       assertThat(handedOver.get(5, TimeUnit.SECONDS)).isTrue();
+    }
+  }
+
+  @Test
+  void underTls_aClientThatOffersAlpnButSpeaksRSocket_isServedAsRSocket() throws Exception {
+    CompletableFuture<Boolean> handedOver = new CompletableFuture<>();
+    int port = tlsPortWithHttp2(channel -> handedOver.complete(true));
+    for (String offered : new String[] {"http/1.1", "h2"}) {
+      try (SSLSocket socket = alpnSocket(port, offered)) {
+        OutputStream out = socket.getOutputStream();
+        out.write(lengthPrefixed(WebSocketTest.setup()));
+        ByteBuf data = TransportSuite.utf8("alpn " + offered);
+        out.write(
+            lengthPrefixed(
+                RequestResponseFrame.encode(ByteBufAllocator.DEFAULT, 0, 1, false, null, data)));
+        data.release();
+        out.flush();
+        DataInputStream in = new DataInputStream(socket.getInputStream());
+        int length = (in.readUnsignedByte() << 16) | in.readUnsignedShort();
+        byte[] frame = new byte[length];
+        in.readFully(frame);
+        ByteBuf answer = Unpooled.wrappedBuffer(frame);
+        assertThat(FrameHeader.type(answer)).as("answered as RSocket").isEqualTo(FrameType.PAYLOAD);
+        assertThat(PayloadFrame.data(answer).toString(StandardCharsets.UTF_8))
+            .isEqualTo("alpn " + offered);
+      }
+    }
+    assertThat(handedOver).isNotDone();
+  }
+
+  /** A frame with RSocket's 3-byte length prefix, as TCP carries it (the frame is released). */
+  private static byte[] lengthPrefixed(ByteBuf frame) {
+    try {
+      int length = frame.readableBytes();
+      byte[] bytes = new byte[3 + length];
+      bytes[0] = (byte) (length >> 16);
+      bytes[1] = (byte) (length >> 8);
+      bytes[2] = (byte) length;
+      frame.getBytes(frame.readerIndex(), bytes, 3, length);
+      return bytes;
+    } finally {
+      frame.release();
     }
   }
 
