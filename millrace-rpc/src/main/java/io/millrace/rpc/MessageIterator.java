@@ -53,7 +53,7 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
   // The reader's thread (the first request is counted here, by the thread that makes the iterator).
   private long requested = FIRST_REQUEST;
   private long taken;
-  private long averageSize; // of the messages read, a running average; 0 until one is read
+  private long averageSize; // a running average of the sizes sampled by window(); 0 until then
 
   MessageIterator() {}
 
@@ -115,8 +115,10 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
     T item = (T) next;
     next = null;
     taken++;
-    int window = window(item);
     long ahead = requested - taken;
+    // A window is at most MAX_AHEAD: above half of that no request is due, and the message's size
+    // is not looked at (the average comes from the messages read as requests fall due).
+    int window = ahead <= MAX_AHEAD / 2 ? window(item) : MAX_AHEAD;
     if (ahead <= window / 2) { // one request per half window: a wake-up and a REQUEST_N each
       long more = window - ahead;
       Subscription s = upstream;

@@ -771,26 +771,14 @@ public final class ReconnectingConnection implements Connection {
 
   @Override
   public void whenReadyForCalls(Runnable callback) {
-    Runnable register =
+    // With the loop shut down the connection is closed: call back here, without touching the loop's
+    // list (other threads may be here at once).
+    onLoopOrElse(
         () -> {
           readyCallbacks.add(callback);
           runReadyCallbacks();
-        };
-    if (executor.inEventLoop()) {
-      register.run();
-      return;
-    }
-    try {
-      executor.execute(register);
-    } catch (RejectedExecutionException e) {
-      // The loop has shut down, so the connection is closed: call back here, without touching the
-      // loop's list (other threads may be here at once).
-      try {
-        callback.run();
-      } catch (RuntimeException thrown) {
-        LOG.log(Level.WARNING, "readiness callback threw", thrown);
-      }
-    }
+        },
+        () -> runReadyCallback(callback));
   }
 
   /**
@@ -805,13 +793,7 @@ public final class ReconnectingConnection implements Connection {
     if (state == CLOSED || isReadyForCalls()) {
       List<Runnable> ready = new ArrayList<>(readyCallbacks);
       readyCallbacks.clear();
-      for (Runnable callback : ready) {
-        try {
-          callback.run();
-        } catch (RuntimeException e) {
-          LOG.log(Level.WARNING, "readiness callback threw", e);
-        }
-      }
+      ready.forEach(ReconnectingConnection::runReadyCallback);
       return;
     }
     Connection c = open();
@@ -847,11 +829,8 @@ public final class ReconnectingConnection implements Connection {
       try {
         signal.get(left, TimeUnit.NANOSECONDS); // parks: a virtual thread unmounts
       } catch (TimeoutException e) {
-        try {
-          executor.execute(() -> readyCallbacks.remove(callback));
-        } catch (RejectedExecutionException gone) {
-          // the loop has shut down: the list is no longer read, and is not touched off the loop
-        }
+        // With the loop shut down the list is no longer read, and is not touched off the loop.
+        onLoopOrElse(() -> readyCallbacks.remove(callback), () -> {});
         return isReadyForCalls();
       } catch (ExecutionException e) {
         throw new IllegalStateException(e.getCause());
@@ -920,6 +899,11 @@ public final class ReconnectingConnection implements Connection {
 
   /** As {@link #onLoop}, but here when the loop has shut down (nothing else would run it). */
   private void onLoopOrHere(Runnable task) {
+    onLoopOrElse(task, task);
+  }
+
+  /** As {@link #onLoop}, but {@code ifLoopGone} runs here instead when the loop has shut down. */
+  private void onLoopOrElse(Runnable task, Runnable ifLoopGone) {
     if (executor.inEventLoop()) {
       task.run();
       return;
@@ -927,7 +911,15 @@ public final class ReconnectingConnection implements Connection {
     try {
       executor.execute(task);
     } catch (RejectedExecutionException e) {
-      task.run();
+      ifLoopGone.run();
+    }
+  }
+
+  private static void runReadyCallback(Runnable callback) {
+    try {
+      callback.run();
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "readiness callback threw", e);
     }
   }
 

@@ -33,6 +33,9 @@ import org.junit.jupiter.api.Test;
  * protocol; HTTP/2 closed where no gRPC endpoint takes it.
  */
 class SharedPortTest {
+  private static final byte[] HTTP2_PREFACE =
+      "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+
   private final Servers servers = new Servers();
 
   @AfterEach
@@ -94,7 +97,7 @@ class SharedPortTest {
     try (Socket socket = new Socket("127.0.0.1", server.port())) {
       socket.setSoTimeout(5000);
       OutputStream out = socket.getOutputStream();
-      out.write("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+      out.write(HTTP2_PREFACE);
       out.flush();
       InputStream in = socket.getInputStream();
       assertThat(in.read()).as("end of stream").isEqualTo(-1);
@@ -117,9 +120,7 @@ class SharedPortTest {
     CompletableFuture<Boolean> handedOver = new CompletableFuture<>();
     int port = tlsPortWithHttp2(channel -> handedOver.complete(true));
     try (SSLSocket socket = alpnSocket(port, "http/1.1")) {
-      socket
-          .getOutputStream()
-          .write("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+      socket.getOutputStream().write(HTTP2_PREFACE);
       socket.getOutputStream().flush();
       byte[] head = socket.getInputStream().readNBytes(10);
       assertThat(new String(head, StandardCharsets.US_ASCII)).startsWith("HTTP/1.1 4");
@@ -132,9 +133,7 @@ class SharedPortTest {
     CompletableFuture<Boolean> handedOver = new CompletableFuture<>();
     int port = tlsPortWithHttp2(channel -> handedOver.complete(true));
     try (SSLSocket socket = alpnSocket(port, null)) {
-      socket
-          .getOutputStream()
-          .write("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+      socket.getOutputStream().write(HTTP2_PREFACE);
       socket.getOutputStream().flush();
       assertThat(handedOver.get(5, TimeUnit.SECONDS)).isTrue();
     }
