@@ -93,6 +93,11 @@ public enum IoKind {
     return kind;
   }
 
+  /** The preferred kind if it has been chosen (and logged), else null. */
+  static IoKind chosenPreferred() {
+    return preferred;
+  }
+
   private static IoKind choose(String property) {
     if (property != null && !property.isBlank()) {
       IoKind asked = parse(property);

@@ -6,6 +6,8 @@ import java.util.Objects;
 
 /** The socket settings the client and server builders share, validated as they are set. */
 final class SocketSettings {
+  private static final System.Logger LOG = System.getLogger(SocketSettings.class.getName());
+
   int eventLoopThreads = 1;
   WriteBufferWaterMark waterMark = new WriteBufferWaterMark(128 * 1024, 256 * 1024);
   ByteBufAllocator allocator = ByteBufAllocator.DEFAULT;
@@ -53,9 +55,19 @@ final class SocketSettings {
     this.ioKind = Objects.requireNonNull(kind);
   }
 
-  /** The kind set, else the preferred one. */
+  /**
+   * The kind set, else the preferred one. The preferred kind is logged when it is first chosen; a
+   * kind set on a builder is logged here when it is not that one (so the kind a server or client
+   * runs on is always in the log, once for the default and once per builder that overrides it).
+   */
   IoKind ioKind() {
-    return ioKind != null ? ioKind : IoKind.preferred();
+    if (ioKind == null) {
+      return IoKind.preferred();
+    }
+    if (ioKind != IoKind.chosenPreferred()) {
+      LOG.log(System.Logger.Level.INFO, "socket I/O: {0} (set on the builder)", ioKind);
+    }
+    return ioKind;
   }
 
   void allocator(ByteBufAllocator allocator) {
