@@ -101,12 +101,13 @@ public final class BlockingRequester {
 
   /**
    * The responder's stream, read by blocking; the request is sent now. Close the result to stop
-   * early (try-with-resources). At most 1.25 times {@link StreamsOptions#prefetch()} payloads wait
-   * ahead of the reader.
+   * early (try-with-resources). Payloads are asked for ahead of the reader: about a mebibyte of
+   * them by their average size (between two and 1,024), plus {@link StreamsOptions#prefetch()}
+   * below that.
    */
   public BlockingStream requestStream(Payload payload) {
     checkNotOnLoop(payload);
-    BlockingIterator iterator = new BlockingIterator(requester.options().prefetch());
+    BlockingIterator iterator = new BlockingIterator();
     requester.requestStream(payload).subscribe(iterator);
     return iterator;
   }

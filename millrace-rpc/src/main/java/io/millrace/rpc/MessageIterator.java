@@ -2,6 +2,7 @@ package io.millrace.rpc;
 
 import com.google.protobuf.MessageLite;
 import io.millrace.streams.internal.ParkedReader;
+import io.millrace.streams.internal.ReadAhead;
 import io.netty.util.internal.ThreadExecutorMap;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
@@ -13,15 +14,10 @@ import org.reactivestreams.Subscription;
 
 /**
  * A stream of messages read by blocking: the responses of a call in the blocking flavour, or the
- * requests of a blocking handler. Messages are asked for ahead of the reader, so that it rarely
- * waits: about a mebibyte of them by the running average of their size, at least {@value
- * #MIN_AHEAD} and at most {@value #MAX_AHEAD} (at first {@value #FIRST_REQUEST}, before a size is
- * known), asked for again each time half of that has been read. Small messages so get a window deep
- * enough that a reader of 8-byte messages is not held to the pace of REQUEST_N round trips (a count
- * of 256 held it to half of what 1024 allows, docs/benchmarks.md), and large ones a few at a time.
- * Credit is counted in messages (RSocket's REQUEST_N), so a stream whose messages suddenly grow may
- * still deliver what was asked for at the old size. {@link #close} cancels the rest. Failures are
- * thrown by {@link #hasNext} as {@link StatusException}.
+ * requests of a blocking handler. Messages are asked for ahead of the reader by {@link ReadAhead}:
+ * about a mebibyte of them by their running average size (their serialized size), between two and
+ * 1,024. {@link #close} cancels the rest. Failures are thrown by {@link #hasNext} as {@link
+ * StatusException}.
  *
  * <p>Threading: one thread reads. It waits with {@link LockSupport#park}, so virtual threads
  * unmount; reading on a Netty event loop is refused, since it would stall the loop. The event loop
@@ -31,18 +27,6 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
   private static final Object COMPLETE = new Object();
   private static final Object CLOSED = new Object();
 
-  /** Messages asked for before any has arrived: their size is not known yet. */
-  static final int FIRST_REQUEST = 32;
-
-  /** The most messages asked for ahead of the reader, however small they are. */
-  static final int MAX_AHEAD = 1024;
-
-  /** About how many bytes of messages are asked for ahead of the reader (HTTP/2's usual window). */
-  static final long BYTES_AHEAD = 1 << 20;
-
-  /** The fewest messages asked for ahead, however large: one to read while the next comes. */
-  static final int MIN_AHEAD = 2;
-
   private final Queue<Object> queue = new ConcurrentLinkedQueue<>();
   private final ParkedReader waiting = new ParkedReader();
   private volatile Subscription upstream;
@@ -50,10 +34,9 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
   private volatile StatusException abortedWith;
   private Object next; // the item hasNext found, or a terminal signal
 
-  // The reader's thread (the first request is counted here, by the thread that makes the iterator).
-  private long requested = FIRST_REQUEST;
-  private long taken;
-  private long averageSize; // a running average of the sizes sampled by window(); 0 until then
+  // The reader's thread (the first request is counted there, by the thread that makes the
+  // iterator).
+  private final ReadAhead ahead = new ReadAhead();
 
   MessageIterator() {}
 
@@ -63,7 +46,7 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
     if (closed) {
       s.cancel();
     } else {
-      s.request(FIRST_REQUEST);
+      s.request(ReadAhead.FIRST_REQUEST);
     }
   }
 
@@ -114,34 +97,19 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
     }
     T item = (T) next;
     next = null;
-    taken++;
-    long ahead = requested - taken;
-    // A window is at most MAX_AHEAD: above half of that no request is due, and the message's size
-    // is not looked at (the average comes from the messages read as requests fall due).
-    int window = ahead <= MAX_AHEAD / 2 ? window(item) : MAX_AHEAD;
-    if (ahead <= window / 2) { // one request per half window: a wake-up and a REQUEST_N each
-      long more = window - ahead;
+    if (ahead.take() && !closed) {
       Subscription s = upstream;
-      if (s != null && !closed) {
-        requested += more;
+      long more = s == null ? 0 : ahead.more(sizeOf(item));
+      if (more > 0) {
         s.request(more);
       }
     }
     return item;
   }
 
-  /**
-   * How many messages to keep asked for ahead of the reader: about {@link #BYTES_AHEAD} of them by
-   * the running average of their serialized size (protobuf messages), between {@link #MIN_AHEAD}
-   * and {@link #MAX_AHEAD}; {@link #FIRST_REQUEST} for messages whose size is not known.
-   */
-  private int window(T item) {
-    if (!(item instanceof MessageLite message)) {
-      return FIRST_REQUEST;
-    }
-    long size = message.getSerializedSize() + 8L; // and the frame around it
-    averageSize = averageSize == 0 ? size : averageSize + (size - averageSize) / 8;
-    return (int) Math.max(MIN_AHEAD, Math.min(MAX_AHEAD, BYTES_AHEAD / averageSize));
+  /** A message's serialized size (protobuf messages), or -1 when it is not known. */
+  private static long sizeOf(Object item) {
+    return item instanceof MessageLite message ? message.getSerializedSize() : -1;
   }
 
   private Object take() {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.BytesValue;
+import io.millrace.streams.internal.ReadAhead;
 import org.junit.jupiter.api.Test;
 import org.reactivestreams.Subscription;
 
@@ -12,7 +13,7 @@ class MessageIteratorTest {
   @Test
   void eightByteMessages_askedForAboutEveryHalfWindow() {
     Run run = new Run(8, 20_000).go();
-    assertThat(run.maxAhead).isEqualTo(MessageIterator.MAX_AHEAD);
+    assertThat(run.maxAhead).isEqualTo(ReadAhead.MAX_AHEAD);
     // 20,000 messages in requests of about 512 after the first: not one per few messages
     assertThat(run.requests).isBetween(20_000 / 1024, 20_000 / 400);
     assertThat(run.inOrder).isTrue();
@@ -28,7 +29,7 @@ class MessageIteratorTest {
   @Test
   void veryLargeMessages_stillOneToReadWhileTheNextComes() {
     Run run = new Run(3_000_000, 60).go();
-    assertThat(run.maxAheadAfterFirst).isEqualTo(MessageIterator.MIN_AHEAD);
+    assertThat(run.maxAheadAfterFirst).isEqualTo(ReadAhead.MIN_AHEAD);
   }
 
   @Test
@@ -46,7 +47,7 @@ class MessageIteratorTest {
       taken++;
       maxAhead = Math.max(maxAhead, requested[0] - taken);
     }
-    assertThat(maxAhead).isLessThanOrEqualTo(MessageIterator.FIRST_REQUEST);
+    assertThat(maxAhead).isLessThanOrEqualTo(ReadAhead.FIRST_REQUEST);
   }
 
   /** Reads {@code count} messages of {@code size} bytes, delivering only what was asked for. */
@@ -100,7 +101,7 @@ class MessageIteratorTest {
         taken++;
         long ahead = requested[0] - taken;
         maxAhead = Math.max(maxAhead, ahead);
-        if (taken > MessageIterator.FIRST_REQUEST) {
+        if (taken > ReadAhead.FIRST_REQUEST) {
           maxAheadAfterFirst = Math.max(maxAheadAfterFirst, ahead);
         }
       }

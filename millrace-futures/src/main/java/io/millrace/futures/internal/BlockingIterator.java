@@ -5,6 +5,8 @@ import io.millrace.frame.ErrorCode;
 import io.millrace.futures.BlockingStream;
 import io.millrace.streams.Payload;
 import io.millrace.streams.internal.ParkedReader;
+import io.millrace.streams.internal.ReadAhead;
+import io.netty.buffer.ByteBuf;
 import io.netty.util.internal.ThreadExecutorMap;
 import java.util.NoSuchElementException;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -12,10 +14,12 @@ import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
 /**
- * A stream's payloads read by blocking. The credit window under it already holds up to {@code
- * prefetch} payloads ahead of demand, so the reader asks for a quarter of that at a time (again
- * once three quarters of a batch is read): at most 1.25 times the prefetch waits for a slow reader,
- * and a fast one costs one wake-up of the loop per batch.
+ * A stream's payloads read by blocking. The reader asks for payloads ahead of itself by {@link
+ * ReadAhead}: about a mebibyte of them by their running average size, between two and 1,024, asked
+ * for again each time half of that is read, so a fast reader of small payloads costs a wake-up of
+ * the loop per few hundred payloads, not per 48 (the quarter of the prefetch it used to ask for:
+ * 8-byte streams ran at a ninth of the core's rate). What waits for a slow reader is that window
+ * and, below it, the credit window's own prefetch.
  *
  * <p>The event loop never waits here: it adds to a lock-free queue and wakes the reader once per
  * batch of reads ({@link ParkedReader}; a {@code LinkedBlockingQueue} would have the loop take the
@@ -30,8 +34,6 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
 
   private final ParkedReader waiting = new ParkedReader();
 
-  private final int batch;
-  private final int limit;
   private volatile Subscription subscription;
   private volatile boolean closed;
 
@@ -39,12 +41,9 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
   private Thread reader;
   private Payload next;
   private boolean done;
-  private int consumed;
+  private final ReadAhead ahead = new ReadAhead();
 
-  public BlockingIterator(int prefetch) {
-    this.batch = Math.max(1, prefetch >> 2);
-    this.limit = Math.max(1, batch - (batch >> 2));
-  }
+  public BlockingIterator() {}
 
   // ------------------------------------------------------------------ Subscriber (event loop)
 
@@ -54,7 +53,7 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
     if (closed) {
       s.cancel();
     } else {
-      s.request(batch);
+      s.request(ReadAhead.FIRST_REQUEST);
     }
   }
 
@@ -114,10 +113,13 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
       Throwable t = ((Failure) o).error;
       throw t instanceof RuntimeException ? (RuntimeException) t : new RuntimeException(t);
     }
-    next = (Payload) o;
-    if (++consumed == limit) {
-      consumed = 0;
-      subscription.request(limit);
+    Payload p = (Payload) o;
+    next = p;
+    if (ahead.take()) {
+      long more = ahead.more(sizeOf(p));
+      if (more > 0) {
+        subscription.request(more);
+      }
     }
     return true;
   }
@@ -174,6 +176,11 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
     if (sawClosed) {
       offer(CLOSED); // for the reader
     }
+  }
+
+  private static long sizeOf(Payload p) {
+    ByteBuf metadata = p.metadata();
+    return p.data().readableBytes() + (metadata == null ? 0 : metadata.readableBytes());
   }
 
   private static final class Failure {
