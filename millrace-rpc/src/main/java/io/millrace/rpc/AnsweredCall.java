@@ -144,7 +144,7 @@ final class AnsweredCall<Resp> implements Publisher<Payload>, Subscription, Subs
   @Override
   public void onError(Throwable t) {
     if (phase != ENDED) {
-      end(Status.fromThrowable(t));
+      end(context.failure(t));
     }
   }
 
@@ -205,10 +205,10 @@ final class AnsweredCall<Resp> implements Publisher<Payload>, Subscription, Subs
     try {
       value = ((Callable<Resp>) answer).call();
     } catch (VirtualMachineError e) {
-      endNow(stream, context, routing, alloc, Status.fromThrowable(e)); // then thrown on
+      endNow(stream, context, routing, alloc, context.failure(e)); // then thrown on
       throw e;
     } catch (Throwable t) {
-      endNow(stream, context, routing, alloc, Status.fromThrowable(t));
+      endNow(stream, context, routing, alloc, context.failure(t));
       return;
     }
     if (value == null) {

@@ -315,7 +315,7 @@ final class ResponsePublisher<Resp>
   @Override
   public void onError(Throwable t) {
     if (claimEndSerialized()) {
-      finishEnd(Status.fromThrowable(t), true);
+      finishEnd(context.failure(t), true);
       tryEnd();
     }
   }

@@ -100,7 +100,8 @@ public final class ResponseSink<T> {
 
   /**
    * A Publisher that runs {@code body} with a sink, on {@code executor}, when subscribed; the
-   * responses end when the body returns (or with its exception).
+   * responses end when the body returns (or with its exception). A call cancelled before the
+   * executor gets to it (the client's CANCEL, the deadline) does not run the body at all.
    */
   static <T> Publisher<T> publisher(
       java.util.concurrent.Executor executor, java.util.function.Consumer<ResponseSink<T>> body) {
@@ -133,6 +134,10 @@ public final class ResponseSink<T> {
       try {
         executor.execute(
             () -> {
+              if (sink.cancelled) { // cancelled (or past its deadline) while it waited its turn:
+                sink.complete(); // its work is not wanted, so the handler does not run
+                return;
+              }
               try {
                 body.accept(sink);
                 sink.complete();

@@ -231,8 +231,8 @@ public final class RpcServer {
             Publishers.failed(
                 Status.INTERNAL.withMessage("the handler returned null").asException());
       }
-    } catch (RuntimeException e) {
-      responses = Publishers.failed(Status.fromThrowable(e).asException());
+    } catch (Throwable e) { // an Error too: this call fails, not the connection
+      responses = Publishers.failed(asStatusException(e));
     }
     for (int i = entered - 1; i >= 0; i--) {
       try {
@@ -240,14 +240,19 @@ public final class RpcServer {
             Objects.requireNonNull(
                 interceptors.get(i).onResponses(context, responses),
                 "an interceptor's onResponses returned null");
-      } catch (RuntimeException e) {
+      } catch (Throwable e) {
         // The interceptors inside this one see their responses cancelled, those outside it the
         // call end as a failure.
         Publishers.cancelUnread(responses);
-        responses = Publishers.failed(Status.fromThrowable(e).asException());
+        responses = Publishers.failed(asStatusException(e));
       }
     }
     return responses;
+  }
+
+  /** A failure as a StatusException: itself when it is one (its trailers kept), else its status. */
+  private static StatusException asStatusException(Throwable e) {
+    return e instanceof StatusException se ? se : Status.fromThrowable(e).asException();
   }
 
   /** Builds an {@link RpcServer}. */

@@ -134,6 +134,23 @@ public final class ServerContext {
     return h == null || h.isEmpty() ? null : h;
   }
 
+  /**
+   * The status a failure ends the call with; a {@link StatusException}'s trailers ({@link
+   * Status#asException(Headers)}) are added to those set here, so that they are sent.
+   */
+  Status failure(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c instanceof StatusException e) {
+        Headers carried = e.trailers();
+        if (!carried.isEmpty() && carried != trailers) {
+          trailers().putAll(carried);
+        }
+        return e.status();
+      }
+    }
+    return Status.fromThrowable(t);
+  }
+
   /** The trailers set so far (null when none). */
   Headers trailersOrNull() {
     return trailers == null || trailers.isEmpty() ? null : trailers;

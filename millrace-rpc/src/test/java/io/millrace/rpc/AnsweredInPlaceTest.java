@@ -60,6 +60,30 @@ class AnsweredInPlaceTest {
   }
 
   @Test
+  void aStatusExceptionsOwnTrailers_goWithTheFailure() {
+    Handler failing =
+        c -> {
+          c.trailers().put("t", "2");
+          throw Status.of(Status.Code.NOT_FOUND)
+              .withMessage("no such")
+              .asException(new Headers().put("x-why", "gone"));
+        };
+    assertSameOnTheStream(
+        failing, false, "trailer NOT_FOUND trailers Headers{t=2, x-why=gone}", "complete");
+  }
+
+  @Test
+  void anErrorThrownByAHandler_failsItsCallOnly() {
+    assertSameOnTheStream(
+        c -> {
+          throw new ExceptionInInitializerError("a class failed to load");
+        },
+        false,
+        "trailer UNKNOWN",
+        "complete");
+  }
+
+  @Test
   void noValue_andAThrownRuntimeException_endTheCallWithTheirStatus() {
     assertSameOnTheStream(c -> null, false, "trailer INTERNAL", "complete");
     assertSameOnTheStream(

@@ -220,4 +220,20 @@ class InterceptorsTest {
       assertThat(inner).containsExactly("cancelled");
     }
   }
+
+  @Test
+  void aHandlerThatThrowsAnError_failsItsCall_notTheConnection() {
+    RpcServer server = RpcServer.builder().build();
+    Publisher<StringValue> answer =
+        server.intercepted(
+            TestService.echoContext(),
+            () -> {
+              throw new ExceptionInInitializerError("a class failed to load");
+            });
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> Mono.from(answer).block(Duration.ofSeconds(5)))
+        .isInstanceOfSatisfying(
+            StatusException.class,
+            e -> assertThat(e.status().code()).isEqualTo(Status.Code.UNKNOWN));
+  }
 }

@@ -200,13 +200,21 @@ public final class ReactiveResponder implements Responder {
     Publisher<Void> done;
     try {
       done = metadataPush ? handler.metadataPush(p) : handler.fireAndForget(p);
-    } catch (RuntimeException e) {
+      if (done == null) {
+        return;
+      }
+    } catch (Throwable e) { // an Error too (a class that failed to load): the connection goes on
       LOG.log(Level.WARNING, what + " handler failed", e);
       return;
     }
-    if (done == null) {
-      return;
+    try {
+      subscribeLogging(done, what);
+    } catch (Throwable e) { // what a library rethrows from subscribe as fatal (LinkageError)
+      LOG.log(Level.WARNING, what + " handler failed", e);
     }
+  }
+
+  private static void subscribeLogging(Publisher<Void> done, String what) {
     done.subscribe(
         new Subscriber<Void>() {
           @Override

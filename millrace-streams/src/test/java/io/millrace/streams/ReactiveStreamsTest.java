@@ -10,6 +10,7 @@ import io.millrace.core.StreamErrorException;
 import io.millrace.core.StreamListener;
 import io.millrace.frame.ErrorCode;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -187,25 +188,32 @@ class ReactiveStreamsTest {
     assertThat(askedOfTheServer(8, 1000)).isEqualTo(1000 + 8);
   }
 
+  @Test
+  void aSlowSubscriberOfLargePayloadsHasFewWaiting() throws Exception {
+    // 512 KiB payloads, the default prefetch of 256: before their size is known the client grants
+    // its demand and 16 (8 MiB, where 256 would be 128 MiB); once it is, about 1 MiB ahead (one).
+    AtomicLong asked = new AtomicLong();
+    ReactiveRequester r = endlessServer(asked, 512 << 10, StreamsOptions.DEFAULT);
+    Taking taking = new Taking(2);
+    r.requestStream(Payload.of("x")).subscribe(taking);
+    assertThat(taking.received.await(10, TimeUnit.SECONDS)).isTrue();
+    Thread.sleep(300); // time for anything more to flow, if it would
+    assertThat(asked.get()).isEqualTo(2 + 16);
+    taking.more(40);
+    assertThat(taking.received.await(10, TimeUnit.SECONDS)).isTrue();
+    Thread.sleep(300);
+    assertThat(asked.get()).isEqualTo(42 + 1);
+    taking.subscription.cancel();
+  }
+
   /**
    * How many items an endless server stream was asked for once a subscriber with {@code prefetch}
    * had requested {@code n} once and received them.
    */
   private long askedOfTheServer(int prefetch, int n) throws Exception {
     AtomicLong asked = new AtomicLong();
-    pair =
-        new Pair(
-            ReactiveResponder.of(
-                new ReactiveHandler() {
-                  @Override
-                  public Publisher<Payload> requestStream(Payload payload) {
-                    return Flux.range(0, Integer.MAX_VALUE)
-                        .doOnRequest(asked::addAndGet)
-                        .map(i -> Payload.of(Integer.toString(i)));
-                  }
-                }));
     ReactiveRequester r =
-        ReactiveRequester.of(pair.connection, StreamsOptions.builder().prefetch(prefetch).build());
+        endlessServer(asked, 0, StreamsOptions.builder().prefetch(prefetch).build());
     Taking taking = new Taking(n);
     r.requestStream(Payload.of("x")).subscribe(taking);
     assertThat(taking.received.await(10, TimeUnit.SECONDS)).isTrue();
@@ -214,15 +222,45 @@ class ReactiveStreamsTest {
     return asked.get();
   }
 
-  /** Requests {@code n} once and counts down when they came. */
+  /**
+   * A server whose streams never end (their items' numbers, or {@code size} bytes each), counting
+   * in {@code asked} what its Publisher is asked for; a requester of it with {@code options}.
+   */
+  private ReactiveRequester endlessServer(AtomicLong asked, int size, StreamsOptions options)
+      throws Exception {
+    byte[] large = new byte[size];
+    pair =
+        new Pair(
+            ReactiveResponder.of(
+                new ReactiveHandler() {
+                  @Override
+                  public Publisher<Payload> requestStream(Payload payload) {
+                    return Flux.range(0, Integer.MAX_VALUE)
+                        .doOnRequest(asked::addAndGet)
+                        .map(
+                            i ->
+                                size == 0
+                                    ? Payload.of(Integer.toString(i))
+                                    : Payload.of(Unpooled.wrappedBuffer(large)));
+                  }
+                }));
+    return ReactiveRequester.of(pair.connection, options);
+  }
+
+  /** Requests {@code n} once (and more with {@link #more}) and counts down as they come. */
   private static final class Taking implements Subscriber<Payload> {
-    final CountDownLatch received;
+    volatile CountDownLatch received;
     final long n;
     volatile Subscription subscription;
 
     Taking(long n) {
       this.n = n;
       this.received = new CountDownLatch((int) n);
+    }
+
+    void more(int m) {
+      received = new CountDownLatch(m);
+      subscription.request(m);
     }
 
     @Override

@@ -23,11 +23,18 @@ import org.reactivestreams.Subscription;
  *
  * <p>Credit. A subscriber that requests {@link Long#MAX_VALUE} gets unbounded credit and its
  * payloads straight from the read (no queue; the transport holds the peer back). Otherwise credit
- * follows demand: the peer may send what the subscriber has asked for and not yet received, plus
- * {@link StreamsOptions#prefetch()} ahead of it. Credit is topped up with one REQUEST_N once it has
- * fallen three quarters of the prefetch short of that, so a subscriber that asks for one at a time
- * costs a frame per three quarters of the prefetch, and one that asks for many keeps as many in
- * flight. What arrives beyond the subscriber's demand waits in a queue of at most the prefetch.
+ * follows demand: the peer may send what the subscriber has asked for and not yet received, plus a
+ * prefetch ahead of it. Credit is topped up with one REQUEST_N once it has fallen three quarters of
+ * the prefetch short of that, so a subscriber that asks for one at a time costs a frame per three
+ * quarters of the prefetch, and one that asks for many keeps as many in flight. What arrives beyond
+ * the subscriber's demand waits in a queue of at most the prefetch.
+ *
+ * <p>The prefetch follows the payloads' size: {@link StreamsOptions#prefetch()} payloads, but no
+ * more than about {@value #PREFETCH_BYTES} bytes of them by their running average size (at least
+ * one), and {@value #FIRST_PREFETCH} before a size is known. So a slow subscriber of 8-byte
+ * payloads has 256 waiting, and one of 4 MiB payloads one, not a gigabyte. Credit counts payloads
+ * (RSocket's REQUEST_N), so what was granted at one size may arrive at a larger one; the next grant
+ * shrinks.
  *
  * <p>Ending. Completion and the peer's ERROR come after the payloads queued before them; a broken
  * or closed connection fails the subscriber at once (see {@link #onError(Stream, int, String)}).
@@ -39,10 +46,18 @@ import org.reactivestreams.Subscription;
 public abstract class InboundPublisher extends LoopDrain
     implements Publisher<Payload>, Subscription, StreamListener {
   protected final boolean zeroCopy;
-  private final int prefetch;
 
-  /** The least credit worth a REQUEST_N: three quarters of the prefetch. */
-  private final int limit;
+  /** The most payloads granted ahead of demand: {@link StreamsOptions#prefetch()}. */
+  private final int maxPrefetch;
+
+  /** About how many bytes of payloads are granted ahead of demand at most. */
+  static final long PREFETCH_BYTES = 1 << 20;
+
+  /** The prefetch before a payload's size is known (when less than the configured one). */
+  static final int FIRST_PREFETCH = 16;
+
+  /** The frame around a payload, added to its size: prefix, header, metadata length. */
+  private static final long FRAMING = 12;
 
   // Field updaters, not atomic objects: a request-response makes this one object, not four.
   private volatile int subscribed;
@@ -103,6 +118,19 @@ public abstract class InboundPublisher extends LoopDrain
   private long granted;
 
   private long arrived;
+
+  /** Payloads granted ahead of demand (bounded credit), by {@link #averageSize}. Loop only. */
+  private int prefetch;
+
+  /** The least credit worth a REQUEST_N: three quarters of the prefetch. */
+  private int limit;
+
+  /** A running average of the received payloads' sizes; 0 until one has come. Loop only. */
+  private long averageSize;
+
+  /** The prefetch grew with the first size known: grant the difference even below the limit. */
+  private boolean prefetchGrew;
+
   private boolean inboundDone;
   private Throwable terminal;
   private boolean finished;
@@ -113,8 +141,27 @@ public abstract class InboundPublisher extends LoopDrain
   protected InboundPublisher(EventExecutor loop, StreamsOptions options) {
     super(loop);
     this.zeroCopy = options.zeroCopy();
-    this.prefetch = options.prefetch();
-    this.limit = Math.max(1, prefetch - (prefetch >> 2));
+    this.maxPrefetch = options.prefetch();
+    setPrefetch(Math.min(maxPrefetch, FIRST_PREFETCH));
+  }
+
+  private void setPrefetch(int n) {
+    prefetch = n;
+    limit = Math.max(1, n - (n >> 2));
+  }
+
+  /** Folds a received payload's size into the average and the prefetch. Loop, bounded credit. */
+  private void sized(ByteBuf metadata, ByteBuf data) {
+    long size = data.readableBytes() + (metadata == null ? 0 : metadata.readableBytes()) + FRAMING;
+    long average = averageSize;
+    boolean first = average == 0;
+    average = first ? size : average + (size - average) / 8;
+    averageSize = average;
+    int n = (int) Math.max(1, Math.min(maxPrefetch, PREFETCH_BYTES / average));
+    if (n != prefetch) {
+      prefetchGrew = first && n > prefetch;
+      setPrefetch(n);
+    }
   }
 
   /**
@@ -145,7 +192,8 @@ public abstract class InboundPublisher extends LoopDrain
     long queued = queue == null ? 0 : queue.size();
     long outstanding = granted - arrived;
     long grant = Math.min(demand + prefetch - queued - outstanding, MAX_GRANT);
-    if (grant >= limit) {
+    if (grant >= limit || prefetchGrew && grant > 0) {
+      prefetchGrew = false;
       granted += grant;
       s.request(grant);
     }
@@ -304,6 +352,9 @@ public abstract class InboundPublisher extends LoopDrain
       stream = s; // the caller thread has not stored it yet
     }
     arrived++;
+    if (credited && !unbounded) {
+      sized(metadata, data);
+    }
     if (!draining && (queue == null || queue.isEmpty()) && canEmit(requested)) {
       draining = true;
       try {

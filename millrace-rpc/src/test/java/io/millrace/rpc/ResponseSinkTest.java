@@ -1,0 +1,84 @@
+package io.millrace.rpc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayDeque;
+import java.util.Queue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+
+/** A blocking handler's call on an executor, cancelled before the executor runs it. */
+class ResponseSinkTest {
+  @Test
+  void aCallCancelledWhileItWaitsForItsThread_doesNotRunItsHandler() {
+    Queue<Runnable> executor = new ArrayDeque<>();
+    AtomicBoolean ran = new AtomicBoolean();
+    Recorder recorder = new Recorder(true);
+    Blocking.onExecutor(
+            executor::add,
+            () -> {
+              ran.set(true);
+              return "x";
+            })
+        .subscribe(recorder);
+    assertThat(executor).hasSize(1);
+    executor.poll().run();
+    assertThat(ran).as("the handler ran for a cancelled call").isFalse();
+    assertThat(recorder.signals).isEmpty(); // nothing after a cancel
+  }
+
+  @Test
+  void aCallNotCancelled_runsItsHandlerAndAnswers() {
+    Queue<Runnable> executor = new ArrayDeque<>();
+    Recorder recorder = new Recorder(false);
+    Blocking.onExecutor(executor::add, () -> "x").subscribe(recorder);
+    executor.poll().run();
+    assertThat(recorder.signals).containsExactly("x", "complete");
+  }
+
+  @Test
+  void aStreamCancelledWhileItWaits_doesNotRunItsHandler() {
+    Queue<Runnable> executor = new ArrayDeque<>();
+    AtomicBoolean ran = new AtomicBoolean();
+    Blocking.<String>streamOnExecutor(executor::add, sink -> ran.set(true))
+        .subscribe(new Recorder(true));
+    executor.poll().run();
+    assertThat(ran).isFalse();
+  }
+
+  /** Asks for everything, or cancels at once; records what it is told. */
+  private static final class Recorder implements Subscriber<String> {
+    final boolean cancels;
+    final Queue<String> signals = new ArrayDeque<>();
+
+    Recorder(boolean cancels) {
+      this.cancels = cancels;
+    }
+
+    @Override
+    public void onSubscribe(Subscription s) {
+      if (cancels) {
+        s.cancel();
+      } else {
+        s.request(Long.MAX_VALUE);
+      }
+    }
+
+    @Override
+    public void onNext(String item) {
+      signals.add(item);
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      signals.add("error " + t);
+    }
+
+    @Override
+    public void onComplete() {
+      signals.add("complete");
+    }
+  }
+}
