@@ -2,17 +2,27 @@ package io.millrace.futures.internal;
 
 import io.millrace.streams.Payload;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
 /**
  * A call's at most one item as a CompletableFuture: completed with the item (null if none) when the
- * Publisher completes, exceptionally when it fails; cancelling the future cancels the call.
+ * Publisher completes, exceptionally when it fails; cancelling the future cancels the call. An item
+ * that nobody will take (the future was completed first: a cancel or a timeout, perhaps between the
+ * item and the Publisher's completion) is released.
  */
 public final class FutureSubscriber<T> extends CompletableFuture<T> implements Subscriber<T> {
+  /** In {@link #value} once the item was taken, by the completion or by a cancel. */
+  private static final Object TAKEN = new Object();
+
+  @SuppressWarnings("rawtypes")
+  private static final AtomicReferenceFieldUpdater<FutureSubscriber, Object> VALUE =
+      AtomicReferenceFieldUpdater.newUpdater(FutureSubscriber.class, Object.class, "value");
+
   private volatile Subscription subscription;
   private volatile boolean fromPublisher;
-  private T value;
+  private volatile Object value;
 
   public FutureSubscriber() {
     // Completed by anyone else (cancel, orTimeout, complete): the call is no longer wanted.
@@ -23,6 +33,7 @@ public final class FutureSubscriber<T> extends CompletableFuture<T> implements S
             if (s != null) {
               s.cancel();
             }
+            release(VALUE.getAndSet(this, TAKEN)); // an item that came before the cancel
           }
         });
   }
@@ -39,22 +50,34 @@ public final class FutureSubscriber<T> extends CompletableFuture<T> implements S
 
   @Override
   public void onNext(T item) {
-    value = item;
+    if (!VALUE.compareAndSet(this, null, item)) {
+      release(item); // the future was completed first: nobody takes it
+    }
   }
 
   @Override
   public void onError(Throwable t) {
     fromPublisher = true;
+    release(VALUE.getAndSet(this, TAKEN)); // an item before the failure is not the answer
     completeExceptionally(t);
   }
 
   @Override
+  @SuppressWarnings("unchecked")
   public void onComplete() {
-    T v = value;
-    value = null;
     fromPublisher = true;
-    if (!complete(v) && v instanceof Payload) {
-      ((Payload) v).release(); // the future was completed first (a timeout): nobody takes it
+    Object v = VALUE.getAndSet(this, TAKEN);
+    if (v == TAKEN) {
+      return; // completed by a cancel or a timeout, which released the item
+    }
+    if (!complete((T) v)) {
+      release(v); // the future was completed first (a timeout): nobody takes it
+    }
+  }
+
+  private static void release(Object v) {
+    if (v instanceof Payload p) {
+      p.release();
     }
   }
 }

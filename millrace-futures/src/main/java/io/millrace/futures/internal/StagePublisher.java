@@ -11,7 +11,7 @@ import org.reactivestreams.Subscription;
 /**
  * A handler's CompletionStage as a one-item Publisher for the engine: its value (none if null) on
  * the first request; cancelling cancels the stage when it is a CompletableFuture, and a value that
- * comes after the cancel is released.
+ * is there or comes after the cancel (requested or not) is released.
  */
 public final class StagePublisher implements Publisher<Payload> {
   private final CompletionStage<Payload> stage;
@@ -76,6 +76,16 @@ public final class StagePublisher implements Publisher<Payload> {
         stage.toCompletableFuture().cancel(false);
       } catch (UnsupportedOperationException e) {
         // A stage that is not a future cannot be cancelled; its value is released when it comes.
+      }
+      if (compareAndSet(false, true)) {
+        // Never requested: no request will take the value, which may be there already (a
+        // completed future cannot be cancelled) or come later. Released either way.
+        stage.whenComplete(
+            (value, error) -> {
+              if (value != null) {
+                value.release();
+              }
+            });
       }
     }
   }

@@ -1,0 +1,92 @@
+package io.millrace.flavours;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.millrace.futures.internal.FutureSubscriber;
+import io.millrace.futures.internal.StagePublisher;
+import io.millrace.streams.Payload;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+
+/** The futures flavour's bridges to the streams layer release what nobody will take. */
+class FutureBridgesTest {
+  @Test
+  void aHandlersAnswer_cancelledBeforeItWasAskedFor_isReleased() {
+    // A handler on an executor answered at once, but the call was cancelled (the peer's CANCEL,
+    // the connection gone) before the engine asked for the answer.
+    ByteBuf data = Unpooled.directBuffer().writeByte(1);
+    new StagePublisher(CompletableFuture.completedFuture(Payload.of(data)))
+        .subscribe(new Cancelling());
+    assertThat(data.refCnt()).isZero();
+  }
+
+  @Test
+  void aHandlersLaterAnswer_cancelledBeforeItWasAskedFor_isReleasedWhenItComes() {
+    ByteBuf data = Unpooled.directBuffer().writeByte(1);
+    CompletableFuture<Payload> later = new CompletableFuture<>();
+    // Not a CompletableFuture to the publisher: it cannot cancel it, so the value still comes.
+    new StagePublisher(later.minimalCompletionStage()).subscribe(new Cancelling());
+    later.complete(Payload.of(data));
+    assertThat(data.refCnt()).isZero();
+  }
+
+  @Test
+  void anAnswer_cancelledBetweenItsItemAndItsCompletion_isReleased() {
+    ByteBuf data = Unpooled.directBuffer().writeByte(1);
+    FutureSubscriber<Payload> call = new FutureSubscriber<>();
+    AtomicBoolean cancelledUpstream = new AtomicBoolean();
+    call.onSubscribe(subscription(cancelledUpstream));
+    call.onNext(Payload.of(data));
+    call.cancel(false); // a timeout, or the caller; the completion never comes after the cancel
+    assertThat(cancelledUpstream).isTrue();
+    assertThat(data.refCnt()).isZero();
+  }
+
+  @Test
+  void anAnswer_completedNormally_isTheCallersToRelease() {
+    ByteBuf data = Unpooled.directBuffer().writeByte(1);
+    FutureSubscriber<Payload> call = new FutureSubscriber<>();
+    call.onSubscribe(subscription(new AtomicBoolean()));
+    call.onNext(Payload.of(data));
+    call.onComplete();
+    assertThat(call.join().data()).isSameAs(data);
+    assertThat(data.refCnt()).isOne();
+    call.join().release();
+  }
+
+  private static Subscription subscription(AtomicBoolean cancelled) {
+    return new Subscription() {
+      @Override
+      public void request(long n) {}
+
+      @Override
+      public void cancel() {
+        cancelled.set(true);
+      }
+    };
+  }
+
+  /** Cancels as soon as it is subscribed, asking for nothing. */
+  private static final class Cancelling implements Subscriber<Payload> {
+    @Override
+    public void onSubscribe(Subscription s) {
+      s.cancel();
+    }
+
+    @Override
+    public void onNext(Payload p) {
+      p.release();
+    }
+
+    @Override
+    public void onError(Throwable t) {}
+
+    @Override
+    public void onComplete() {}
+  }
+}
