@@ -25,14 +25,21 @@ import java.util.concurrent.atomic.AtomicInteger;
  * CompletableFuture.get()}) beyond the most threads the pool may start blocks without a replacement
  * instead of throwing.
  *
- * <p>Threads are started as calls need them, up to {@link Blocking#MAX_PLATFORM_HANDLERS} running
- * handlers (more wait their turn in the queue). A ForkJoinPool lets idle threads go slowly: one per
- * keep-alive period (a minute), and only while the pool has nothing to do, so the threads of a
- * burst of blocked handlers stay for a while after it. A keep-alive of one second trimmed threads
- * under load too and halved the futures flavour's request-response rate, so the minute stays.
+ * <p>Threads are started as calls need them, up to {@link Blocking#MAX_PLATFORM_HANDLERS} threads
+ * in all, spares for blocked handlers included (more calls wait their turn in the queue). A
+ * ForkJoinPool lets idle threads go slowly: one per keep-alive period (a minute), and only while
+ * the pool has nothing to do, so the threads of a burst of blocked handlers stay for a while after
+ * it. A keep-alive of one second trimmed threads under load too and halved the futures flavour's
+ * request-response rate, so the minute stays.
  */
 final class HandlerPool extends ForkJoinPool {
-  private static final int MAX_THREADS = 0x7fff; // ForkJoinPool's own cap, for compensation
+  /**
+   * The most threads, spares included: a handler waiting in {@code CompletableFuture.get()} asks
+   * the pool for a spare, and with ForkJoinPool's own cap (32,767) a downstream service that hangs
+   * made a thread per waiting call (found by a review; HandlerExecutorTest). At the cap such a wait
+   * blocks without a spare, and further calls queue.
+   */
+  private static final int MAX_THREADS = Blocking.MAX_PLATFORM_HANDLERS;
 
   HandlerPool(String name) {
     super(

@@ -3,6 +3,7 @@ package io.millrace.rpc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -43,6 +44,30 @@ class HandlerExecutorTest {
         .isTrue();
     release.countDown();
     assertThat(finished.await(30, TimeUnit.SECONDS)).isTrue();
+  }
+
+  @Test
+  void onPlatformThreadsHandlersWaitingOnFuturesDoNotGrowThePoolPastItsCap() throws Exception {
+    // A CompletableFuture.get() in a handler (a call to a service that hangs) asks a ForkJoinPool
+    // for a spare thread; the pool's cap holds for those too, and the rest of the calls queue.
+    HandlerPool pool = new HandlerPool("capped");
+    CompletableFuture<Void> hangs = new CompletableFuture<>();
+    try {
+      int calls = Blocking.MAX_PLATFORM_HANDLERS + 200;
+      for (int i = 0; i < calls; i++) {
+        pool.execute(hangs::join);
+      }
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+      while (pool.getPoolSize() < Blocking.MAX_PLATFORM_HANDLERS && System.nanoTime() < until) {
+        Thread.sleep(10);
+      }
+      Thread.sleep(200); // time for more threads, if any would come
+      assertThat(pool.getPoolSize()).isEqualTo(Blocking.MAX_PLATFORM_HANDLERS);
+    } finally {
+      hangs.complete(null);
+      pool.shutdown();
+      assertThat(pool.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+    }
   }
 
   @Test
