@@ -223,12 +223,21 @@ public final class Headers {
     }
   }
 
+  /**
+   * {@code s} as it goes into an error message: a name or key from the peer is echoed in the status
+   * it gets back, so at most its first 128 characters (it may be megabytes long).
+   */
+  static String shortened(String s) {
+    return s.length() <= 128 ? s : s.substring(0, 128) + "... (" + s.length() + " characters)";
+  }
+
   private static void checkKeyChars(String key) {
     if (key == null) {
       throw new NullPointerException("key");
     }
     if (key.isEmpty() || key.length() > 255) {
-      throw new IllegalArgumentException("a header key has 1 to 255 characters: '" + key + "'");
+      throw new IllegalArgumentException(
+          "a header key has 1 to 255 characters: '" + shortened(key) + "'");
     }
     for (int i = 0; i < key.length(); i++) {
       char c = key.charAt(i);
@@ -236,7 +245,9 @@ public final class Headers {
           (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
       if (!ok) {
         throw new IllegalArgumentException(
-            "header key " + key + ": only lower case letters, digits and - _ . are allowed");
+            "header key "
+                + shortened(key)
+                + ": only lower case letters, digits and - _ . are allowed");
       }
     }
   }

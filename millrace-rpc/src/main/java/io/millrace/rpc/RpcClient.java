@@ -270,9 +270,17 @@ public final class RpcClient {
 
       @Override
       public Payload apply(Req r) {
-        ByteBuf data = marshaller.serialize(r, alloc);
         ByteBuf metadata = first ? routeMetadata(method) : null;
         first = false;
+        ByteBuf data;
+        try {
+          data = marshaller.serialize(r, alloc);
+        } catch (RuntimeException e) {
+          if (metadata != null) {
+            metadata.release();
+          }
+          throw e;
+        }
         return Payload.of(metadata, data);
       }
     };
@@ -347,7 +355,12 @@ public final class RpcClient {
 
   private ByteBuf routeMetadata(MethodDescriptor<?, ?> method) {
     ByteBuf metadata = alloc.buffer();
-    Routing.encodeComposite(metadata, method.route());
+    try {
+      Routing.encodeComposite(metadata, method.route()); // throws for a route over 255 bytes
+    } catch (RuntimeException e) {
+      metadata.release();
+      throw e;
+    }
     return metadata;
   }
 

@@ -260,7 +260,9 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
     }
     if (method == null) {
       throw Status.UNIMPLEMENTED
-          .withMessage("unknown method " + (name != null ? name : "id " + Long.toHexString(id)))
+          .withMessage(
+              "unknown method "
+                  + (name != null ? Headers.shortened(name) : "id " + Long.toHexString(id)))
           .asException();
     }
     MethodDescriptor<?, ?> d = method.descriptor();

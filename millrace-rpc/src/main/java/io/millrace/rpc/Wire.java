@@ -93,6 +93,9 @@ final class Wire {
     long total = 0;
     for (long i = 0; i < count; i++) {
       int keyLength = readLength(in, "header key");
+      if (total + keyLength + Headers.ENTRY_OVERHEAD > maxBytes) {
+        throw new HeadersTooLargeException(maxBytes); // before a String is made of the key
+      }
       String key = in.toString(in.readerIndex(), keyLength, StandardCharsets.US_ASCII);
       in.skipBytes(keyLength);
       int valueLength = readLength(in, "header value");

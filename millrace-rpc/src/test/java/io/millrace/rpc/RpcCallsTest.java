@@ -458,6 +458,59 @@ class RpcCallsTest {
   }
 
   @Test
+  void aRouteTooLongToEncode_failsItsCall_leaksNothing_andTheConnectionGoesOn() throws Exception {
+    RpcClient routed = RpcClient.routing(connectRouting());
+    String tooLong = TestService.NAME + "/" + "x".repeat(300); // a route entry holds 255 bytes
+    Throwable unary =
+        Mono.from(
+                routed.unary(
+                    method(tooLong, MethodDescriptor.Type.UNARY), text("hi"), CallOptions.DEFAULT))
+            .materialize()
+            .block(WAIT)
+            .getThrowable();
+    assertThat(unary).isNotNull();
+    Throwable channel =
+        Flux.from(
+                routed.bidiStreaming(
+                    method(tooLong, MethodDescriptor.Type.BIDI_STREAMING),
+                    Flux.just(text("a"), text("b")),
+                    CallOptions.DEFAULT))
+            .materialize()
+            .blockLast(WAIT)
+            .getThrowable();
+    assertThat(channel).isNotNull();
+    assertThat(
+            Mono.from(routed.unary(TestService.ECHO, text("after"), CallOptions.DEFAULT))
+                .block(WAIT))
+        .isEqualTo(text("after"));
+  }
+
+  @Test
+  void anUnknownMethodsLongName_comesBackShortenedInTheStatus() throws Exception {
+    RpcClient routed = RpcClient.routing(connectRouting());
+    String unknown = TestService.NAME + "/" + "y".repeat(200);
+    Throwable t =
+        Mono.from(
+                routed.unary(
+                    method(unknown, MethodDescriptor.Type.UNARY), text("hi"), CallOptions.DEFAULT))
+            .materialize()
+            .block(WAIT)
+            .getThrowable();
+    assertThat(statusOf(t).code()).isEqualTo(Status.Code.UNIMPLEMENTED);
+    assertThat(statusOf(t).message()).contains("(214 characters)").hasSizeLessThan(200);
+  }
+
+  private static MethodDescriptor<StringValue, StringValue> method(
+      String name, MethodDescriptor.Type type) {
+    return MethodDescriptor.newBuilder(
+            name,
+            type,
+            ProtobufMarshaller.of(StringValue.getDefaultInstance()),
+            ProtobufMarshaller.of(StringValue.getDefaultInstance()))
+        .build();
+  }
+
+  @Test
   void routingCallers_reachTheSameMethods_andSeeStatusesAsErrorText() throws Exception {
     RpcClient routed = RpcClient.routing(connectRouting());
     assertThat(
