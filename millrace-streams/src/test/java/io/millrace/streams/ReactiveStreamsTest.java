@@ -303,6 +303,65 @@ class ReactiveStreamsTest {
   }
 
   @Test
+  void aChannelCancelledAfterItsAnswersEnded_endsItsSendingHalfToo() throws Exception {
+    // The responder answers once and completes while still reading; the requester's payloads never
+    // end. A cancel of the call after the answers' end (the observer flavour's cancel) ends the
+    // sending half, so the stream does not stay open on both sides for ever.
+    CountDownLatch responderSawTheEnd = new CountDownLatch(1);
+    pair =
+        new Pair(
+            ReactiveResponder.of(
+                new ReactiveHandler() {
+                  @Override
+                  public Publisher<Payload> requestChannel(
+                      Payload first, Publisher<Payload> inbound) {
+                    first.release();
+                    Flux.from(inbound)
+                        .doOnNext(Payload::release)
+                        .doFinally(signal -> responderSawTheEnd.countDown())
+                        .subscribe(p -> {}, e -> {}); // ends with the requester's CANCELED
+                    return Flux.just(Payload.of("only"));
+                  }
+                }));
+    ReactiveRequester r = ReactiveRequester.of(pair.connection);
+    Flux<Payload> endless = Flux.just(Payload.of("a")).concatWith(Flux.never());
+    AtomicReference<Subscription> subscription = new AtomicReference<>();
+    CountDownLatch completed = new CountDownLatch(1);
+    r.requestChannel(endless)
+        .subscribe(
+            new Subscriber<Payload>() {
+              @Override
+              public void onSubscribe(Subscription s) {
+                subscription.set(s);
+                s.request(Long.MAX_VALUE);
+              }
+
+              @Override
+              public void onNext(Payload p) {
+                p.release();
+              }
+
+              @Override
+              public void onError(Throwable t) {}
+
+              @Override
+              public void onComplete() {
+                completed.countDown();
+              }
+            });
+    assertThat(completed.await(10, TimeUnit.SECONDS)).isTrue();
+    Thread.sleep(100);
+    assertThat(pair.connection.activeStreams()).as("half open").isOne();
+    subscription.get().cancel();
+    assertThat(responderSawTheEnd.await(10, TimeUnit.SECONDS)).isTrue();
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (pair.connection.activeStreams() != 0 && System.nanoTime() < until) {
+      Thread.sleep(10);
+    }
+    assertThat(pair.connection.activeStreams()).isZero();
+  }
+
+  @Test
   void aChannelEchoesEveryPayloadInOrder() throws Exception {
     ReactiveRequester r = echo();
     Flux<Payload> out = Flux.range(0, 2000).map(i -> Payload.of(Integer.toString(i)));
