@@ -1,5 +1,6 @@
 package io.millrace.rpc;
 
+import io.millrace.streams.ReactiveResponder;
 import io.netty.util.concurrent.EventExecutor;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -43,9 +44,11 @@ public final class ServerContext {
     this.prefetch = prefetch;
     this.requestHeaders = requestHeaders;
     this.hasDeadline = timeoutMicros != CallHeader.NO_TIMEOUT;
+    // From the request's arrival: on a handler executor, the time it waited for a thread counts.
     this.deadlineNanos =
         hasDeadline
-            ? System.nanoTime() + Math.min(timeoutMicros, Long.MAX_VALUE / 4_000) * 1_000
+            ? ReactiveResponder.requestArrivedNanos()
+                + Math.min(timeoutMicros, Long.MAX_VALUE / 4_000) * 1_000
             : 0;
   }
 

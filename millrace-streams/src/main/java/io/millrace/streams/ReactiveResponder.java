@@ -138,14 +138,70 @@ public final class ReactiveResponder implements Responder {
       subscribeAnswer(kind, request, sink, channel);
       return;
     }
+    long arrived = System.nanoTime();
     try {
-      executor.execute(() -> subscribeAnswer(kind, request, sink, channel));
+      executor.execute(
+          () -> {
+            if (sink.isStopped()) { // cancelled (or the connection lost) while it waited its turn
+              request.release();
+              if (channel != null) {
+                channel.inbound().subscribe(CANCELLING);
+              }
+              return;
+            }
+            long[] at = ARRIVED.get();
+            at[0] = arrived;
+            at[1] = 1;
+            try {
+              subscribeAnswer(kind, request, sink, channel);
+            } finally {
+              at[1] = 0;
+            }
+          });
     } catch (RejectedExecutionException e) {
       LOG.log(Level.WARNING, "the handler executor refused a request: " + e);
       request.release();
       refuse(sink, new StreamErrorException(ErrorCode.REJECTED, "the server is overloaded"));
     }
   }
+
+  /**
+   * When the request's handler runs on the handler executor, its {@code System.nanoTime()} of
+   * arrival on the event loop, on the handler's thread while the handler method runs. Elsewhere the
+   * handler runs as the request arrives.
+   */
+  private static final ThreadLocal<long[]> ARRIVED = ThreadLocal.withInitial(() -> new long[2]);
+
+  /**
+   * The {@code System.nanoTime()} at which the request being handled arrived: in a handler method
+   * run on the handler executor ({@link StreamsOptions#handlerExecutor()}), when the event loop
+   * read it, so that the time it waited for a thread counts against its deadline; anywhere else,
+   * now (a handler on the event loop runs as its request arrives).
+   */
+  public static long requestArrivedNanos() {
+    long[] at = ARRIVED.get();
+    return at[1] != 0 ? at[0] : System.nanoTime();
+  }
+
+  /** Cancels what it is subscribed to and releases what comes anyway. */
+  private static final Subscriber<Payload> CANCELLING =
+      new Subscriber<>() {
+        @Override
+        public void onSubscribe(Subscription s) {
+          s.cancel();
+        }
+
+        @Override
+        public void onNext(Payload p) {
+          p.release();
+        }
+
+        @Override
+        public void onError(Throwable t) {}
+
+        @Override
+        public void onComplete() {}
+      };
 
   private void subscribeAnswer(
       int kind, Payload request, OutboundSink sink, ResponderChannel channel) {

@@ -55,6 +55,18 @@ public class OutboundSink extends LoopDrain implements Subscriber<Payload>, Stre
   private long requestedUp;
   private long sent;
   private boolean finished;
+
+  /** Whether {@link #stop} ended the stream's outbound half from elsewhere. */
+  private volatile boolean stopped;
+
+  /**
+   * Whether the stream's outbound half ended from elsewhere (the peer's CANCEL or ERROR, the
+   * connection lost) before an answer ended it: an answer is no longer wanted. Any thread.
+   */
+  public boolean isStopped() {
+    return stopped;
+  }
+
   private boolean upstreamCancelled;
   private boolean draining;
   private boolean missed;
@@ -300,6 +312,7 @@ public class OutboundSink extends LoopDrain implements Subscriber<Payload>, Stre
       return;
     }
     finished = true;
+    stopped = true;
     cancelUpstream();
     releaseQueued();
   }
