@@ -17,6 +17,9 @@ import io.netty.buffer.Unpooled;
 import java.lang.System.Logger.Level;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
@@ -237,57 +240,108 @@ public final class ReactiveResponder implements Responder {
     }
   }
 
+  /**
+   * The most fire-and-forget and metadata-push calls of one responder whose handling has not ended
+   * (waiting for the handler executor, or a handler's Publisher not yet complete). They have no
+   * credit and no stream, so nothing else holds a peer back: past this many, new ones are dropped
+   * (released, and logged), as a peer that sends faster than the handlers finish would otherwise
+   * grow the heap without bound.
+   */
+  public static final int MAX_FIRE_AND_FORGETS_RUNNING = 4096;
+
+  private final AtomicInteger fireAndForgetsRunning = new AtomicInteger();
+  private final AtomicLong fireAndForgetsDropped = new AtomicLong();
+
   /** Fire-and-forget and metadata push: here, or on the handler executor. */
   private void consume(Payload p, boolean metadataPush) {
+    if (fireAndForgetsRunning.get() >= MAX_FIRE_AND_FORGETS_RUNNING) {
+      p.release();
+      long dropped = fireAndForgetsDropped.incrementAndGet();
+      if (Long.bitCount(dropped) == 1) { // the 1st, 2nd, 4th, 8th...: a bounded log
+        LOG.log(
+            Level.WARNING,
+            (metadataPush ? "metadata push" : "fire-and-forget")
+                + " dropped: "
+                + MAX_FIRE_AND_FORGETS_RUNNING
+                + " are being handled ("
+                + dropped
+                + " dropped so far)");
+      }
+      return;
+    }
+    fireAndForgetsRunning.incrementAndGet();
     if (executor == null) {
-      subscribeLogging(p, metadataPush);
+      handle(p, metadataPush);
       return;
     }
     try {
-      executor.execute(() -> subscribeLogging(p, metadataPush));
+      executor.execute(() -> handle(p, metadataPush));
     } catch (RejectedExecutionException e) {
       LOG.log(Level.WARNING, "the handler executor refused a request: " + e);
       p.release();
+      fireAndForgetsRunning.decrementAndGet();
     }
   }
 
-  private void subscribeLogging(Payload p, boolean metadataPush) {
-    String what = metadataPush ? "metadata push" : "fire-and-forget";
+  /** Runs a fire-and-forget's handler and subscribes to its end, which is only logged. */
+  private void handle(Payload p, boolean metadataPush) {
+    Ending ending = new Ending(metadataPush);
     Publisher<Void> done;
     try {
       done = metadataPush ? handler.metadataPush(p) : handler.fireAndForget(p);
       if (done == null) {
+        ending.onComplete();
         return;
       }
     } catch (Throwable e) { // an Error too (a class that failed to load): the connection goes on
-      LOG.log(Level.WARNING, what + " handler failed", e);
+      ending.onError(e);
       return;
     }
     try {
-      subscribeLogging(done, what);
+      done.subscribe(ending);
     } catch (Throwable e) { // what a library rethrows from subscribe as fatal (LinkageError)
-      LOG.log(Level.WARNING, what + " handler failed", e);
+      ending.onError(e);
     }
   }
 
-  private static void subscribeLogging(Publisher<Void> done, String what) {
-    done.subscribe(
-        new Subscriber<Void>() {
-          @Override
-          public void onSubscribe(Subscription s) {
-            s.request(Long.MAX_VALUE);
-          }
+  /** A fire-and-forget's end: logged when it fails; counted off once either way. */
+  private final class Ending extends AtomicBoolean implements Subscriber<Void> {
+    private static final long serialVersionUID = 1L;
+    private final boolean metadataPush;
 
-          @Override
-          public void onNext(Void v) {}
+    Ending(boolean metadataPush) {
+      this.metadataPush = metadataPush;
+    }
 
-          @Override
-          public void onError(Throwable t) {
-            LOG.log(Level.WARNING, what + " handler failed", t);
-          }
+    @Override
+    public void onSubscribe(Subscription s) {
+      s.request(Long.MAX_VALUE);
+    }
 
-          @Override
-          public void onComplete() {}
-        });
+    @Override
+    public void onNext(Void v) {}
+
+    @Override
+    public void onError(Throwable t) {
+      if (end()) {
+        LOG.log(
+            Level.WARNING,
+            (metadataPush ? "metadata push" : "fire-and-forget") + " handler failed",
+            t);
+      }
+    }
+
+    @Override
+    public void onComplete() {
+      end();
+    }
+
+    private boolean end() {
+      if (!compareAndSet(false, true)) {
+        return false;
+      }
+      fireAndForgetsRunning.decrementAndGet();
+      return true;
+    }
   }
 }

@@ -362,6 +362,51 @@ class ReactiveStreamsTest {
   }
 
   @Test
+  void fireAndForgetsFasterThanTheirHandlers_areBounded_notQueuedWithoutEnd() throws Exception {
+    // The handler executor runs nothing until released: without a bound, every fire-and-forget
+    // would wait in its queue with its payload.
+    java.util.Queue<Runnable> held = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    AtomicInteger handled = new AtomicInteger();
+    pair =
+        new Pair(
+            ReactiveResponder.of(
+                new ReactiveHandler() {
+                  @Override
+                  public Publisher<Void> fireAndForget(Payload payload) {
+                    payload.release();
+                    handled.incrementAndGet();
+                    return Mono.empty();
+                  }
+                },
+                StreamsOptions.builder().handlerExecutor(held::add).build()));
+    ReactiveRequester r = ReactiveRequester.of(pair.connection);
+    int sent = ReactiveResponder.MAX_FIRE_AND_FORGETS_RUNNING + 1_000;
+    for (int i = 0; i < sent; i++) {
+      Mono.from(r.fireAndForget(Payload.of("x"))).block(WAIT);
+    }
+    awaitSize(held, ReactiveResponder.MAX_FIRE_AND_FORGETS_RUNNING);
+    Thread.sleep(300); // for the rest to arrive (and be dropped)
+    assertThat(held).hasSize(ReactiveResponder.MAX_FIRE_AND_FORGETS_RUNNING);
+    for (Runnable task; (task = held.poll()) != null; ) {
+      task.run();
+    }
+    assertThat(handled.get()).isEqualTo(ReactiveResponder.MAX_FIRE_AND_FORGETS_RUNNING);
+    // Handled, they count no more: the next ones are taken again.
+    Mono.from(r.fireAndForget(Payload.of("y"))).block(WAIT);
+    awaitSize(held, 1);
+    held.poll().run();
+    assertThat(handled.get()).isEqualTo(ReactiveResponder.MAX_FIRE_AND_FORGETS_RUNNING + 1);
+  }
+
+  private static void awaitSize(java.util.Queue<?> q, int n) throws InterruptedException {
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (q.size() < n && System.nanoTime() < until) {
+      Thread.sleep(5);
+    }
+    assertThat(q).hasSize(n);
+  }
+
+  @Test
   void aChannelEchoesEveryPayloadInOrder() throws Exception {
     ReactiveRequester r = echo();
     Flux<Payload> out = Flux.range(0, 2000).map(i -> Payload.of(Integer.toString(i)));
