@@ -510,10 +510,15 @@ public final class ObserverCall<S, R>
   private void awaitSpace() {
     Waiting w = waiting();
     boolean interrupted = false;
+    boolean loopGone = false;
     w.lock.lock();
     try {
       waiters++;
       while (queued > bound && !cancelled) {
+        if (loop.isTerminated()) {
+          loopGone = true; // the connection is gone with it and nothing will take what waits
+          break;
+        }
         // Bounded: the event loop signals only when it gets the lock at once (it must not wait
         // for a producer), so a signal can be missed; the wait then ends by itself and re-checks.
         w.space.awaitNanos(MISSED_SIGNAL_NANOS);
@@ -523,6 +528,12 @@ public final class ObserverCall<S, R>
     } finally {
       waiters--;
       w.lock.unlock();
+    }
+    if (loopGone) {
+      // The response observer heard of it from the loop's end; what waits is dropped, and what
+      // is sent from now on too (a call started once the loop was gone never opened).
+      cancelled(null);
+      return;
     }
     if (interrupted) {
       Thread.currentThread().interrupt();
