@@ -12,6 +12,7 @@ import io.millrace.observer.StreamObserver;
 import io.millrace.reactor.ReactorRequester;
 import io.millrace.streams.Payload;
 import io.millrace.streams.StreamsOptions;
+import io.millrace.streams.internal.InboundPublisher;
 import io.millrace.transport.netty.MillraceClient;
 import java.time.Duration;
 import java.util.concurrent.ExecutorService;
@@ -197,7 +198,9 @@ class ObserverTest {
     r.requestStream(Payload.of("go"), manual);
     // What it asked for, plus the prefetch the streams layer grants ahead (held there, not given):
     // 16 before the payloads' size is known, the whole prefetch once they are seen to be small.
-    assertThat(credits.poll(10, TimeUnit.SECONDS)).as("opening credit").isEqualTo(5L + 16);
+    assertThat(credits.poll(10, TimeUnit.SECONDS))
+        .as("opening credit")
+        .isEqualTo(5L + InboundPublisher.FIRST_PREFETCH);
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     while (manual.count.get() < 5 && System.nanoTime() < deadline) {
       Thread.sleep(5);
@@ -207,7 +210,7 @@ class ObserverTest {
     assertThat(manual.done).isNotDone();
     assertThat(credits.stream().mapToLong(Long::longValue).sum())
         .as("granted later: the prefetch's growth, no more")
-        .isEqualTo(StreamsOptions.DEFAULT.prefetch() - 16L);
+        .isEqualTo(StreamsOptions.DEFAULT.prefetch() - (long) InboundPublisher.FIRST_PREFETCH);
   }
 
   /** Counts what arrives; completes {@link #done} with the count. */

@@ -230,7 +230,7 @@ class ObserverFlavourTest {
         };
     echo.count(request, manual);
     assertThat(credits.poll(10, TimeUnit.SECONDS))
-        .isEqualTo(3 + 1 + StreamsOptions.DEFAULT.prefetch());
+        .isEqualTo(3 + 1 + io.millrace.streams.internal.InboundPublisher.FIRST_PREFETCH);
     manual.failure();
 
     Manual late =

@@ -9,6 +9,7 @@ import io.millrace.core.Stream;
 import io.millrace.core.StreamErrorException;
 import io.millrace.core.StreamListener;
 import io.millrace.frame.ErrorCode;
+import io.millrace.streams.internal.InboundPublisher;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.time.Duration;
@@ -198,7 +199,7 @@ class ReactiveStreamsTest {
     r.requestStream(Payload.of("x")).subscribe(taking);
     assertThat(taking.received.await(10, TimeUnit.SECONDS)).isTrue();
     Thread.sleep(300); // time for anything more to flow, if it would
-    assertThat(asked.get()).isEqualTo(2 + 16);
+    assertThat(asked.get()).isEqualTo(2 + InboundPublisher.FIRST_PREFETCH);
     taking.more(40);
     assertThat(taking.received.await(10, TimeUnit.SECONDS)).isTrue();
     Thread.sleep(300);

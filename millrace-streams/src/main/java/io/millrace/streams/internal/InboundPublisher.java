@@ -51,10 +51,10 @@ public abstract class InboundPublisher extends LoopDrain
   private final int maxPrefetch;
 
   /** About how many bytes of payloads are granted ahead of demand at most. */
-  static final long PREFETCH_BYTES = 1 << 20;
+  public static final long PREFETCH_BYTES = 1 << 20;
 
   /** The prefetch before a payload's size is known (when less than the configured one). */
-  static final int FIRST_PREFETCH = 16;
+  public static final int FIRST_PREFETCH = 16;
 
   /** The frame around a payload, added to its size: prefix, header, metadata length. */
   private static final long FRAMING = 12;
