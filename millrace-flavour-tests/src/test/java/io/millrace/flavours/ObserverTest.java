@@ -320,4 +320,57 @@ class ObserverTest {
         });
     assertThat(told.get(10, TimeUnit.SECONDS)).isNotNull(); // the responses failed
   }
+
+  @Test
+  void aChannelCancelledWhileItsHandlerStarts_tellsTheRequestObserverTheCancel_notTheFirstValue()
+      throws Exception {
+    java.util.concurrent.BlockingQueue<String> seen =
+        new java.util.concurrent.LinkedBlockingQueue<>();
+    ObserverHandler slowToStart =
+        new ObserverHandler() {
+          @Override
+          public StreamObserver<Payload> requestChannel(StreamObserver<Payload> responses) {
+            ServerCallStreamObserver<Payload> out = (ServerCallStreamObserver<Payload>) responses;
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!out.isCancelled() && System.nanoTime() < until) {
+              Thread.onSpinWait(); // (on the handler executor, not a loop)
+            }
+            seen.add("handler saw the cancel: " + out.isCancelled());
+            return new StreamObserver<Payload>() {
+              @Override
+              public void onNext(Payload p) {
+                seen.add("onNext " + p.dataUtf8());
+                p.release();
+              }
+
+              @Override
+              public void onError(Throwable t) {
+                seen.add("onError");
+              }
+
+              @Override
+              public void onCompleted() {
+                seen.add("onCompleted");
+              }
+            };
+          }
+        };
+    server =
+        Server.millrace(
+            ObserverResponder.of(
+                slowToStart, StreamsOptions.builder().handlerExecutor(executor).build()));
+    client = MillraceClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
+    Connection c = client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS);
+    reactor.core.Disposable call =
+        Flux.from(
+                ReactorRequester.of(c)
+                    .requestChannel(Flux.just(Payload.of("first")).concatWith(Flux.never())))
+            .subscribe(Payload::release, e -> {});
+    Thread.sleep(200); // the handler has started and waits
+    call.dispose();
+    assertThat(seen.poll(10, TimeUnit.SECONDS)).isEqualTo("handler saw the cancel: true");
+    assertThat(seen.poll(10, TimeUnit.SECONDS)).isEqualTo("onError");
+    Thread.sleep(100);
+    assertThat(seen).isEmpty();
+  }
 }

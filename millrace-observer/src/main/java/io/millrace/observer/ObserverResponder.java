@@ -127,7 +127,7 @@ public final class ObserverResponder implements Responder {
               throw e;
             }
             call.receiveWith(requests);
-            requests.onNext(first); // the value that opened the channel, before the rest
+            call.receiveFirst(first); // the value that opened the channel, on the loop, first
             inbound.subscribe(call.inbound());
           });
     }

@@ -598,6 +598,28 @@ public final class ObserverCall<S, R>
     this.target = observer;
   }
 
+  /**
+   * A responder channel's opening value, for the request observer: given on the loop, as the values
+   * after it are (subscribe those after calling this), so that the observer is never called from
+   * two threads at once when the handler runs on an executor; released instead, and the observer
+   * told of the cancel, when the call was cancelled before it could be given.
+   */
+  public void receiveFirst(R first) {
+    runOnLoop(
+        () -> {
+          if (targetDone || cancelled) {
+            rules.release(first);
+            tellReceiverCancelled(); // (once: it marks the observer done)
+            return;
+          }
+          try {
+            target.onNext(first);
+          } catch (RuntimeException e) {
+            observerFailed(e);
+          }
+        });
+  }
+
   /** The Subscriber the engine's received values come through. */
   public Subscriber<R> inbound() {
     return new Subscriber<>() {
