@@ -144,7 +144,8 @@ final class ResponseReader<Resp>
     downstream.onSubscribe(this);
     if (options.timeout() != null) { // after onSubscribe returned: no signal overlaps it
       ScheduledFuture<?> t =
-          timers.schedule(this::expire, options.timeout().toNanos(), TimeUnit.NANOSECONDS);
+          timers.schedule(
+              this::expire, TimeUnit.NANOSECONDS.convert(options.timeout()), TimeUnit.NANOSECONDS);
       deadlineTimer = t;
       if (over != 0) { // ended meanwhile: finished() may have looked before the timer was set
         t.cancel(false);

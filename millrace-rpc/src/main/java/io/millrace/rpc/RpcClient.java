@@ -13,6 +13,7 @@ import io.netty.buffer.Unpooled;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import org.reactivestreams.Publisher;
 
@@ -104,7 +105,10 @@ public final class RpcClient {
         }
         responses = call.apply(o);
         for (int i = interceptors.size() - 1; i >= 0; i--) {
-          responses = interceptors.get(i).onResponses(method, o, responses);
+          responses =
+              Objects.requireNonNull(
+                  interceptors.get(i).onResponses(method, o, responses),
+                  "an interceptor's onResponses returned null");
         }
       } catch (RuntimeException e) {
         StatusException refused =
@@ -365,9 +369,10 @@ public final class RpcClient {
   }
 
   private static long timeoutMicros(CallOptions options) {
+    // (TimeUnit's conversion saturates: a timeout of centuries is the longest, not an overflow)
     return options.timeout() == null
         ? CallHeader.NO_TIMEOUT
-        : Math.max(0, options.timeout().toNanos() / 1_000);
+        : Math.max(0, TimeUnit.MICROSECONDS.convert(options.timeout()));
   }
 
   private static void expect(MethodDescriptor<?, ?> method, MethodDescriptor.Type type) {

@@ -9,6 +9,7 @@ import io.millrace.core.StreamListener;
 import io.netty.buffer.ByteBuf;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
@@ -132,7 +133,8 @@ final class UnaryCall<Req, Resp> implements Publisher<Resp>, Subscription, Strea
     Stream s;
     try {
       if (options.timeout() != null) {
-        deadlineNanos = options.timeout().toNanos(); // (throws for a deadline beyond ~292 years)
+        // (saturates: a deadline beyond ~292 years is the longest, where toNanos() would throw)
+        deadlineNanos = TimeUnit.NANOSECONDS.convert(options.timeout());
       }
       s = client.sendUnary(connection, method, request, options, this);
     } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {

@@ -458,6 +458,43 @@ class RpcCallsTest {
   }
 
   @Test
+  void aDeadlineCenturiesAway_isTheLongestDeadline_notAFailure() {
+    CallOptions far = CallOptions.DEFAULT.withTimeout(Duration.ofDays(365L * 1_000));
+    assertThat(Mono.from(rpc.unary(TestService.ECHO, text("hi"), far)).block(WAIT))
+        .isEqualTo(text("hi"));
+    assertThat(
+            Flux.from(rpc.serverStreaming(TestService.COUNT, number(3), far)).count().block(WAIT))
+        .isEqualTo(3);
+    assertThat(
+            Flux.from(rpc.bidiStreaming(TestService.CHAT, Flux.just(text("a")), far))
+                .map(StringValue::getValue)
+                .collectList()
+                .block(WAIT))
+        .containsExactly("re: a");
+  }
+
+  @Test
+  void anInterceptorWhoseOnResponsesReturnsNull_failsTheCall_doesNotThrow() {
+    RpcClient broken =
+        rpc.withInterceptors(
+            new ClientInterceptor() {
+              @Override
+              public <T> org.reactivestreams.Publisher<T> onResponses(
+                  MethodDescriptor<?, ?> method,
+                  CallOptions options,
+                  org.reactivestreams.Publisher<T> responses) {
+                return null;
+              }
+            });
+    Throwable t =
+        Mono.from(broken.unary(TestService.ECHO, text("hi"), CallOptions.DEFAULT))
+            .materialize()
+            .block(WAIT)
+            .getThrowable();
+    assertThat(statusOf(t).code()).isEqualTo(Status.Code.UNKNOWN);
+  }
+
+  @Test
   void aRouteTooLongToEncode_failsItsCall_leaksNothing_andTheConnectionGoesOn() throws Exception {
     RpcClient routed = RpcClient.routing(connectRouting());
     String tooLong = TestService.NAME + "/" + "x".repeat(300); // a route entry holds 255 bytes
