@@ -373,4 +373,54 @@ class ObserverTest {
     Thread.sleep(100);
     assertThat(seen).isEmpty();
   }
+
+  @Test
+  void aResponderReadingByHand_getsTheOpeningValueAndThenOnlyWhatItAsks() throws Exception {
+    java.util.concurrent.BlockingQueue<String> seen =
+        new java.util.concurrent.LinkedBlockingQueue<>();
+    java.util.concurrent.atomic.AtomicReference<ServerCallStreamObserver<Payload>> call =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    ObserverHandler byHand =
+        new ObserverHandler() {
+          @Override
+          public StreamObserver<Payload> requestChannel(StreamObserver<Payload> responses) {
+            ServerCallStreamObserver<Payload> out = (ServerCallStreamObserver<Payload>) responses;
+            out.disableAutoInboundFlowControl();
+            call.set(out);
+            return new StreamObserver<Payload>() {
+              @Override
+              public void onNext(Payload p) {
+                seen.add(p.dataUtf8());
+                p.release();
+              }
+
+              @Override
+              public void onError(Throwable t) {}
+
+              @Override
+              public void onCompleted() {}
+            };
+          }
+        };
+    server = Server.millrace(ObserverResponder.of(byHand));
+    client = MillraceClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
+    Connection c = client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS);
+    reactor.core.Disposable channel =
+        Flux.from(
+                ReactorRequester.of(c)
+                    .requestChannel(
+                        Flux.range(0, 10)
+                            .map(i -> Payload.of(Integer.toString(i)))
+                            .concatWith(Flux.never())))
+            .subscribe(Payload::release, e -> {});
+    assertThat(seen.poll(10, TimeUnit.SECONDS)).isEqualTo("0"); // came with REQUEST_CHANNEL
+    Thread.sleep(200);
+    assertThat(seen).as("nothing it did not ask for").isEmpty();
+    call.get().request(2);
+    assertThat(seen.poll(10, TimeUnit.SECONDS)).isEqualTo("1");
+    assertThat(seen.poll(10, TimeUnit.SECONDS)).isEqualTo("2");
+    Thread.sleep(200);
+    assertThat(seen).isEmpty();
+    channel.dispose();
+  }
 }

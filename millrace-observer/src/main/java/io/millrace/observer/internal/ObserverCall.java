@@ -640,8 +640,9 @@ public final class ObserverCall<S, R>
           // responder keeps the window for its request observer, so that a caller's isReady()
           // stays tied to the handler's reading.
           s.request(requester ? Long.MAX_VALUE : prefetch);
-        } else if (sends) {
-          // A channel opens with its first credit: one, taken from what request(n) asks later.
+        } else if (sends && requester) {
+          // A channel opens with its first credit: one, taken from what request(n) asks later. (A
+          // responder's channel opened with the requester's first value: it owes no credit.)
           owedCredit = Math.max(0, 1 - Math.max(0, pending));
           s.request(Math.max(1, pending));
         } else if (pending > 0) {
