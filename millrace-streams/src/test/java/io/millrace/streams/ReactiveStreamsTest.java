@@ -408,6 +408,56 @@ class ReactiveStreamsTest {
   }
 
   @Test
+  void aResponderThatSubscribedToAChannelButAskedForNothing_hearsThatTheConnectionWent()
+      throws Exception {
+    CountDownLatch subscribed = new CountDownLatch(1);
+    AtomicReference<Throwable> told = new AtomicReference<>();
+    CountDownLatch ended = new CountDownLatch(1);
+    pair =
+        new Pair(
+            ReactiveResponder.of(
+                new ReactiveHandler() {
+                  @Override
+                  public Publisher<Payload> requestChannel(
+                      Payload first, Publisher<Payload> inbound) {
+                    first.release();
+                    inbound.subscribe(
+                        new Subscriber<Payload>() {
+                          @Override
+                          public void onSubscribe(Subscription s) {
+                            subscribed.countDown(); // and asks for nothing (yet)
+                          }
+
+                          @Override
+                          public void onNext(Payload p) {
+                            p.release();
+                          }
+
+                          @Override
+                          public void onError(Throwable t) {
+                            told.set(t);
+                            ended.countDown();
+                          }
+
+                          @Override
+                          public void onComplete() {
+                            ended.countDown();
+                          }
+                        });
+                    return Flux.never();
+                  }
+                }));
+    Flux.from(
+            ReactiveRequester.of(pair.connection)
+                .requestChannel(Flux.just(Payload.of("a")).concatWith(Flux.never())))
+        .subscribe(Payload::release, e -> {});
+    assertThat(subscribed.await(10, TimeUnit.SECONDS)).isTrue();
+    pair.client.shutdownNow(); // the connection goes
+    assertThat(ended.await(10, TimeUnit.SECONDS)).as("told without asking").isTrue();
+    assertThat(told.get()).isInstanceOf(StreamErrorException.class);
+  }
+
+  @Test
   void aChannelEchoesEveryPayloadInOrder() throws Exception {
     ReactiveRequester r = echo();
     Flux<Payload> out = Flux.range(0, 2000).map(i -> Payload.of(Integer.toString(i)));

@@ -141,6 +141,12 @@ public abstract class InboundPublisher extends LoopDrain
   /** Whether {@link #cancelled} was called (once at most). Loop only. */
   private boolean cancelTold;
 
+  /**
+   * The connection failed or closed under the stream: told at once, even to a subscriber that has
+   * not asked for anything yet. Written on the loop.
+   */
+  private volatile boolean connectionLost;
+
   protected InboundPublisher(EventExecutor loop, StreamsOptions options) {
     super(loop);
     this.zeroCopy = options.zeroCopy();
@@ -261,6 +267,8 @@ public abstract class InboundPublisher extends LoopDrain
       signal();
     } else if (requested > 0) {
       tryStart();
+    } else if (connectionLost) {
+      signal(); // the connection went before this subscriber came: it hears so without asking
     }
   }
 
@@ -406,6 +414,7 @@ public abstract class InboundPublisher extends LoopDrain
     StreamErrorException e = StreamErrorException.received(errorCode, message);
     if (!inboundDone && (ErrorCode.isConnectionLevel(errorCode) || !s.connection().isOpen())) {
       dropQueued(); // (a stream the peer had already ended keeps what it sent)
+      connectionLost = true;
     }
     inboundEnded(e);
   }
@@ -514,7 +523,9 @@ public abstract class InboundPublisher extends LoopDrain
           r = requested;
         }
         boolean empty = queue == null || queue.isEmpty();
-        if (empty && inboundDone && loopStarted) {
+        if (empty
+            && inboundDone
+            && (loopStarted || connectionLost && onSubscribeReturned && downstream != null)) {
           finished = true;
           Subscriber<? super Payload> d = takeDownstream();
           if (d == null) {
