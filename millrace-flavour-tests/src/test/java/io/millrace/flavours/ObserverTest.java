@@ -423,4 +423,81 @@ class ObserverTest {
     assertThat(seen).isEmpty();
     channel.dispose();
   }
+
+  @Test
+  void cancellingABidiCallAfterItsResponsesEnded_endsItsRequestHalf_fromAThread() throws Exception {
+    cancelAfterTheResponsesEnded(false);
+  }
+
+  @Test
+  void cancellingABidiCallAfterItsResponsesEnded_endsItsRequestHalf_fromOnCompleted()
+      throws Exception {
+    cancelAfterTheResponsesEnded(true);
+  }
+
+  /**
+   * gRPC-style code that cancels a bidi call once its responses completed (harmless in gRPC): the
+   * request half ends, so the stream does not hold one of the peer's stream slots for ever.
+   */
+  private void cancelAfterTheResponsesEnded(boolean insideOnCompleted) throws Exception {
+    java.util.concurrent.CountDownLatch responderSawTheEnd =
+        new java.util.concurrent.CountDownLatch(1);
+    server =
+        Server.millrace(
+            io.millrace.reactor.ReactorResponder.of(
+                new io.millrace.reactor.ReactorHandler() {
+                  @Override
+                  public Flux<Payload> requestChannel(Payload first, Flux<Payload> inbound) {
+                    first.release();
+                    inbound
+                        .doOnNext(Payload::release)
+                        .doFinally(signal -> responderSawTheEnd.countDown())
+                        .subscribe(p -> {}, e -> {});
+                    return Flux.just(Payload.of("only"));
+                  }
+                }));
+    client = MillraceClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
+    Connection c = client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS);
+    java.util.concurrent.CompletableFuture<Void> completed =
+        new java.util.concurrent.CompletableFuture<>();
+    java.util.concurrent.atomic.AtomicReference<
+            io.millrace.observer.ClientCallStreamObserver<Payload>>
+        call = new java.util.concurrent.atomic.AtomicReference<>();
+    io.millrace.observer.ClientCallStreamObserver<Payload> requests =
+        io.millrace.observer.ObserverRequester.of(c)
+            .requestChannel(
+                new StreamObserver<Payload>() {
+                  @Override
+                  public void onNext(Payload p) {
+                    p.release();
+                  }
+
+                  @Override
+                  public void onError(Throwable t) {
+                    completed.completeExceptionally(t);
+                  }
+
+                  @Override
+                  public void onCompleted() {
+                    if (insideOnCompleted) {
+                      call.get().cancel("done", null);
+                    }
+                    completed.complete(null);
+                  }
+                });
+    call.set(requests);
+    requests.onNext(Payload.of("a"));
+    completed.get(10, TimeUnit.SECONDS);
+    Thread.sleep(100);
+    if (!insideOnCompleted) {
+      assertThat(c.activeStreams()).as("half open").isOne();
+      requests.cancel("done", null);
+    }
+    assertThat(responderSawTheEnd.await(10, TimeUnit.SECONDS)).isTrue();
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (c.activeStreams() != 0 && System.nanoTime() < until) {
+      Thread.sleep(10);
+    }
+    assertThat(c.activeStreams()).isZero();
+  }
 }

@@ -304,10 +304,11 @@ class ReactiveStreamsTest {
   }
 
   @Test
-  void aChannelCancelledAfterItsAnswersEnded_endsItsSendingHalfToo() throws Exception {
-    // The responder answers once and completes while still reading; the requester's payloads never
-    // end. A cancel of the call after the answers' end (the observer flavour's cancel) ends the
-    // sending half, so the stream does not stay open on both sides for ever.
+  void aCancelAfterAChannelsAnswersEnded_isANoOp_theSendingHalfGoesOn() throws Exception {
+    // Reactive Streams rules 1.6 and 3.7: after onComplete the subscription counts as cancelled
+    // and a cancel does nothing (Reactor's zip cancels its inners after one completed). The
+    // responder answered and completed while still reading: the requester's payloads go on.
+    AtomicInteger read = new AtomicInteger();
     CountDownLatch responderSawTheEnd = new CountDownLatch(1);
     pair =
         new Pair(
@@ -318,17 +319,21 @@ class ReactiveStreamsTest {
                       Payload first, Publisher<Payload> inbound) {
                     first.release();
                     Flux.from(inbound)
+                        .doOnNext(p -> read.incrementAndGet())
                         .doOnNext(Payload::release)
                         .doFinally(signal -> responderSawTheEnd.countDown())
-                        .subscribe(p -> {}, e -> {}); // ends with the requester's CANCELED
+                        .subscribe(p -> {}, e -> {});
                     return Flux.just(Payload.of("only"));
                   }
                 }));
     ReactiveRequester r = ReactiveRequester.of(pair.connection);
-    Flux<Payload> endless = Flux.just(Payload.of("a")).concatWith(Flux.never());
+    Flux<Payload> ticking =
+        Flux.interval(Duration.ofMillis(5))
+            .onBackpressureDrop() // (interval fails a tick that nobody asked for)
+            .map(i -> Payload.of(Long.toString(i)));
     AtomicReference<Subscription> subscription = new AtomicReference<>();
     CountDownLatch completed = new CountDownLatch(1);
-    r.requestChannel(endless)
+    r.requestChannel(ticking)
         .subscribe(
             new Subscriber<Payload>() {
               @Override
@@ -351,15 +356,12 @@ class ReactiveStreamsTest {
               }
             });
     assertThat(completed.await(10, TimeUnit.SECONDS)).isTrue();
-    Thread.sleep(100);
-    assertThat(pair.connection.activeStreams()).as("half open").isOne();
     subscription.get().cancel();
-    assertThat(responderSawTheEnd.await(10, TimeUnit.SECONDS)).isTrue();
-    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (pair.connection.activeStreams() != 0 && System.nanoTime() < until) {
-      Thread.sleep(10);
-    }
-    assertThat(pair.connection.activeStreams()).isZero();
+    int before = read.get();
+    Thread.sleep(200);
+    assertThat(read.get()).as("still reading").isGreaterThan(before);
+    assertThat(responderSawTheEnd.getCount()).isOne();
+    pair.connection.dispose(); // (the ticking payloads stop with the connection)
   }
 
   @Test

@@ -6,6 +6,7 @@ import io.millrace.observer.ClientCallStreamObserver;
 import io.millrace.observer.ServerCallStreamObserver;
 import io.millrace.observer.StreamObserver;
 import io.millrace.streams.Payload;
+import io.millrace.streams.internal.RequesterChannel;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.internal.ThreadExecutorMap;
 import java.lang.System.Logger.Level;
@@ -772,8 +773,10 @@ public final class ObserverCall<S, R>
   public void cancel(String message, Throwable cause) {
     cancelRequested = true;
     Subscription s = inbound;
-    if (s != null) {
-      s.cancel(); // CANCEL for the whole call; a channel's sending half ends with it
+    if (s instanceof RequesterChannel channel) {
+      channel.cancelCall(); // its sending half ends too, even after the responses ended
+    } else if (s != null) {
+      s.cancel(); // CANCEL for the whole call
     }
     cancelled(null);
     String why = message != null ? message : cause != null ? cause.toString() : "cancelled";

@@ -138,9 +138,6 @@ public abstract class InboundPublisher extends LoopDrain
   private boolean missed;
   private boolean cancelPending;
 
-  /** Whether {@link #cancelled} was called (once at most). Loop only. */
-  private boolean cancelTold;
-
   /**
    * The connection failed or closed under the stream: told at once, even to a subscriber that has
    * not asked for anything yet. Written on the loop.
@@ -232,8 +229,8 @@ public abstract class InboundPublisher extends LoopDrain
 
   /**
    * The subscriber cancelled after the start (on the loop), before the CANCEL is sent; {@code
-   * inboundDone} when the peer had already ended its half (no CANCEL follows), which includes a
-   * cancel after the subscriber was told the end. Called once at most.
+   * inboundDone} when the peer had already ended its half (no CANCEL follows). A cancel after the
+   * subscriber was told the end is a no-op (Reactive Streams rules 1.6 and 3.7).
    */
   protected void cancelled(boolean inboundDone) {}
 
@@ -488,13 +485,6 @@ public abstract class InboundPublisher extends LoopDrain
             cancelPending = false; // cancelled while the caller was still making the request
             pending.cancel();
           }
-          if (cancelled && !cancelTold && loopStarted) {
-            // Cancelled after the subscriber was told the end (a no-op for Reactive Streams): a
-            // channel's own sending half may still be open, and a cancel of the whole call (the
-            // observer flavour's) ends it.
-            cancelTold = true;
-            cancelled(true);
-          }
           return;
         }
         Throwable failedStart = startError;
@@ -560,7 +550,6 @@ public abstract class InboundPublisher extends LoopDrain
     if (START_GATE.compareAndSet(this, 0, 1) || !loopStarted && !startsOnCaller()) {
       discard(); // never started, and now never will
     } else {
-      cancelTold = true;
       cancelled(inboundDone);
       Stream s = stream;
       if (!inboundDone) {

@@ -72,6 +72,27 @@ public final class RequesterChannel extends InboundPublisher {
     }
   }
 
+  /**
+   * Ends the whole channel from this side, its sending half too, even when the responses have
+   * already ended (then a plain {@link #cancel}, a no-op after the end by the Reactive Streams
+   * rules, would leave the sending half open): the observer flavour's cancel of a call. Any thread.
+   */
+  public void cancelCall() {
+    cancel();
+    try {
+      loop.execute(
+          () -> {
+            sink.stop();
+            Stream s = stream;
+            if (s != null && s.isInboundDone() && !s.isOutboundDone()) {
+              s.error(ErrorCode.CANCELED, "the requester cancelled");
+            }
+          });
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // The loop is gone, and the connection with it.
+    }
+  }
+
   @Override
   public void onError(Stream s, int errorCode, String message) {
     super.onError(s, errorCode, message);
