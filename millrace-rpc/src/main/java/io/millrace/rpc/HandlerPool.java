@@ -37,7 +37,10 @@ final class HandlerPool extends ForkJoinPool {
    * The most threads, spares included: a handler waiting in {@code CompletableFuture.get()} asks
    * the pool for a spare, and with ForkJoinPool's own cap (32,767) a downstream service that hangs
    * made a thread per waiting call (found by a review; HandlerExecutorTest). At the cap such a wait
-   * blocks without a spare, and further calls queue.
+   * blocks without a spare, and further calls queue. The price: handlers that wait for calls served
+   * by this same pool (a service calling another method of its own server) can all be waiting, at
+   * the cap, for calls queued behind them, until their deadlines end them; bind such services to
+   * separate executors.
    */
   private static final int MAX_THREADS = Blocking.MAX_PLATFORM_HANDLERS;
 

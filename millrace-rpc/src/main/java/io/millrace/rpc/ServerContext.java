@@ -85,6 +85,11 @@ public final class ServerContext {
     return hasDeadline ? Duration.ofNanos(deadlineNanos - System.nanoTime()) : null;
   }
 
+  /** Whether the call's deadline has passed (a call that waited for a thread that long). */
+  boolean expired() {
+    return hasDeadline && deadlineNanos - System.nanoTime() <= 0;
+  }
+
   /**
    * Whether the call was cancelled: by the caller, by its deadline, or by the connection closing.
    */

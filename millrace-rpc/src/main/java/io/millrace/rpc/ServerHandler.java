@@ -70,8 +70,9 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
   @Override
   public Publisher<Void> fireAndForget(Payload payload) {
     Publisher<Payload> answer = single(payload, Interaction.FIRE_AND_FORGET);
-    answer.subscribe(new Discarding());
-    return null;
+    // Its end, so that the responder counts the call until its handler is done (a blocking
+    // handler's call waits for the service's executor): fire-and-forget is bounded there.
+    return done -> answer.subscribe(new Discarding(done));
   }
 
   @Override
@@ -89,6 +90,11 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
 
   private <Req, Resp> Publisher<Payload> channel(
       Call call, ServerMethod<Req, Resp> method, Payload first, Publisher<Payload> inbound) {
+    if (call.context().expired()) {
+      first.release();
+      cancelInbound(inbound);
+      return failed(call.context(), PASSED_BEFORE_THE_HANDLER, NOTHING);
+    }
     Marshaller<Req> marshaller = method.descriptor().requestMarshaller();
     Req firstMessage = null;
     try {
@@ -145,6 +151,9 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
       ServerMethod<Req, Resp> method,
       ByteBuf data,
       boolean fireAndForget) {
+    if (context.expired()) { // it waited for a handler thread past its deadline: not run at all
+      return failed(context, PASSED_BEFORE_THE_HANDLER, NOTHING);
+    }
     Req request;
     try {
       request = method.descriptor().requestMarshaller().parse(data);
@@ -210,6 +219,9 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
   }
 
   private static final Runnable NOTHING = () -> {};
+
+  private static final Status PASSED_BEFORE_THE_HANDLER =
+      Status.DEADLINE_EXCEEDED.withMessage("the deadline passed before the handler ran");
 
   private ServerContext context(MethodDescriptor<?, ?> method, Headers headers, long timeout) {
     return new ServerContext(
@@ -285,11 +297,20 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
     Publishers.cancelUnread(inbound);
   }
 
-  /** A fire-and-forget call's answer: run for its effect, the outcome only logged. */
+  /**
+   * A fire-and-forget call's answer: run for its effect, the outcome only logged; its end (a
+   * failure too) is the completion of {@code done}.
+   */
   private static final class Discarding implements org.reactivestreams.Subscriber<Payload> {
+    private final org.reactivestreams.Subscriber<? super Void> done;
+
+    Discarding(org.reactivestreams.Subscriber<? super Void> done) {
+      this.done = done;
+    }
+
     @Override
     public void onSubscribe(org.reactivestreams.Subscription s) {
-      s.request(Long.MAX_VALUE);
+      done.onSubscribe(s); // which asks for everything, and may cancel
     }
 
     @Override
@@ -300,9 +321,12 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
     @Override
     public void onError(Throwable t) {
       LOG.log(System.Logger.Level.DEBUG, "a fire-and-forget call failed", t);
+      done.onComplete();
     }
 
     @Override
-    public void onComplete() {}
+    public void onComplete() {
+      done.onComplete();
+    }
   }
 }

@@ -74,6 +74,33 @@ class QueuedHandlersTest {
   }
 
   @Test
+  void aCallPastItsDeadlineWhileItWaited_isNotRun_evenWhenItsCallerDoesNotCancel()
+      throws Exception {
+    // A caller that leaves the deadline to the server (a 100 ms timeout in the call header, no
+    // timer of its own, no CANCEL).
+    io.millrace.streams.ReactiveRequester raw = tcp.connect(RpcServer.METADATA_MIME_TYPE);
+    io.netty.buffer.ByteBuf header = io.netty.buffer.Unpooled.buffer();
+    CallHeader.encode(header, TestService.ECHO.id(), null, 100_000, Headers.EMPTY);
+    io.netty.buffer.ByteBuf data =
+        io.netty.buffer.Unpooled.wrappedBuffer(text("late").toByteArray());
+    Mono<io.millrace.streams.Payload> answer =
+        Mono.from(raw.requestResponse(io.millrace.streams.Payload.of(header, data))).cache();
+    answer.subscribe(p -> {}, e -> {});
+    gate.awaitQueued(1);
+    Thread.sleep(300);
+    gate.open();
+    io.millrace.streams.Payload reply = answer.block(WAIT);
+    try {
+      ResponseMetadata m =
+          ResponseMetadata.decode(reply.metadata(), RpcServer.DEFAULT_MAX_HEADER_BYTES);
+      assertThat(m.status().code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+    } finally {
+      reply.release();
+    }
+    assertThat(ranAfterTheGate()).isEqualTo(0);
+  }
+
+  @Test
   void aCallCancelledWhileItWaited_isNotRun() throws Exception {
     Disposable call =
         Mono.from(rpc.unary(TestService.ECHO, text("x"), CallOptions.DEFAULT)).subscribe();
@@ -95,6 +122,41 @@ class QueuedHandlersTest {
     gate.open();
     assertThat(call.block(WAIT)).isEqualTo(text("waits"));
     assertThat(remaining.get()).isLessThan(Duration.ofMillis(4_100));
+  }
+
+  @Test
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  void blockingFireAndForgetsWaitingForTheirExecutor_areBoundedPerConnection() throws Exception {
+    // The blocking flavour's binding: each call's handler goes to the service's own executor,
+    // which here runs nothing until released.
+    java.util.Queue<Runnable> held = new ConcurrentLinkedQueue<>();
+    AtomicInteger logged = new AtomicInteger();
+    ServiceDefinition blocking =
+        ServiceDefinition.builder(TestService.NAME)
+            .method(
+                TestService.LOG,
+                (StringValue s, ServerContext ctx) ->
+                    (org.reactivestreams.Publisher)
+                        Blocking.runOnExecutor(held::add, logged::incrementAndGet))
+            .build();
+    try (RpcOverTcp server = RpcOverTcp.serve(RpcServer.builder().service(blocking).build())) {
+      RpcClient client = server.client();
+      int max = io.millrace.streams.ReactiveResponder.MAX_FIRE_AND_FORGETS_RUNNING;
+      for (int i = 0; i < max + 100; i++) {
+        Mono.from(client.fireAndForget(TestService.LOG, text("x"), CallOptions.DEFAULT))
+            .block(WAIT);
+      }
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (held.size() < max && System.nanoTime() < until) {
+        Thread.sleep(5);
+      }
+      Thread.sleep(300); // for the rest to arrive, and be dropped
+      assertThat(held).hasSize(max);
+      for (Runnable task; (task = held.poll()) != null; ) {
+        task.run();
+      }
+      assertThat(logged.get()).isEqualTo(max);
+    }
   }
 
   /** How many handlers ran, once the gate's tasks have had time to run. */

@@ -15,9 +15,9 @@ import io.millrace.streams.internal.ResponderChannel;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.lang.System.Logger.Level;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.reactivestreams.Publisher;
@@ -67,12 +67,12 @@ public final class ReactiveResponder implements Responder {
 
   @Override
   public void fireAndForget(Connection connection, ByteBuf metadata, ByteBuf data) {
-    consume(received(metadata, data), false);
+    consume(connection, received(metadata, data), false);
   }
 
   @Override
   public void metadataPush(Connection connection, ByteBuf metadata) {
-    consume(received(metadata, Unpooled.EMPTY_BUFFER), true);
+    consume(connection, received(metadata, Unpooled.EMPTY_BUFFER), true);
   }
 
   @Override
@@ -152,14 +152,7 @@ public final class ReactiveResponder implements Responder {
               }
               return;
             }
-            long[] at = ARRIVED.get();
-            at[0] = arrived;
-            at[1] = 1;
-            try {
-              subscribeAnswer(kind, request, sink, channel);
-            } finally {
-              at[1] = 0;
-            }
+            arrivedAt(arrived, () -> subscribeAnswer(kind, request, sink, channel));
           });
     } catch (RejectedExecutionException e) {
       LOG.log(Level.WARNING, "the handler executor refused a request: " + e);
@@ -184,6 +177,18 @@ public final class ReactiveResponder implements Responder {
   public static long requestArrivedNanos() {
     long[] at = ARRIVED.get();
     return at[1] != 0 ? at[0] : System.nanoTime();
+  }
+
+  /** Runs a request's handling on the handler executor, telling it when the request arrived. */
+  private static void arrivedAt(long arrived, Runnable handling) {
+    long[] at = ARRIVED.get();
+    at[0] = arrived;
+    at[1] = 1;
+    try {
+      handling.run();
+    } finally {
+      at[1] = 0;
+    }
   }
 
   /** Cancels what it is subscribed to and releases what comes anyway. */
@@ -241,20 +246,25 @@ public final class ReactiveResponder implements Responder {
   }
 
   /**
-   * The most fire-and-forget and metadata-push calls of one responder whose handling has not ended
-   * (waiting for the handler executor, or a handler's Publisher not yet complete). They have no
-   * credit and no stream, so nothing else holds a peer back: past this many, new ones are dropped
-   * (released, and logged), as a peer that sends faster than the handlers finish would otherwise
-   * grow the heap without bound.
+   * The most fire-and-forget and metadata-push calls of one connection whose handling has not
+   * ended: waiting for the handler executor, or a handler's Publisher not yet complete. They have
+   * no credit and no stream, so nothing else holds a peer back: past this many, new ones are
+   * dropped (released, and logged), as a peer that sends faster than the handlers finish would
+   * otherwise grow the heap without bound. The count is per connection and goes with it.
    */
   public static final int MAX_FIRE_AND_FORGETS_RUNNING = 4096;
 
-  private final AtomicInteger fireAndForgetsRunning = new AtomicInteger();
+  /** Per connection, its fire-and-forgets being handled; only those that outlive their call. */
+  private final ConcurrentHashMap<Connection, AtomicInteger> fireAndForgetsRunning =
+      new ConcurrentHashMap<>();
+
   private final AtomicLong fireAndForgetsDropped = new AtomicLong();
 
   /** Fire-and-forget and metadata push: here, or on the handler executor. */
-  private void consume(Payload p, boolean metadataPush) {
-    if (fireAndForgetsRunning.get() >= MAX_FIRE_AND_FORGETS_RUNNING) {
+  private void consume(Connection connection, Payload p, boolean metadataPush) {
+    AtomicInteger running =
+        fireAndForgetsRunning.isEmpty() ? null : fireAndForgetsRunning.get(connection);
+    if (running != null && running.get() >= MAX_FIRE_AND_FORGETS_RUNNING) {
       p.release();
       long dropped = fireAndForgetsDropped.incrementAndGet();
       if (Long.bitCount(dropped) == 1) { // the 1st, 2nd, 4th, 8th...: a bounded log
@@ -263,29 +273,56 @@ public final class ReactiveResponder implements Responder {
             (metadataPush ? "metadata push" : "fire-and-forget")
                 + " dropped: "
                 + MAX_FIRE_AND_FORGETS_RUNNING
+                + " from "
+                + connection.remoteAddress()
                 + " are being handled ("
                 + dropped
                 + " dropped so far)");
       }
       return;
     }
-    fireAndForgetsRunning.incrementAndGet();
     if (executor == null) {
-      handle(p, metadataPush);
+      handle(connection, p, metadataPush, null); // counted only if its handling outlives this
       return;
     }
+    AtomicInteger counted = running != null ? running : runningOn(connection);
+    counted.incrementAndGet();
+    long arrived = System.nanoTime();
     try {
-      executor.execute(() -> handle(p, metadataPush));
+      executor.execute(
+          () -> arrivedAt(arrived, () -> handle(connection, p, metadataPush, counted)));
     } catch (RejectedExecutionException e) {
       LOG.log(Level.WARNING, "the handler executor refused a request: " + e);
       p.release();
-      fireAndForgetsRunning.decrementAndGet();
+      counted.decrementAndGet();
     }
   }
 
-  /** Runs a fire-and-forget's handler and subscribes to its end, which is only logged. */
-  private void handle(Payload p, boolean metadataPush) {
-    Ending ending = new Ending(metadataPush);
+  /** The count of {@code connection}'s fire-and-forgets being handled, made on first use. */
+  private AtomicInteger runningOn(Connection connection) {
+    AtomicInteger n = fireAndForgetsRunning.get(connection);
+    if (n == null) {
+      AtomicInteger fresh = new AtomicInteger();
+      n = fireAndForgetsRunning.putIfAbsent(connection, fresh);
+      if (n == null) {
+        n = fresh;
+        // (outside the map's own update: a closed connection completes this at once)
+        connection
+            .onClose()
+            .whenComplete((reason, error) -> fireAndForgetsRunning.remove(connection, fresh));
+      }
+    }
+    return n;
+  }
+
+  /**
+   * Runs a fire-and-forget's handler and subscribes to its end, which is only logged. {@code
+   * counted}: the count it was already added to (handed to the executor), or null: then it is added
+   * to its connection's count only if its Publisher has not ended once subscribed.
+   */
+  private void handle(
+      Connection connection, Payload p, boolean metadataPush, AtomicInteger counted) {
+    Ending ending = new Ending(metadataPush, counted);
     Publisher<Void> done;
     try {
       done = metadataPush ? handler.metadataPush(p) : handler.fireAndForget(p);
@@ -301,16 +338,38 @@ public final class ReactiveResponder implements Responder {
       done.subscribe(ending);
     } catch (Throwable e) { // what a library rethrows from subscribe as fatal (LinkageError)
       ending.onError(e);
+      return;
+    }
+    if (counted == null) {
+      ending.countIfRunning(runningOn(connection));
     }
   }
 
-  /** A fire-and-forget's end: logged when it fails; counted off once either way. */
-  private final class Ending extends AtomicBoolean implements Subscriber<Void> {
+  /**
+   * A fire-and-forget's end: logged when it fails; taken off its connection's count once, if it was
+   * counted. Its value: {@link #RUNNING}, {@link #COUNTED} or {@link #ENDED}.
+   */
+  private static final class Ending extends AtomicInteger implements Subscriber<Void> {
     private static final long serialVersionUID = 1L;
-    private final boolean metadataPush;
+    private static final int RUNNING = 0;
+    private static final int COUNTED = 1;
+    private static final int ENDED = 2;
 
-    Ending(boolean metadataPush) {
+    private final boolean metadataPush;
+    private volatile AtomicInteger count;
+
+    Ending(boolean metadataPush, AtomicInteger counted) {
+      super(counted == null ? RUNNING : COUNTED);
       this.metadataPush = metadataPush;
+      this.count = counted;
+    }
+
+    /** Its handling outlives the call that started it: it counts until it ends. */
+    void countIfRunning(AtomicInteger running) {
+      count = running;
+      if (compareAndSet(RUNNING, COUNTED)) {
+        running.incrementAndGet(); // (an end in between takes it off first: briefly one less)
+      }
     }
 
     @Override
@@ -337,11 +396,11 @@ public final class ReactiveResponder implements Responder {
     }
 
     private boolean end() {
-      if (!compareAndSet(false, true)) {
-        return false;
+      int was = getAndSet(ENDED);
+      if (was == COUNTED) {
+        count.decrementAndGet();
       }
-      fireAndForgetsRunning.decrementAndGet();
-      return true;
+      return was != ENDED;
     }
   }
 }

@@ -373,14 +373,7 @@ class ReactiveStreamsTest {
     pair =
         new Pair(
             ReactiveResponder.of(
-                new ReactiveHandler() {
-                  @Override
-                  public Publisher<Void> fireAndForget(Payload payload) {
-                    payload.release();
-                    handled.incrementAndGet();
-                    return Mono.empty();
-                  }
-                },
+                counting(handled, Mono.empty()),
                 StreamsOptions.builder().handlerExecutor(held::add).build()));
     ReactiveRequester r = ReactiveRequester.of(pair.connection);
     int sent = ReactiveResponder.MAX_FIRE_AND_FORGETS_RUNNING + 1_000;
@@ -399,6 +392,48 @@ class ReactiveStreamsTest {
     awaitSize(held, 1);
     held.poll().run();
     assertThat(handled.get()).isEqualTo(ReactiveResponder.MAX_FIRE_AND_FORGETS_RUNNING + 1);
+  }
+
+  @Test
+  void fireAndForgetsThatNeverEnd_holdPlacesOnTheirOwnConnectionOnly() throws Exception {
+    // One responder for every connection (the usual acceptor); handlers whose Publishers never end.
+    AtomicInteger handled = new AtomicInteger();
+    pair = new Pair(ReactiveResponder.of(counting(handled, Mono.never())));
+    ReactiveRequester first = ReactiveRequester.of(pair.connection);
+    int max = ReactiveResponder.MAX_FIRE_AND_FORGETS_RUNNING;
+    for (int i = 0; i < max + 100; i++) {
+      Mono.from(first.fireAndForget(Payload.of("x"))).block(WAIT);
+    }
+    awaitCount(handled, max);
+    Thread.sleep(300); // for the rest to arrive, and be dropped
+    assertThat(handled.get()).isEqualTo(max);
+    io.millrace.core.Connection other =
+        pair.client.connect("127.0.0.1", pair.server.port()).get(10, TimeUnit.SECONDS);
+    Mono.from(ReactiveRequester.of(other).fireAndForget(Payload.of("y"))).block(WAIT);
+    awaitCount(handled, max + 1); // the other connection's are taken
+  }
+
+  /**
+   * A handler of fire-and-forgets that counts them in {@code handled} and ends them with {@code
+   * end}.
+   */
+  private static ReactiveHandler counting(AtomicInteger handled, Mono<Void> end) {
+    return new ReactiveHandler() {
+      @Override
+      public Publisher<Void> fireAndForget(Payload payload) {
+        payload.release();
+        handled.incrementAndGet();
+        return end;
+      }
+    };
+  }
+
+  private static void awaitCount(AtomicInteger n, int count) throws InterruptedException {
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (n.get() < count && System.nanoTime() < until) {
+      Thread.sleep(5);
+    }
+    assertThat(n.get()).isEqualTo(count);
   }
 
   private static void awaitSize(java.util.Queue<?> q, int n) throws InterruptedException {
