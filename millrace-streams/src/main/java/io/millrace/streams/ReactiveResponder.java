@@ -322,25 +322,30 @@ public final class ReactiveResponder implements Responder {
    */
   private void handle(
       Connection connection, Payload p, boolean metadataPush, AtomicInteger counted) {
-    Ending ending = new Ending(metadataPush, counted);
     Publisher<Void> done;
     try {
       done = metadataPush ? handler.metadataPush(p) : handler.fireAndForget(p);
-      if (done == null) {
-        ending.onComplete();
-        return;
-      }
     } catch (Throwable e) { // an Error too (a class that failed to load): the connection goes on
-      ending.onError(e);
+      done = null;
+      LOG.log(
+          Level.WARNING,
+          (metadataPush ? "metadata push" : "fire-and-forget") + " handler failed",
+          e);
+    }
+    if (done == null) { // nothing to wait for (nor to allocate)
+      if (counted != null) {
+        counted.decrementAndGet();
+      }
       return;
     }
+    Ending ending = new Ending(metadataPush, counted);
     try {
       done.subscribe(ending);
     } catch (Throwable e) { // what a library rethrows from subscribe as fatal (LinkageError)
       ending.onError(e);
       return;
     }
-    if (counted == null) {
+    if (counted == null && ending.get() == Ending.RUNNING) { // it outlives its call: count it
       ending.countIfRunning(runningOn(connection));
     }
   }
