@@ -29,9 +29,11 @@ public final class StreamsOptions {
    * subscriber has asked for and this many payloads more (they wait in a queue of at most this
    * size). Credit is topped up with one REQUEST_N once it has fallen three quarters of this short,
    * so a subscriber that requests one at a time does not cost a frame per payload, and one that
-   * requests a thousand keeps a thousand in flight. A subscriber that requests {@link
-   * Long#MAX_VALUE} gets unbounded credit and no queue: the transport's backpressure then holds the
-   * peer back.
+   * requests a thousand keeps a thousand in flight. The prefetch also follows the payloads' size:
+   * at most about a mebibyte of them by their running average size (at least one), and 16 before a
+   * size is known, so that a slow subscriber of large payloads does not have this many waiting. A
+   * subscriber that requests {@link Long#MAX_VALUE} gets unbounded credit and no queue: the
+   * transport's backpressure then holds the peer back.
    */
   public int prefetch() {
     return prefetch;
