@@ -5,12 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.millrace.futures.internal.FutureSubscriber;
 import io.millrace.futures.internal.StagePublisher;
 import io.millrace.streams.Payload;
+import io.millrace.streams.internal.Payloads;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
-import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
 /** The futures flavour's bridges to the streams layer release what nobody will take. */
@@ -20,8 +20,7 @@ class FutureBridgesTest {
     // A handler on an executor answered at once, but the call was cancelled (the peer's CANCEL,
     // the connection gone) before the engine asked for the answer.
     ByteBuf data = Unpooled.directBuffer().writeByte(1);
-    new StagePublisher(CompletableFuture.completedFuture(Payload.of(data)))
-        .subscribe(new Cancelling());
+    Payloads.cancelUnread(new StagePublisher(CompletableFuture.completedFuture(Payload.of(data))));
     assertThat(data.refCnt()).isZero();
   }
 
@@ -30,7 +29,7 @@ class FutureBridgesTest {
     ByteBuf data = Unpooled.directBuffer().writeByte(1);
     CompletableFuture<Payload> later = new CompletableFuture<>();
     // Not a CompletableFuture to the publisher: it cannot cancel it, so the value still comes.
-    new StagePublisher(later.minimalCompletionStage()).subscribe(new Cancelling());
+    Payloads.cancelUnread(new StagePublisher(later.minimalCompletionStage()));
     later.complete(Payload.of(data));
     assertThat(data.refCnt()).isZero();
   }
@@ -69,24 +68,5 @@ class FutureBridgesTest {
         cancelled.set(true);
       }
     };
-  }
-
-  /** Cancels as soon as it is subscribed, asking for nothing. */
-  private static final class Cancelling implements Subscriber<Payload> {
-    @Override
-    public void onSubscribe(Subscription s) {
-      s.cancel();
-    }
-
-    @Override
-    public void onNext(Payload p) {
-      p.release();
-    }
-
-    @Override
-    public void onError(Throwable t) {}
-
-    @Override
-    public void onComplete() {}
   }
 }

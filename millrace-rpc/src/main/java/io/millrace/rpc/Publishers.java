@@ -101,33 +101,6 @@ final class Publishers {
             });
   }
 
-  /**
-   * Subscribes to {@code source} only to cancel it: nobody will read it (a payload that comes all
-   * the same is released).
-   */
-  static void cancelUnread(Publisher<?> source) {
-    source.subscribe(
-        new org.reactivestreams.Subscriber<Object>() {
-          @Override
-          public void onSubscribe(Subscription s) {
-            s.cancel();
-          }
-
-          @Override
-          public void onNext(Object o) {
-            if (o instanceof io.millrace.streams.Payload p) {
-              p.release();
-            }
-          }
-
-          @Override
-          public void onError(Throwable t) {}
-
-          @Override
-          public void onComplete() {}
-        });
-  }
-
   /** Completes each subscriber at once. */
   static <T> Publisher<T> empty() {
     return subscriber -> {

@@ -7,6 +7,7 @@ import io.millrace.core.Stream;
 import io.millrace.core.StreamListener;
 import io.millrace.streams.ReactiveResponder;
 import io.millrace.streams.StreamsOptions;
+import io.millrace.streams.internal.Payloads;
 import io.netty.buffer.ByteBuf;
 import io.netty.util.collection.LongObjectHashMap;
 import java.util.ArrayList;
@@ -243,7 +244,7 @@ public final class RpcServer {
       } catch (Throwable e) {
         // The interceptors inside this one see their responses cancelled, those outside it the
         // call end as a failure.
-        Publishers.cancelUnread(responses);
+        Payloads.cancelUnread(responses);
         responses = Publishers.failed(asStatusException(e));
       }
     }

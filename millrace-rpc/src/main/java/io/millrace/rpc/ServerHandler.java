@@ -5,6 +5,7 @@ import io.millrace.core.Stream;
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveHandler;
 import io.millrace.streams.internal.AnswersInPlace;
+import io.millrace.streams.internal.Payloads;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import org.reactivestreams.Publisher;
@@ -294,7 +295,7 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
   }
 
   private static void cancelInbound(Publisher<Payload> inbound) {
-    Publishers.cancelUnread(inbound);
+    Payloads.cancelUnread(inbound);
   }
 
   /**

@@ -148,11 +148,16 @@ public final class ReactiveResponder implements Responder {
             if (sink.isStopped()) { // cancelled (or the connection lost) while it waited its turn
               request.release();
               if (channel != null) {
-                channel.inbound().subscribe(CANCELLING);
+                Payloads.cancelUnread(channel.inbound());
               }
               return;
             }
-            arrivedAt(arrived, () -> subscribeAnswer(kind, request, sink, channel));
+            long[] at = arrivedAt(arrived);
+            try {
+              subscribeAnswer(kind, request, sink, channel);
+            } finally {
+              at[1] = 0;
+            }
           });
     } catch (RejectedExecutionException e) {
       LOG.log(Level.WARNING, "the handler executor refused a request: " + e);
@@ -179,37 +184,17 @@ public final class ReactiveResponder implements Responder {
     return at[1] != 0 ? at[0] : System.nanoTime();
   }
 
-  /** Runs a request's handling on the handler executor, telling it when the request arrived. */
-  private static void arrivedAt(long arrived, Runnable handling) {
+  /**
+   * Marks this thread as handling a request that arrived at {@code arrived}; the caller clears the
+   * mark ({@code [1] = 0}) when the handling returns. (No Runnable around the handling: a call on
+   * the handler executor allocates only its task.)
+   */
+  private static long[] arrivedAt(long arrived) {
     long[] at = ARRIVED.get();
     at[0] = arrived;
     at[1] = 1;
-    try {
-      handling.run();
-    } finally {
-      at[1] = 0;
-    }
+    return at;
   }
-
-  /** Cancels what it is subscribed to and releases what comes anyway. */
-  private static final Subscriber<Payload> CANCELLING =
-      new Subscriber<>() {
-        @Override
-        public void onSubscribe(Subscription s) {
-          s.cancel();
-        }
-
-        @Override
-        public void onNext(Payload p) {
-          p.release();
-        }
-
-        @Override
-        public void onError(Throwable t) {}
-
-        @Override
-        public void onComplete() {}
-      };
 
   private void subscribeAnswer(
       int kind, Payload request, OutboundSink sink, ResponderChannel channel) {
@@ -290,7 +275,14 @@ public final class ReactiveResponder implements Responder {
     long arrived = System.nanoTime();
     try {
       executor.execute(
-          () -> arrivedAt(arrived, () -> handle(connection, p, metadataPush, counted)));
+          () -> {
+            long[] at = arrivedAt(arrived);
+            try {
+              handle(connection, p, metadataPush, counted);
+            } finally {
+              at[1] = 0;
+            }
+          });
     } catch (RejectedExecutionException e) {
       LOG.log(Level.WARNING, "the handler executor refused a request: " + e);
       p.release();

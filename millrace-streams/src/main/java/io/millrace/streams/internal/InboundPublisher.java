@@ -159,9 +159,12 @@ public abstract class InboundPublisher extends LoopDrain
   /** Folds a received payload's size into the average and the prefetch. Loop, bounded credit. */
   private void sized(ByteBuf metadata, ByteBuf data) {
     long size = data.readableBytes() + (metadata == null ? 0 : metadata.readableBytes()) + FRAMING;
-    long average = averageSize;
-    boolean first = average == 0;
-    average = first ? size : average + (size - average) / 8;
+    long was = averageSize;
+    boolean first = was == 0;
+    long average = first ? size : was + (size - was) / 8;
+    if (average == was) {
+      return; // payloads of a steady size (the common case): nothing to divide again
+    }
     averageSize = average;
     int n = (int) Math.max(1, Math.min(maxPrefetch, PREFETCH_BYTES / average));
     if (n != prefetch) {

@@ -126,4 +126,34 @@ public final class Payloads {
       dst.setBytes(index, src, srcIndex, length);
     }
   }
+
+  /**
+   * Subscribes to {@code source} only to cancel it: nobody will read it (a payload that comes all
+   * the same is released).
+   */
+  public static void cancelUnread(org.reactivestreams.Publisher<?> source) {
+    source.subscribe(CANCELLING);
+  }
+
+  /** Cancels what it is subscribed to and releases the payloads that come anyway. Stateless. */
+  private static final org.reactivestreams.Subscriber<Object> CANCELLING =
+      new org.reactivestreams.Subscriber<>() {
+        @Override
+        public void onSubscribe(org.reactivestreams.Subscription s) {
+          s.cancel();
+        }
+
+        @Override
+        public void onNext(Object o) {
+          if (o instanceof Payload p) {
+            p.release();
+          }
+        }
+
+        @Override
+        public void onError(Throwable t) {}
+
+        @Override
+        public void onComplete() {}
+      };
 }
