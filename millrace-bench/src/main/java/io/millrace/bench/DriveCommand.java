@@ -10,10 +10,10 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * The client process of one run. Prints {@code TICK <millis> <messages> <bytes allocated>} once a
- * second, {@code MEASURE_START <millis>} after the warm-up and {@code MEASURE_END <millis>} at the
- * end; latency modes end with {@code LATENCY <count> <p50> <p90> <p99> <p99.9> <max>} in
- * microseconds.
+ * The client process of one run. Prints {@code TICK <millis> <messages> <bytes allocated> <CPU ns>
+ * <GC ms>} once a second, {@code MEASURE_START <millis>} after the warm-up and {@code MEASURE_END
+ * <millis>} at the end; latency modes end with {@code LATENCY <count> <p50> <p90> <p99> <p99.9>
+ * <max>} in microseconds.
  *
  * <p>Messages counted: responses (request-response), messages sent (fire-and-forget), items
  * received (request-stream), echoes received (request-channel).
@@ -88,17 +88,17 @@ final class DriveCommand implements Callable<Integer> {
         if (!measuring && now >= measureStart) {
           measuring = true;
           latency.getIntervalHistogram(); // forget warm-up samples
-          emit("TICK " + now + " " + count.sum() + " " + Systems.allocatedBytes());
+          emit(Systems.tick(now, count.sum()));
           emit("MEASURE_START " + now);
           next = now + 1000;
         }
         if (now >= end) {
-          emit("TICK " + now + " " + count.sum() + " " + Systems.allocatedBytes());
+          emit(Systems.tick(now, count.sum()));
           emit("MEASURE_END " + now);
           break;
         }
         if (now >= next) {
-          emit("TICK " + now + " " + count.sum() + " " + Systems.allocatedBytes());
+          emit(Systems.tick(now, count.sum()));
           next += 1000;
         }
         Thread.sleep(Math.max(1, Math.min(next, Math.max(measureStart, now + 1)) - now));

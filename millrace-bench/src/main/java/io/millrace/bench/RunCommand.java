@@ -219,30 +219,33 @@ final class RunCommand implements Callable<Integer> {
         throw new IllegalArgumentException("--caller is loop, thread or both: " + caller);
       }
     }
+    // The two heaps of one measurement run back to back (this machine's speed drifts over minutes,
+    // so a change taken between runs far apart measured the drift as much as the heap), the small
+    // heap first in every other round.
     List<Object[]> plan = new ArrayList<>();
-    for (String heap : heaps) {
-      for (int size : sizes) {
-        for (Interaction interaction : chosen) {
-          boolean byThread =
-              interaction == Interaction.REQUEST_RESPONSE
-                  || interaction == Interaction.FIRE_AND_FORGET;
-          for (String caller : byThread ? callers : List.of("loop")) {
-            for (String system : systems) {
-              if (!Systems.byName(system).supports(interaction)) {
-                continue; // (the futures flavour has no request-channel)
-              }
-              if (caller.equals("thread")
-                  && interaction == Interaction.FIRE_AND_FORGET
-                  && !system.startsWith("millrace")) {
-                continue; // the peers' clients issue fire-and-forget from their event loop only
-              }
-              for (String transport : transports) {
-                for (String io :
-                    ioKinds == null ? java.util.Collections.<String>singletonList(null) : ioKinds) {
-                  boolean plain = transport.equals("tcp") && io == null;
-                  if (!plain && !Systems.byName(system).supportsTransport(transport)) {
-                    continue;
-                  }
+    for (int size : sizes) {
+      for (Interaction interaction : chosen) {
+        boolean byThread =
+            interaction == Interaction.REQUEST_RESPONSE
+                || interaction == Interaction.FIRE_AND_FORGET;
+        for (String caller : byThread ? callers : List.of("loop")) {
+          for (String system : systems) {
+            if (!Systems.byName(system).supports(interaction)) {
+              continue; // (the futures flavour has no request-channel)
+            }
+            if (caller.equals("thread")
+                && interaction == Interaction.FIRE_AND_FORGET
+                && !system.startsWith("millrace")) {
+              continue; // the peers' clients issue fire-and-forget from their event loop only
+            }
+            for (String transport : transports) {
+              for (String io :
+                  ioKinds == null ? java.util.Collections.<String>singletonList(null) : ioKinds) {
+                boolean plain = transport.equals("tcp") && io == null;
+                if (!plain && !Systems.byName(system).supportsTransport(transport)) {
+                  continue;
+                }
+                for (String heap : heaps) {
                   plan.add(new Object[] {heap, size, interaction, caller, system, transport, io});
                 }
               }
@@ -256,7 +259,13 @@ final class RunCommand implements Callable<Integer> {
     }
     int done = 0;
     for (int round = 1; round <= rounds; round++) {
-      for (Object[] run : plan) {
+      List<Object[]> order = new ArrayList<>(plan);
+      if (round % 2 == 0 && heaps.size() == 2) {
+        for (int i = 0; i + 1 < order.size(); i += 2) {
+          java.util.Collections.swap(order, i, i + 1);
+        }
+      }
+      for (Object[] run : order) {
         RunResult r =
             throughput(
                 runner,
@@ -619,11 +628,15 @@ final class RunCommand implements Callable<Integer> {
       List<Double> medians = new ArrayList<>();
       List<Double> client = new ArrayList<>();
       List<Double> server = new ArrayList<>();
+      List<Double> gcClient = new ArrayList<>();
+      List<Double> gcServer = new ArrayList<>();
       for (RunResult r : group) {
         if (r.ok()) {
           medians.add(r.median);
           client.add(r.allocClient);
           server.add(r.allocServer);
+          gcClient.add(r.gcClient);
+          gcServer.add(r.gcServer);
         }
       }
       if (medians.isEmpty()) {
@@ -634,6 +647,8 @@ final class RunCommand implements Callable<Integer> {
         s.max = java.util.Collections.max(medians);
         s.allocClient = Stats.median(client);
         s.allocServer = Stats.median(server);
+        s.gcClient = Stats.median(gcClient);
+        s.gcServer = Stats.median(gcServer);
         s.rounds = medians.size();
       }
       out.add(s);
@@ -671,7 +686,8 @@ final class RunCommand implements Callable<Integer> {
     }
     return String.format(
         Locale.ROOT,
-        "%-25s %4d B %-5s %-21s %,12.0f msg/s (%,.0f - %,.0f)  alloc B/msg client %s server %s",
+        "%-25s %4d B %-5s %-21s %,12.0f msg/s (%,.0f - %,.0f)  alloc B/msg client %s server %s"
+            + "  GC %% client %s server %s",
         r.label(),
         r.size,
         r.heap,
@@ -680,7 +696,19 @@ final class RunCommand implements Callable<Integer> {
         r.min,
         r.max,
         bytes(r.allocClient),
-        bytes(r.allocServer));
+        bytes(r.allocServer),
+        percent(r.gcClient),
+        percent(r.gcServer));
+  }
+
+  /** A share (0..1) for the CSV, or empty when unknown. */
+  private static String share(double share) {
+    return Double.isNaN(share) ? "" : String.format(Locale.ROOT, "%.4f", share);
+  }
+
+  /** A share (0..1) as a percentage with one decimal, or - when unknown. */
+  private static String percent(double share) {
+    return Double.isNaN(share) ? "-" : String.format(Locale.ROOT, "%.1f", 100 * share);
   }
 
   private static String bytes(double value) {
@@ -867,11 +895,16 @@ final class RunCommand implements Callable<Integer> {
         out.append(
             String.format(
                 Locale.ROOT,
-                "  %-25s %4d B %-21s %s %%%n",
+                "  %-25s %4d B %-21s %s %%   GC pauses client/server %s/%s %% (%s/%s %% at %s)%n",
                 small.label(),
                 small.size,
                 small.system,
-                change == null ? "n/a" : change.format("%+.1f", 100)));
+                change == null ? "n/a" : change.format("%+.1f", 100),
+                percent(small.gcClient),
+                percent(small.gcServer),
+                percent(large.gcClient),
+                percent(large.gcServer),
+                largeHeap));
       }
     }
     if (!latencies.isEmpty()) {
@@ -899,14 +932,14 @@ final class RunCommand implements Callable<Integer> {
       w.println(
           "system,level,interaction,payload_bytes,heap,gc,msgs_per_sec_median,msgs_per_sec_min,"
               + "msgs_per_sec_max,alloc_bytes_per_msg_client,alloc_bytes_per_msg_server,resume,"
-              + "transport,io,round");
+              + "transport,io,round,gc_share_client,gc_share_server");
       for (RunResult r : results) {
         if (!r.ok()) {
           continue;
         }
         w.printf(
             Locale.ROOT,
-            "%s,%s,%s,%d,%s,%s,%.0f,%.0f,%.0f,%s,%s,%s,%s,%s,%d%n",
+            "%s,%s,%s,%d,%s,%s,%.0f,%.0f,%.0f,%s,%s,%s,%s,%s,%d,%s,%s%n",
             r.baseSystem,
             level,
             r.label(),
@@ -921,7 +954,9 @@ final class RunCommand implements Callable<Integer> {
             r.system.equals("millrace-resume") ? "on" : "off",
             r.transport,
             r.io == null ? "default" : r.io,
-            r.round);
+            r.round,
+            share(r.gcClient),
+            share(r.gcServer));
       }
     }
     if (!latencies.isEmpty()) {

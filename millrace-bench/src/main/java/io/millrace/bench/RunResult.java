@@ -16,6 +16,11 @@ final class RunResult {
   double max;
   double allocClient = Double.NaN;
   double allocServer = Double.NaN;
+
+  /** Share of the measured window each side's collectors reported (pauses), 0..1; NaN: unknown. */
+  double gcClient = Double.NaN;
+
+  double gcServer = Double.NaN;
   String failure;
 
   /** The system's own name, without the transport suffix {@link #system} has off TCP. */
@@ -81,12 +86,30 @@ final class RunResult {
     return interaction.cliName + ("loop".equals(caller) ? "" : " (" + caller + ")");
   }
 
-  /** One {@code TICK} line: time, cumulative messages, cumulative bytes allocated. */
-  record Tick(long millis, long count, long allocated) {
+  /**
+   * One {@code TICK} line: time, cumulative messages, cumulative bytes allocated, and the
+   * cumulative milliseconds of garbage collection (-1 when the line has none).
+   */
+  record Tick(long millis, long count, long allocated, long gcMillis) {
     static Tick parse(String line) {
       String[] parts = line.split(" ");
-      return new Tick(Long.parseLong(parts[1]), Long.parseLong(parts[2]), Long.parseLong(parts[3]));
+      return new Tick(
+          Long.parseLong(parts[1]),
+          Long.parseLong(parts[2]),
+          Long.parseLong(parts[3]),
+          parts.length > 5 ? Long.parseLong(parts[5]) : -1);
     }
+  }
+
+  /** The share of time between {@code first} and {@code last} spent collecting; NaN: unknown. */
+  private static double gcShare(Tick first, Tick last) {
+    if (first == null
+        || first.gcMillis() < 0
+        || last.gcMillis() < 0
+        || last.millis() <= first.millis()) {
+      return Double.NaN;
+    }
+    return (double) (last.gcMillis() - first.gcMillis()) / (last.millis() - first.millis());
   }
 
   /**
@@ -140,6 +163,7 @@ final class RunResult {
     if (clientFirst != null && messages > 0) {
       allocClient = (double) (clientLast.allocated() - clientFirst.allocated()) / messages;
     }
+    gcClient = gcShare(clientFirst, clientLast);
     Tick serverFirst = null;
     Tick serverLast = null;
     for (Tick t : serverTicks) {
@@ -155,6 +179,7 @@ final class RunResult {
           (double) (serverLast.allocated() - serverFirst.allocated())
               / (serverLast.count() - serverFirst.count());
     }
+    gcServer = gcShare(serverFirst, serverLast);
   }
 
   boolean ok() {

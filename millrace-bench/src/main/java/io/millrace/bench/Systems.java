@@ -83,6 +83,36 @@ public final class Systems {
         .getProcessCpuTime();
   }
 
+  /**
+   * A bench process's once-a-second line: {@code TICK <millis> <messages> <bytes allocated> <CPU
+   * ns> <GC ms>}, the last three this JVM's totals so far.
+   */
+  public static String tick(long millis, long messages) {
+    return "TICK "
+        + millis
+        + " "
+        + messages
+        + " "
+        + allocatedBytes()
+        + " "
+        + processCpuNanos()
+        + " "
+        + gcMillis();
+  }
+
+  /**
+   * Milliseconds this JVM's collectors report having spent so far (their pauses; with G1 on JDK 17,
+   * its concurrent marking is not counted).
+   */
+  public static long gcMillis() {
+    long millis = 0;
+    for (java.lang.management.GarbageCollectorMXBean gc :
+        ManagementFactory.getGarbageCollectorMXBeans()) {
+      millis += Math.max(0, gc.getCollectionTime());
+    }
+    return millis;
+  }
+
   /** Bytes allocated on the heap by all threads of this JVM so far (HotSpot's counter). */
   public static long allocatedBytes() {
     return ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean())

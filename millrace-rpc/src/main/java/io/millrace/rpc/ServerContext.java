@@ -15,14 +15,23 @@ import java.util.List;
  * before (for a unary method, trailers set after its response is emitted are not sent).
  */
 public final class ServerContext {
+  /**
+   * What every call of one connection shares: made once per connection, so that a call's context is
+   * one object.
+   */
+  record Origin(
+      EventExecutor loop,
+      int prefetch,
+      java.util.function.Supplier<java.net.SocketAddress> remoteAddress,
+      java.util.function.Supplier<javax.net.ssl.SSLSession> tlsSession) {}
+
   private final MethodDescriptor<?, ?> method;
+  private final ServerMethod<?, ?> served;
   private final Headers requestHeaders;
   private final long deadlineNanos;
   private final boolean hasDeadline;
-  private final EventExecutor loop;
-  private final int prefetch;
-  private final java.net.SocketAddress remoteAddress;
-  private final java.util.function.Supplier<javax.net.ssl.SSLSession> tlsSession;
+  private final boolean noMessage;
+  private final Origin origin;
   private Headers responseHeaders;
   private Headers trailers;
   private volatile Status cancelledWith;
@@ -37,11 +46,30 @@ public final class ServerContext {
       int prefetch,
       java.net.SocketAddress remoteAddress,
       java.util.function.Supplier<javax.net.ssl.SSLSession> tlsSession) {
+    this(
+        method,
+        null,
+        requestHeaders,
+        timeoutMicros,
+        false,
+        new Origin(loop, prefetch, () -> remoteAddress, tlsSession));
+  }
+
+  /**
+   * A call of {@code served} (whose descriptor is {@code method}; null when the call resolved to no
+   * method), {@code noMessage} when its first payload carries no message.
+   */
+  ServerContext(
+      MethodDescriptor<?, ?> method,
+      ServerMethod<?, ?> served,
+      Headers requestHeaders,
+      long timeoutMicros,
+      boolean noMessage,
+      Origin origin) {
     this.method = method;
-    this.remoteAddress = remoteAddress;
-    this.tlsSession = tlsSession;
-    this.loop = loop;
-    this.prefetch = prefetch;
+    this.served = served;
+    this.noMessage = noMessage;
+    this.origin = origin;
     this.requestHeaders = requestHeaders;
     this.hasDeadline = timeoutMicros != CallHeader.NO_TIMEOUT;
     // From the request's arrival: on a handler executor, the time it waited for a thread counts.
@@ -58,7 +86,7 @@ public final class ServerContext {
 
   /** The caller's address as the transport saw it, or null when it does not say. */
   public java.net.SocketAddress remoteAddress() {
-    return remoteAddress;
+    return origin.remoteAddress().get();
   }
 
   /**
@@ -67,7 +95,8 @@ public final class ServerContext {
    * reads.
    */
   public javax.net.ssl.SSLSession tlsSession() {
-    return tlsSession == null ? null : tlsSession.get();
+    java.util.function.Supplier<javax.net.ssl.SSLSession> tls = origin.tlsSession();
+    return tls == null ? null : tls.get();
   }
 
   /** The headers the caller sent ({@link Headers#EMPTY} when none). */
@@ -166,7 +195,17 @@ public final class ServerContext {
 
   /** The event loop of the call's connection. */
   EventExecutor loop() {
-    return loop;
+    return origin.loop();
+  }
+
+  /** The method the call resolved to (null for a call refused before that). */
+  ServerMethod<?, ?> served() {
+    return served;
+  }
+
+  /** Whether the call's first payload carries no message (a channel opened without one). */
+  boolean noMessage() {
+    return noMessage;
   }
 
   /** The server has interceptors: they get the handler's answer before the runtime does. */
@@ -181,7 +220,7 @@ public final class ServerContext {
 
   /** How many requests of a stream the server lets wait. */
   int prefetch() {
-    return prefetch;
+    return origin.prefetch();
   }
 
   long deadlineNanos() {

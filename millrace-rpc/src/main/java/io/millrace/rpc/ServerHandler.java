@@ -35,18 +35,20 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
   private final RpcServer server;
   private final Mode mode;
   private final Connection connection;
-  private final java.util.function.Supplier<javax.net.ssl.SSLSession> tlsSession;
+  private final ServerContext.Origin origin;
   private final ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
 
   ServerHandler(RpcServer server, Mode mode, Connection connection) {
     this.server = server;
     this.mode = mode;
     this.connection = connection;
-    this.tlsSession = connection::tlsSession; // once per connection: asked only by handlers
+    this.origin =
+        new ServerContext.Origin(
+            connection.executor(),
+            server.options().prefetch(),
+            connection::remoteAddress,
+            connection::tlsSession);
   }
-
-  /** The call's method and what the caller said about the call. */
-  private record Call(ServerMethod<?, ?> method, ServerContext context, boolean noMessage) {}
 
   @Override
   public Publisher<Payload> requestResponse(Payload payload) {
@@ -78,33 +80,36 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
 
   @Override
   public Publisher<Payload> requestChannel(Payload first, Publisher<Payload> inbound) {
-    Call call;
+    ServerContext context;
     try {
-      call = resolve(first.metadata(), Interaction.REQUEST_CHANNEL);
+      context = resolve(first.metadata(), Interaction.REQUEST_CHANNEL);
     } catch (StatusException e) {
       first.release();
       cancelInbound(inbound);
       return failed(null, e.status(), NOTHING);
     }
-    return channel(call, call.method(), first, inbound);
+    return channel(context, context.served(), first, inbound);
   }
 
   private <Req, Resp> Publisher<Payload> channel(
-      Call call, ServerMethod<Req, Resp> method, Payload first, Publisher<Payload> inbound) {
-    if (call.context().expired()) {
+      ServerContext context,
+      ServerMethod<Req, Resp> method,
+      Payload first,
+      Publisher<Payload> inbound) {
+    if (context.expired()) {
       first.release();
       cancelInbound(inbound);
-      return failed(call.context(), PASSED_BEFORE_THE_HANDLER, NOTHING);
+      return failed(context, PASSED_BEFORE_THE_HANDLER, NOTHING);
     }
     Marshaller<Req> marshaller = method.descriptor().requestMarshaller();
     Req firstMessage = null;
     try {
-      if (!call.noMessage()) {
+      if (!context.noMessage()) {
         firstMessage = marshaller.parse(first.data());
       }
     } catch (StatusException e) {
       cancelInbound(inbound);
-      return failed(call.context(), e.status(), NOTHING);
+      return failed(context, e.status(), NOTHING);
     } finally {
       first.release();
     }
@@ -113,10 +118,9 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
         PrefixedPublisher.parsing(
             firstRequest == null ? null : () -> firstRequest, inbound, marshaller::parse);
     return respond(
-        call.context(),
+        context,
         method,
-        server.intercepted(
-            call.context(), () -> method.streaming().handle(requests, call.context())),
+        server.intercepted(context, () -> method.streaming().handle(requests, context)),
         method.descriptor().type() == MethodDescriptor.Type.CLIENT_STREAMING,
         requests::close); // the answer ended: the caller's stream is not read any more
   }
@@ -136,14 +140,14 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
    */
   private Publisher<Payload> single(
       Stream stream, ByteBuf metadata, ByteBuf data, Interaction interaction) {
-    Call call;
+    ServerContext context;
     try {
-      call = resolve(metadata, interaction);
+      context = resolve(metadata, interaction);
     } catch (StatusException e) {
       return failed(null, e.status(), NOTHING);
     }
     return single(
-        stream, call.context(), call.method(), data, interaction == Interaction.FIRE_AND_FORGET);
+        stream, context, context.served(), data, interaction == Interaction.FIRE_AND_FORGET);
   }
 
   private <Req, Resp> Publisher<Payload> single(
@@ -215,7 +219,9 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
 
   private Publisher<Payload> failed(ServerContext context, Status status, Runnable whenDone) {
     ServerContext c =
-        context != null ? context : context(null, Headers.EMPTY, CallHeader.NO_TIMEOUT);
+        context != null
+            ? context
+            : new ServerContext(null, null, Headers.EMPTY, CallHeader.NO_TIMEOUT, false, origin);
     return ResponsePublisher.failed(c, mode != Mode.NATIVE, alloc, status, whenDone);
   }
 
@@ -224,19 +230,11 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
   private static final Status PASSED_BEFORE_THE_HANDLER =
       Status.DEADLINE_EXCEEDED.withMessage("the deadline passed before the handler ran");
 
-  private ServerContext context(MethodDescriptor<?, ?> method, Headers headers, long timeout) {
-    return new ServerContext(
-        method,
-        headers,
-        timeout,
-        connection.executor(),
-        server.options().prefetch(),
-        connection.remoteAddress(),
-        tlsSession);
-  }
-
-  /** Finds the method and checks that it was called the way it is served. */
-  private Call resolve(ByteBuf metadata, Interaction interaction) {
+  /**
+   * Finds the method and checks that it was called the way it is served; returns the call's
+   * context, which carries the method.
+   */
+  private ServerContext resolve(ByteBuf metadata, Interaction interaction) {
     ServerMethod<?, ?> method;
     Headers headers = Headers.EMPTY;
     long timeout = CallHeader.NO_TIMEOUT;
@@ -291,7 +289,7 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
           .withMessage(d.fullName() + " is " + d.type() + ", called as " + interaction)
           .asException();
     }
-    return new Call(method, context(d, headers, timeout), noMessage);
+    return new ServerContext(d, method, headers, timeout, noMessage, origin);
   }
 
   private static void cancelInbound(Publisher<Payload> inbound) {

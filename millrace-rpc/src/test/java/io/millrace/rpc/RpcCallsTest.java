@@ -51,6 +51,18 @@ class RpcCallsTest {
     assertThat(call.block(WAIT)).isEqualTo(text("hi"));
   }
 
+  /** A handler is told its caller's address (the far end of the connection) and that no TLS. */
+  @Test
+  void context_namesTheCallersAddress_andNoTlsSession() {
+    for (int i = 0; i < 2; i++) { // each call's context, not only the connection's first
+      StringValue answer =
+          Mono.from(rpc.unary(TestService.ECHO, text("peer"), CallOptions.DEFAULT)).block(WAIT);
+      assertThat(answer.getValue())
+          .isEqualTo(rpc.connection().localAddress() + " tls=false")
+          .startsWith("/127.0.0.1:");
+    }
+  }
+
   /**
    * A request marshaller whose encoder fails while writing into the request frame (on the loop,
    * after the call was handed over): that call fails with the status, and the connection goes on.

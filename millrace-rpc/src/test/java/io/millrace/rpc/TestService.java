@@ -162,6 +162,9 @@ final class TestService {
           });
       return Mono.never();
     }
+    if (v.equals("peer")) { // who called, as the context tells it
+      return Mono.just(text(ctx.remoteAddress() + " tls=" + (ctx.tlsSession() != null)));
+    }
     if (v.equals("headers")) {
       seenHeader.set(ctx.requestHeaders().get("x-req"));
       ctx.responseHeaders().put("x-resp", "h");

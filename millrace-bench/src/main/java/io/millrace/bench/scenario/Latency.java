@@ -53,10 +53,6 @@ final class Latency {
 
   /** Milliseconds this JVM has spent collecting garbage so far. */
   static long gcMillis() {
-    long millis = 0;
-    for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
-      millis += Math.max(0, gc.getCollectionTime());
-    }
-    return millis;
+    return io.millrace.bench.Systems.gcMillis();
   }
 }

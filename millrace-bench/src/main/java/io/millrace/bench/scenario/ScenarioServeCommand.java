@@ -57,13 +57,6 @@ public final class ScenarioServeCommand implements Callable<Integer> {
 
   /** {@code TICK <millis> 0 <allocated> <cpu ns> <gc ms>}: see {@link Ticks}. */
   private static String tickLine() {
-    return "TICK "
-        + System.currentTimeMillis()
-        + " 0 "
-        + Systems.allocatedBytes()
-        + " "
-        + Systems.processCpuNanos()
-        + " "
-        + Latency.gcMillis();
+    return Systems.tick(System.currentTimeMillis(), 0);
   }
 }
