@@ -635,8 +635,12 @@ final class RunCommand implements Callable<Integer> {
           medians.add(r.median);
           client.add(r.allocClient);
           server.add(r.allocServer);
-          gcClient.add(r.gcClient);
-          gcServer.add(r.gcServer);
+          if (!Double.isNaN(r.gcClient)) {
+            gcClient.add(r.gcClient);
+          }
+          if (!Double.isNaN(r.gcServer)) {
+            gcServer.add(r.gcServer);
+          }
         }
       }
       if (medians.isEmpty()) {
@@ -701,9 +705,9 @@ final class RunCommand implements Callable<Integer> {
         percent(r.gcServer));
   }
 
-  /** A share (0..1) for the CSV, or empty when unknown. */
+  /** A share (0..1) for the CSV, or - when unknown (as the byte columns). */
   private static String share(double share) {
-    return Double.isNaN(share) ? "" : String.format(Locale.ROOT, "%.4f", share);
+    return Double.isNaN(share) ? "-" : String.format(Locale.ROOT, "%.4f", share);
   }
 
   /** A share (0..1) as a percentage with one decimal, or - when unknown. */

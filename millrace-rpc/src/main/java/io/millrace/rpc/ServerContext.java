@@ -16,13 +16,12 @@ import java.util.List;
  */
 public final class ServerContext {
   /**
-   * What every call of one connection shares: made once per connection, so that a call's context is
-   * one object.
+   * What every call of one connection shares, made once per connection so that a call's context is
+   * one object (a call bridged from gRPC makes its own).
    */
   record Origin(
       EventExecutor loop,
       int prefetch,
-      java.util.function.Supplier<java.net.SocketAddress> remoteAddress,
       java.util.function.Supplier<javax.net.ssl.SSLSession> tlsSession) {}
 
   private final MethodDescriptor<?, ?> method;
@@ -32,6 +31,7 @@ public final class ServerContext {
   private final boolean hasDeadline;
   private final boolean noMessage;
   private final Origin origin;
+  private final java.net.SocketAddress remoteAddress; // the connection's peer when the call came
   private Headers responseHeaders;
   private Headers trailers;
   private volatile Status cancelledWith;
@@ -52,12 +52,14 @@ public final class ServerContext {
         requestHeaders,
         timeoutMicros,
         false,
-        new Origin(loop, prefetch, () -> remoteAddress, tlsSession));
+        new Origin(loop, prefetch, tlsSession),
+        remoteAddress);
   }
 
   /**
    * A call of {@code served} (whose descriptor is {@code method}; null when the call resolved to no
-   * method), {@code noMessage} when its first payload carries no message.
+   * method), {@code noMessage} when its first payload carries no message, from {@code
+   * remoteAddress} (the connection's peer when the call arrived).
    */
   ServerContext(
       MethodDescriptor<?, ?> method,
@@ -65,7 +67,9 @@ public final class ServerContext {
       Headers requestHeaders,
       long timeoutMicros,
       boolean noMessage,
-      Origin origin) {
+      Origin origin,
+      java.net.SocketAddress remoteAddress) {
+    this.remoteAddress = remoteAddress;
     this.method = method;
     this.served = served;
     this.noMessage = noMessage;
@@ -86,7 +90,7 @@ public final class ServerContext {
 
   /** The caller's address as the transport saw it, or null when it does not say. */
   public java.net.SocketAddress remoteAddress() {
-    return origin.remoteAddress().get();
+    return remoteAddress;
   }
 
   /**

@@ -44,10 +44,7 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
     this.connection = connection;
     this.origin =
         new ServerContext.Origin(
-            connection.executor(),
-            server.options().prefetch(),
-            connection::remoteAddress,
-            connection::tlsSession);
+            connection.executor(), server.options().prefetch(), connection::tlsSession);
   }
 
   @Override
@@ -221,7 +218,14 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
     ServerContext c =
         context != null
             ? context
-            : new ServerContext(null, null, Headers.EMPTY, CallHeader.NO_TIMEOUT, false, origin);
+            : new ServerContext(
+                null,
+                null,
+                Headers.EMPTY,
+                CallHeader.NO_TIMEOUT,
+                false,
+                origin,
+                connection.remoteAddress());
     return ResponsePublisher.failed(c, mode != Mode.NATIVE, alloc, status, whenDone);
   }
 
@@ -289,7 +293,8 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
           .withMessage(d.fullName() + " is " + d.type() + ", called as " + interaction)
           .asException();
     }
-    return new ServerContext(d, method, headers, timeout, noMessage, origin);
+    return new ServerContext(
+        d, method, headers, timeout, noMessage, origin, connection.remoteAddress());
   }
 
   private static void cancelInbound(Publisher<Payload> inbound) {

@@ -98,9 +98,10 @@ public final class ResumableSession implements Transport {
   /** Least time between two KEEPALIVEs asking for the peer's position. */
   static final long PROBE_INTERVAL_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
-  private SocketAddress remoteAddress;
-  private SocketAddress localAddress;
-  private volatile javax.net.ssl.SSLSession tlsSession; // read by handlers on other threads
+  // Replaced on each resume, read by handlers on other threads.
+  private volatile SocketAddress remoteAddress;
+  private volatile SocketAddress localAddress;
+  private volatile javax.net.ssl.SSLSession tlsSession;
   private Throwable lastError;
   private String lostBecause;
   private long detachedAtNanos;
