@@ -174,6 +174,61 @@ final class RunCommand implements Callable<Integer> {
   /** Every run, round after round. */
   final List<RunResult> results = new ArrayList<>();
 
+  /**
+   * Every run of one round, {@code {heap, size, interaction, caller, system, transport, io}}: the
+   * heaps of one measurement next to each other (this machine's speed drifts over minutes, so a
+   * change taken between runs far apart measured the drift as much as the heap).
+   */
+  List<Object[]> plan(List<String> heaps, List<Interaction> chosen) {
+    List<Object[]> plan = new ArrayList<>();
+    for (int size : sizes) {
+      for (Interaction interaction : chosen) {
+        boolean byThread =
+            interaction == Interaction.REQUEST_RESPONSE
+                || interaction == Interaction.FIRE_AND_FORGET;
+        for (String caller : byThread ? callers : List.of("loop")) {
+          for (String system : systems) {
+            if (!Systems.byName(system).supports(interaction)) {
+              continue; // (the futures flavour has no request-channel)
+            }
+            if (caller.equals("thread")
+                && interaction == Interaction.FIRE_AND_FORGET
+                && !system.startsWith("millrace")) {
+              continue; // the peers' clients issue fire-and-forget from their event loop only
+            }
+            for (String transport : transports) {
+              for (String io :
+                  ioKinds == null ? java.util.Collections.<String>singletonList(null) : ioKinds) {
+                boolean plain = transport.equals("tcp") && io == null;
+                if (!plain && !Systems.byName(system).supportsTransport(transport)) {
+                  continue;
+                }
+                for (String heap : heaps) {
+                  plan.add(new Object[] {heap, size, interaction, caller, system, transport, io});
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    return plan;
+  }
+
+  /**
+   * {@code plan} as round {@code round} runs it: with two heaps, the small one first in every
+   * other.
+   */
+  static List<Object[]> inRoundOrder(List<Object[]> plan, int round, int heapCount) {
+    List<Object[]> order = new ArrayList<>(plan);
+    if (round % 2 == 0 && heapCount == 2) {
+      for (int i = 0; i + 1 < order.size(); i += 2) {
+        java.util.Collections.swap(order, i, i + 1);
+      }
+    }
+    return order;
+  }
+
   /** One result per measurement: the run itself with one round, else the rounds' medians. */
   private List<RunResult> summary = List.of();
 
@@ -219,53 +274,13 @@ final class RunCommand implements Callable<Integer> {
         throw new IllegalArgumentException("--caller is loop, thread or both: " + caller);
       }
     }
-    // The two heaps of one measurement run back to back (this machine's speed drifts over minutes,
-    // so a change taken between runs far apart measured the drift as much as the heap), the small
-    // heap first in every other round.
-    List<Object[]> plan = new ArrayList<>();
-    for (int size : sizes) {
-      for (Interaction interaction : chosen) {
-        boolean byThread =
-            interaction == Interaction.REQUEST_RESPONSE
-                || interaction == Interaction.FIRE_AND_FORGET;
-        for (String caller : byThread ? callers : List.of("loop")) {
-          for (String system : systems) {
-            if (!Systems.byName(system).supports(interaction)) {
-              continue; // (the futures flavour has no request-channel)
-            }
-            if (caller.equals("thread")
-                && interaction == Interaction.FIRE_AND_FORGET
-                && !system.startsWith("millrace")) {
-              continue; // the peers' clients issue fire-and-forget from their event loop only
-            }
-            for (String transport : transports) {
-              for (String io :
-                  ioKinds == null ? java.util.Collections.<String>singletonList(null) : ioKinds) {
-                boolean plain = transport.equals("tcp") && io == null;
-                if (!plain && !Systems.byName(system).supportsTransport(transport)) {
-                  continue;
-                }
-                for (String heap : heaps) {
-                  plan.add(new Object[] {heap, size, interaction, caller, system, transport, io});
-                }
-              }
-            }
-          }
-        }
-      }
-    }
+    List<Object[]> plan = plan(heaps, chosen);
     if (rounds < 1) {
       throw new IllegalArgumentException("--rounds must be at least 1: " + rounds);
     }
     int done = 0;
     for (int round = 1; round <= rounds; round++) {
-      List<Object[]> order = new ArrayList<>(plan);
-      if (round % 2 == 0 && heaps.size() == 2) {
-        for (int i = 0; i + 1 < order.size(); i += 2) {
-          java.util.Collections.swap(order, i, i + 1);
-        }
-      }
-      for (Object[] run : order) {
+      for (Object[] run : inRoundOrder(plan, round, heaps.size())) {
         RunResult r =
             throughput(
                 runner,

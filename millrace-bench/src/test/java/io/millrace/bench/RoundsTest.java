@@ -59,6 +59,49 @@ class RoundsTest {
     assertThat(report).contains("x2.0 (2.0..2.2) 50 (50..55)% core");
   }
 
+  /**
+   * The two heaps of every measurement run back to back, the small one first in even rounds, also
+   * where systems skip interactions (futures: no channel; grpc-java: no fire-and-forget from a
+   * thread) and over several sizes, callers and transports.
+   */
+  @Test
+  void plan_putsTheHeapsOfEachMeasurementNextToEachOther_smallFirstInEvenRounds() {
+    RunCommand c = command(2);
+    c.systems = java.util.List.of("millrace", "millrace-futures", "grpc-java");
+    c.sizes = java.util.List.of(8, 512);
+    c.callers = java.util.List.of("loop", "thread");
+    c.transports = java.util.List.of("tcp", "tls");
+    java.util.List<Object[]> plan =
+        c.plan(
+            java.util.List.of("1g", "20m"),
+            java.util.List.of(
+                Interaction.REQUEST_RESPONSE,
+                Interaction.FIRE_AND_FORGET,
+                Interaction.REQUEST_CHANNEL));
+    // Per size and heap: millrace (rr and fnf) x 2 callers + channel = 5, futures 4 (no channel),
+    // both over tcp and tls; grpc-java rr x 2 callers, fnf from the loop, channel = 4, tcp only.
+    assertThat(plan).hasSize(2 * 2 * (5 * 2 + 4 * 2 + 4));
+    for (int round = 1; round <= 2; round++) {
+      java.util.List<Object[]> order = RunCommand.inRoundOrder(plan, round, 2);
+      assertThat(order).hasSameSizeAs(plan);
+      java.util.Set<String> seen = new java.util.HashSet<>();
+      for (int i = 0; i < order.size(); i += 2) {
+        Object[] first = order.get(i);
+        Object[] second = order.get(i + 1);
+        assertThat(java.util.Arrays.copyOfRange(first, 1, first.length))
+            .as("run %d and %d measure the same thing", i, i + 1)
+            .containsExactly(java.util.Arrays.copyOfRange(second, 1, second.length));
+        assertThat(first[0]).isEqualTo(round % 2 == 1 ? "1g" : "20m");
+        assertThat(second[0]).isEqualTo(round % 2 == 1 ? "20m" : "1g");
+        assertThat(seen.add(java.util.Arrays.toString(first))).isTrue();
+        assertThat(seen.add(java.util.Arrays.toString(second))).isTrue();
+      }
+    }
+    assertThat(RunCommand.inRoundOrder(plan, 2, 1))
+        .as("one heap: nothing to alternate")
+        .containsExactlyElementsOf(plan);
+  }
+
   @Test
   void smallHeapChange_isTakenWithinEachRound() {
     RunCommand c = command(2);
