@@ -82,7 +82,7 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
       context = resolve(first.metadata(), Interaction.REQUEST_CHANNEL);
     } catch (StatusException e) {
       first.release();
-      cancelInbound(inbound);
+      Payloads.cancelUnread(inbound);
       return failed(null, e.status(), NOTHING);
     }
     return channel(context, context.served(), first, inbound);
@@ -95,7 +95,7 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
       Publisher<Payload> inbound) {
     if (context.expired()) {
       first.release();
-      cancelInbound(inbound);
+      Payloads.cancelUnread(inbound);
       return failed(context, PASSED_BEFORE_THE_HANDLER, NOTHING);
     }
     Marshaller<Req> marshaller = method.descriptor().requestMarshaller();
@@ -105,7 +105,7 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
         firstMessage = marshaller.parse(first.data());
       }
     } catch (StatusException e) {
-      cancelInbound(inbound);
+      Payloads.cancelUnread(inbound);
       return failed(context, e.status(), NOTHING);
     } finally {
       first.release();
@@ -295,10 +295,6 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
     }
     return new ServerContext(
         d, method, headers, timeout, noMessage, origin, connection.remoteAddress());
-  }
-
-  private static void cancelInbound(Publisher<Payload> inbound) {
-    Payloads.cancelUnread(inbound);
   }
 
   /**
