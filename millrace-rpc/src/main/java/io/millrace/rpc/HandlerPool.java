@@ -1,134 +1,562 @@
 package io.millrace.rpc;
 
-import java.util.concurrent.Callable;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.ForkJoinTask;
-import java.util.concurrent.ForkJoinWorkerThread;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.AbstractExecutorService;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 
 /**
- * Blocking handlers' threads where the JDK has no virtual threads: a {@link ForkJoinPool} in FIFO
- * mode, so that a call handed over while earlier ones still wait costs a queue insert, and a thread
- * is woken (or started) only when the queue was empty. A cached thread pool wakes or starts a
- * thread for every call, which on JDK 17 held the futures flavour's request-response near
- * grpc-java's rate (docs/benchmarks.md, "The blocking flavour's hand-offs").
+ * Blocking handlers' threads where the JDK has no virtual threads: a few threads for handlers that
+ * do not block, and more only while handlers are blocked.
  *
- * <p>What differs from a plain ForkJoinPool, so that it behaves as a handler pool should: its
- * threads are daemons named {@code name-N} with the context class loader of the thread that made
- * the pool (the default factory would give them the system loader); a task's interrupt does not
- * leak into the next task on the same thread (a handler interrupted to cancel it keeps its flag, as
- * the library's blocking calls do; tasks given to {@code execute} or {@code submit}); what a task
- * given to {@code execute} throws goes to the thread's uncaught-exception handler and the thread
- * lives on; a thread that would block in {@link ForkJoinPool#managedBlock} (a {@code
- * CompletableFuture.get()}) beyond the most threads the pool may start blocks without a replacement
- * instead of throwing.
+ * <p>Contract: up to {@link Blocking#MAX_PLATFORM_HANDLERS} handlers run at once, blocked ones
+ * included (more calls wait their turn in the queue); threads are daemons named {@code name-N} with
+ * the context class loader of the thread that made the pool, and with the first of them a daemon
+ * {@code name-watchdog} that lives until the pool terminates (so shut a pool down when done with
+ * it); a task's interrupt does not leak into the next task on the same thread; what a task given to
+ * {@code execute} throws goes to the thread's uncaught-exception handler and the thread lives on;
+ * {@code shutdown} lets queued calls run, {@code shutdownNow} interrupts the running ones and
+ * returns the queued ones.
  *
- * <p>Threads are started as calls need them, up to {@link Blocking#MAX_PLATFORM_HANDLERS} threads
- * in all, spares for blocked handlers included (more calls wait their turn in the queue). A
- * ForkJoinPool lets idle threads go slowly: one per keep-alive period (a minute), and only while
- * the pool has nothing to do, so the threads of a burst of blocked handlers stay for a while after
- * it. A keep-alive of one second trimmed threads under load too and halved the futures flavour's
- * request-response rate, so the minute stays.
+ * <h2>Design</h2>
+ *
+ * <p>A handler pool cannot see how its handlers block: a JDBC read, a {@code Thread.sleep} or a
+ * lock all look the same from outside. The pool this one replaced was a ForkJoinPool whose
+ * parallelism was its cap (1,024), so that blocked handlers still got threads: it started a thread
+ * whenever a call arrived and none was idle. After every collection pause all of its threads were
+ * busy with the calls that had queued during the pause, so it grew with every pause: 124 threads at
+ * a 20 MB heap against 23 at 1 GiB in the RPC benchmark (docs/benchmarks.md, "Twenty-fourth
+ * session"). Busy is not blocked.
+ *
+ * <p>So the pool keeps {@code base} threads (twice the processors, at least four) for calls, and a
+ * watchdog thread adds more only when calls wait while threads are blocked. Every millisecond in
+ * which calls are queued and no thread is idle (every 16 ms after a quiet second), it looks at each
+ * thread in a call. Blocked is:
+ *
+ * <ul>
+ *   <li>WAITING or TIMED_WAITING to Java (a sleep, a park, a future's get), or BLOCKED on a monitor
+ *       at two samples in a row in the same call (a monitor that is merely contended would only
+ *       gain waiters from more threads);
+ *   <li>RUNNABLE to Java but asleep in the kernel on something other than a futex, at two reads in
+ *       a row in the same call (so from its third sample). That is a blocking read, accept or disk
+ *       access; Linux names where a thread sleeps in {@code /proc/self/task/<id>/wchan} ({@link
+ *       KernelThreads}). The JVM's own waits (a collection's safepoint, the heap lock) sleep on
+ *       futexes, and more threads would only join them: at a 20 MB heap, handlers caught allocating
+ *       were asleep there at two samples in a row, and counting them grew the pool to dozens of
+ *       threads again. A thread waiting for a core is not asleep either (the kernel says "0"): a
+ *       first version that counted a thread in the same call for two samples as blocked grew the
+ *       pool on every busy core. A native library that waits on a futex of its own is not seen.
+ * </ul>
+ *
+ * Where the kernel does not say (not Linux, or {@code /proc} hidden), a thread in the same call for
+ * fifty samples counts as blocked. If the threads that are not blocked number fewer than {@code
+ * base}, the watchdog starts the difference, or half as many threads again as the pool has if that
+ * is more (so a thousand sleeping handlers have their threads within about fifteen samples), no
+ * more than there are calls queued, up to the cap. A backlog that threads are computing through,
+ * however long, starts no thread.
+ *
+ * <p>Hand-off: a call is a node in a lock-free queue, counted in {@code queued}. The caller wakes
+ * an idle thread only if the count was zero; a thread that takes a call and leaves more counted
+ * wakes one more before it runs its call. So a burst of calls from one event-loop read costs a
+ * wake-up or two, not one per call (a cached thread pool wakes or starts a thread per call, which
+ * held the blocking flavour near grpc-java's rate: docs/benchmarks.md, "The blocking flavour's
+ * hand-offs"). A thread that runs out of calls yields a few times before it parks, so that the next
+ * burst finds it awake. Idle threads wait in a LIFO stack, so the most recently busy one is woken
+ * first and the others age out: a thread beyond {@code base} that has been idle for a minute ends.
+ *
+ * <p>Lost wake-ups: a thread that finds nothing counted marks itself idle, pushes itself on the
+ * stack and then reads the count again before it parks; a caller counts its call before it offers
+ * it, and wakes a thread from the stack if the count was zero. Both are atomic accesses, so one of
+ * the two sees the other: either the thread sees the count and stays awake, or the caller sees the
+ * thread and wakes it. A thread that finds the queue empty while the count is not yet zero spins
+ * for the offer that the count announces.
  */
-final class HandlerPool extends ForkJoinPool {
+final class HandlerPool extends AbstractExecutorService {
   /**
-   * The most threads, spares included: a handler waiting in {@code CompletableFuture.get()} asks
-   * the pool for a spare, and with ForkJoinPool's own cap (32,767) a downstream service that hangs
-   * made a thread per waiting call (found by a review; HandlerExecutorTest). At the cap such a wait
-   * blocks without a spare, and further calls queue. The price: handlers that wait for calls served
-   * by this same pool (a service calling another method of its own server) can all be waiting, at
-   * the cap, for calls queued behind them, until their deadlines end them; bind such services to
-   * separate executors.
+   * The most threads. With no cap, a downstream service that hangs would make a thread per waiting
+   * call (found by a review of the pool before this one; HandlerExecutorTest). At the cap further
+   * calls queue. The price: handlers that wait for calls served by this same pool (a service
+   * calling another method of its own server) can all be waiting, at the cap, for calls queued
+   * behind them, until their deadlines end them; bind such services to separate executors.
    */
-  private static final int MAX_THREADS = Blocking.MAX_PLATFORM_HANDLERS;
+  static final int MAX_THREADS = Blocking.MAX_PLATFORM_HANDLERS;
+
+  private static final long KEEP_ALIVE_NANOS = TimeUnit.SECONDS.toNanos(60);
+  private static final long SAMPLE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
+  /** After this many samples with nothing queued, the watchdog samples less often. */
+  private static final int QUIET_SAMPLES = 1_000;
+
+  private static final long QUIET_SAMPLE_NANOS = TimeUnit.MILLISECONDS.toNanos(16);
+
+  /**
+   * Samples in the same call, RUNNABLE, before a thread counts as blocked where the kernel does not
+   * say where threads sleep: long enough that a thread waiting for a core on a busy machine seldom
+   * passes for a blocked one.
+   */
+  private static final int STUCK_SAMPLES_UNSEEN = 50;
+
+  /** Samples for which a thread asleep in the kernel stays counted before it is read again. */
+  private static final int RECHECK_SAMPLES = 8;
+
+  /**
+   * Yields before a thread with nothing to do parks: the next burst of calls then finds it awake
+   * and costs the caller (an event loop) no unpark. Eight against none, alternating pairs of RPC
+   * request-response with the blocking flavour (docs/benchmarks.md, "Twenty-fifth session").
+   */
+  private static final int SPINS = 8;
+
+  private static final int RUNNING = 0;
+  private static final int SHUTDOWN = 1;
+  private static final int STOP = 2;
+  private static final int TERMINATED = 3;
+
+  private final String name;
+  private final ClassLoader loader;
+  private final int base;
+  private final long keepAliveNanos;
+  private final ConcurrentLinkedQueue<Runnable> queue = new ConcurrentLinkedQueue<>();
+  private final ConcurrentLinkedDeque<Worker> idle = new ConcurrentLinkedDeque<>();
+  private final Set<Worker> workers = ConcurrentHashMap.newKeySet();
+
+  /**
+   * Calls offered or about to be, not yet taken: raised before the offer and lowered after the
+   * poll, so never below the queue's length. A caller whose raise finds zero wakes a thread; a
+   * thread whose lowering leaves more wakes one more. Since both are atomic on one counter, a call
+   * queued while the last awake thread takes the one before it is always seen by one of the two.
+   */
+  private final AtomicInteger queued = new AtomicInteger();
+
+  private final AtomicInteger live = new AtomicInteger();
+  private final AtomicInteger names = new AtomicInteger();
+  private final CountDownLatch terminated = new CountDownLatch(1);
+  private final Object lifecycle = new Object();
+  private final Thread watchdog;
+  private final AtomicBoolean watching = new AtomicBoolean();
+  private volatile int state = RUNNING;
 
   HandlerPool(String name) {
-    super(
-        Blocking.MAX_PLATFORM_HANDLERS,
-        factory(name, Thread.currentThread().getContextClassLoader()),
-        null,
-        true,
-        0,
-        MAX_THREADS,
-        1,
-        pool -> true,
-        60,
-        TimeUnit.SECONDS);
+    this(name, Math.max(4, 2 * Runtime.getRuntime().availableProcessors()), KEEP_ALIVE_NANOS);
   }
 
-  private static ForkJoinWorkerThreadFactory factory(String name, ClassLoader loader) {
-    AtomicInteger threads = new AtomicInteger();
-    return pool -> {
-      ForkJoinWorkerThread t = defaultForkJoinWorkerThreadFactory.newThread(pool);
-      t.setName(name + "-" + threads.incrementAndGet());
-      t.setDaemon(true);
-      t.setContextClassLoader(loader);
-      return t;
-    };
-  }
-
-  @Override
-  public void execute(Runnable task) {
-    super.execute(task instanceof ForkJoinTask<?> fjt ? fjt : new HandlerTask(task));
+  /**
+   * A pool of {@code base} threads for calls that do not block, more while calls block; a thread
+   * beyond {@code base} ends when it has been idle for {@code keepAliveNanos}.
+   */
+  HandlerPool(String name, int base, long keepAliveNanos) {
+    if (base < 1 || base > MAX_THREADS) {
+      throw new IllegalArgumentException("base threads " + base + " not in 1.." + MAX_THREADS);
+    }
+    if (keepAliveNanos <= 0) {
+      throw new IllegalArgumentException("keep-alive " + keepAliveNanos + " ns");
+    }
+    this.name = name;
+    this.keepAliveNanos = keepAliveNanos;
+    this.loader = Thread.currentThread().getContextClassLoader();
+    this.base = base;
+    this.watchdog = new Thread(this::watch, name + "-watchdog");
+    watchdog.setDaemon(true);
+    watchdog.setContextClassLoader(loader);
   }
 
   @Override
-  public <T> ForkJoinTask<T> submit(Callable<T> task) {
-    return super.submit(clearing(task));
+  public void execute(Runnable call) {
+    if (call == null) {
+      throw new NullPointerException("call");
+    }
+    if (state != RUNNING) {
+      throw new RejectedExecutionException(name + " is shut down");
+    }
+    boolean first = queued.getAndIncrement() == 0;
+    queue.offer(call);
+    if (state != RUNNING && queue.removeIf(queuedCall -> queuedCall == call)) {
+      queued.decrementAndGet();
+      tryTerminate(); // shutdown may have waited for this call to leave the queue
+      throw new RejectedExecutionException(name + " is shut down");
+    }
+    if (first || live.get() == 0) {
+      wakeOrStart();
+    }
   }
 
-  @Override
-  public <T> ForkJoinTask<T> submit(Runnable task, T result) {
-    return super.submit(clearing(Executors.callable(task, result)));
-  }
-
-  @Override
-  public ForkJoinTask<?> submit(Runnable task) {
-    return super.submit(clearing(Executors.callable(task)));
-  }
-
-  private static <T> Callable<T> clearing(Callable<T> task) {
-    return () -> {
-      try {
-        return task.call();
-      } finally {
-        Thread.interrupted();
+  /** Wakes an idle thread, else starts one if the pool has fewer than {@code base}. */
+  private void wakeOrStart() {
+    for (Worker w; (w = idle.pollFirst()) != null; ) {
+      if (w.wake()) {
+        return;
       }
-    };
+    }
+    if (live.get() < base) {
+      start(base);
+    }
   }
 
-  /** One task: run, report what it throws, leave no interrupt behind. */
-  private static final class HandlerTask extends ForkJoinTask<Void> {
-    private static final long serialVersionUID = 1L;
-
-    @SuppressWarnings("serial") // never serialized
-    private final Runnable task;
-
-    HandlerTask(Runnable task) {
-      this.task = task;
+  /** Starts a thread if the pool has fewer than {@code limit} (and the cap allows). */
+  private boolean start(int limit) {
+    int n;
+    do {
+      n = live.get();
+      if (n >= Math.min(limit, MAX_THREADS) || state >= STOP) {
+        return false;
+      }
+    } while (!live.compareAndSet(n, n + 1));
+    Worker w = null;
+    try {
+      w = new Worker();
+      workers.add(w);
+      w.thread.start();
+    } catch (Throwable e) { // out of native threads: the calls wait for the threads there are
+      if (w != null) {
+        workers.remove(w);
+      }
+      live.decrementAndGet();
+      tryTerminate();
+      return false;
     }
-
-    @Override
-    public Void getRawResult() {
-      return null;
+    if (!watching.get() && watching.compareAndSet(false, true)) {
+      watchdog.start(); // with the first thread: a pool never used holds no thread
     }
+    return true;
+  }
 
-    @Override
-    protected void setRawResult(Void value) {}
+  // ------------------------------------------------------------------ watchdog
 
-    @Override
-    protected boolean exec() {
+  private void watch() {
+    int quiet = 0;
+    boolean reported = false;
+    while (state != TERMINATED) {
+      Thread.interrupted(); // a stray interrupt would turn the park into a spin
+      LockSupport.parkNanos(this, quiet < QUIET_SAMPLES ? SAMPLE_NANOS : QUIET_SAMPLE_NANOS);
+      if (queued.get() <= 0) {
+        quiet++;
+        continue;
+      }
+      quiet = 0;
       try {
-        task.run();
+        sample();
+      } catch (Throwable t) { // the pool must not lose its watchdog: report once, go on
+        if (!reported) {
+          reported = true;
+          Thread current = Thread.currentThread();
+          current.getUncaughtExceptionHandler().uncaughtException(current, t);
+        }
+      }
+    }
+  }
+
+  /** Calls are queued: wake an idle thread if there is one, else add threads for blocked ones. */
+  private void sample() {
+    if (!idle.isEmpty()) {
+      wakeOrStart();
+      return;
+    }
+    int n = live.get();
+    if (n >= MAX_THREADS) {
+      return;
+    }
+    int blocked = 0;
+    for (Worker w : workers) {
+      if (w.blocked()) {
+        blocked++;
+      }
+    }
+    int unblocked = n - blocked;
+    if (unblocked < base) {
+      int more = Math.min(Math.max(base - unblocked, n / 2), queued.get());
+      for (int i = 0; i < more && start(n + more); i++) {}
+    }
+  }
+
+  // ------------------------------------------------------------------ lifecycle
+
+  @Override
+  public void shutdown() {
+    synchronized (lifecycle) {
+      if (state == RUNNING) {
+        state = SHUTDOWN;
+      }
+    }
+    wakeAll();
+    tryTerminate();
+  }
+
+  @Override
+  public List<Runnable> shutdownNow() {
+    synchronized (lifecycle) {
+      if (state < STOP) {
+        state = STOP;
+      }
+    }
+    List<Runnable> drained = new ArrayList<>();
+    for (Runnable r; (r = queue.poll()) != null; ) {
+      queued.decrementAndGet();
+      drained.add(r);
+    }
+    for (Worker w : workers) {
+      w.thread.interrupt();
+    }
+    wakeAll();
+    tryTerminate();
+    return drained;
+  }
+
+  private void wakeAll() {
+    for (Worker w; (w = idle.pollFirst()) != null; ) {
+      w.wake();
+    }
+  }
+
+  private void tryTerminate() {
+    if (state == RUNNING || live.get() != 0 || (state == SHUTDOWN && queued.get() > 0)) {
+      return;
+    }
+    synchronized (lifecycle) {
+      if (state == TERMINATED) {
+        return;
+      }
+      state = TERMINATED;
+    }
+    terminated.countDown();
+    if (watching.get()) {
+      LockSupport.unpark(watchdog);
+    }
+  }
+
+  @Override
+  public boolean isShutdown() {
+    return state != RUNNING;
+  }
+
+  @Override
+  public boolean isTerminated() {
+    return state == TERMINATED;
+  }
+
+  @Override
+  public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+    return terminated.await(timeout, unit);
+  }
+
+  /** Threads started and not yet ended. */
+  int poolSize() {
+    return live.get();
+  }
+
+  @Override
+  public String toString() {
+    return "HandlerPool[" + name + ", threads " + live.get() + ", base " + base + "]";
+  }
+
+  // ------------------------------------------------------------------ threads
+
+  private static final int BUSY = 0;
+  private static final int IDLE = 1;
+  private static final int WOKEN = 2;
+
+  private static final VarHandle SEQUENCE;
+
+  static {
+    try {
+      SEQUENCE = MethodHandles.lookup().findVarHandle(Worker.class, "sequence", long.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  private final class Worker implements Runnable {
+    final Thread thread;
+    private final AtomicInteger status = new AtomicInteger(BUSY);
+
+    /**
+     * Odd while in a call, even between calls. Written only by this worker, with release stores (a
+     * plain move on x86: no fence per call); the watchdog reads it opaquely, and needs only to see
+     * it move, never to order other memory by it.
+     */
+    @SuppressWarnings("unused") // through SEQUENCE
+    private long sequence;
+
+    /** The watchdog's own: {@link #sequence} at the last sample, and how many samples it held. */
+    private long seen = -1;
+
+    private int stuck;
+
+    /** Samples in a row at which the kernel had this thread asleep in the same call. */
+    private int asleep;
+
+    /**
+     * The thread's id in the kernel (Linux), or -1; written by the thread itself when it starts.
+     */
+    private volatile int kernelId = -1;
+
+    private boolean retired;
+
+    Worker() {
+      thread = new Thread(this, name + "-" + names.incrementAndGet());
+      thread.setDaemon(true);
+      thread.setContextClassLoader(loader);
+    }
+
+    @Override
+    public void run() {
+      try {
+        kernelId = KernelThreads.currentId();
+        while (true) {
+          if (state >= STOP) {
+            return;
+          }
+          Runnable call = queue.poll();
+          if (call == null) {
+            if (queued.get() > 0) {
+              Thread.onSpinWait(); // a caller has counted its call and is about to offer it
+              continue;
+            }
+            if (spin()) {
+              continue;
+            }
+            if (state != RUNNING || !awaitCall()) {
+              return;
+            }
+            continue;
+          }
+          if (queued.decrementAndGet() > 0 && (!idle.isEmpty() || live.get() < base)) {
+            wakeOrStart(); // more queued: one more thread takes them while this one runs its call
+          }
+          runCall(call);
+        }
+      } finally {
+        workers.remove(this);
+        if (!retired) {
+          live.decrementAndGet();
+        }
+        tryTerminate();
+      }
+    }
+
+    private boolean spin() {
+      for (int i = 0; i < SPINS; i++) {
+        if (queued.get() > 0) {
+          return true;
+        }
+        Thread.yield();
+      }
+      return false;
+    }
+
+    private void runCall(Runnable call) {
+      long s = (long) SEQUENCE.get(this);
+      SEQUENCE.setRelease(this, s + 1);
+      try {
+        call.run();
       } catch (Throwable t) {
         Thread current = Thread.currentThread();
         current.getUncaughtExceptionHandler().uncaughtException(current, t);
       } finally {
-        Thread.interrupted(); // the next task starts without this one's interrupt
+        Thread.interrupted(); // the next call starts without this one's interrupt
+        SEQUENCE.setRelease(this, s + 2);
       }
-      return true;
+    }
+
+    /**
+     * Waits for a call. False when the thread should end: it was idle for the keep-alive and the
+     * pool has more than {@code base} threads.
+     */
+    private boolean awaitCall() {
+      status.set(IDLE);
+      idle.offerFirst(this);
+      long deadline = System.nanoTime() + keepAliveNanos;
+      while (true) {
+        if (status.get() == WOKEN) {
+          status.set(BUSY);
+          return true;
+        }
+        boolean timedOut = deadline - System.nanoTime() <= 0;
+        if (queued.get() > 0 || state != RUNNING || timedOut) {
+          if (status.compareAndSet(IDLE, BUSY)) {
+            idle.remove(this); // nobody woke this thread: it leaves the stack itself
+          }
+          status.set(BUSY);
+          return !timedOut || queued.get() > 0 || !retire();
+        }
+        Thread.interrupted(); // a stray interrupt would turn the park into a spin
+        LockSupport.parkNanos(HandlerPool.this, deadline - System.nanoTime());
+      }
+    }
+
+    /** Leaves the pool if it has more than {@code base} threads. */
+    private boolean retire() {
+      for (int n; (n = live.get()) > base; ) {
+        if (live.compareAndSet(n, n - 1)) {
+          retired = true;
+          return true;
+        }
+      }
+      return false;
+    }
+
+    /** True if this thread was idle and is now woken by the caller. */
+    boolean wake() {
+      if (status.compareAndSet(IDLE, WOKEN)) {
+        LockSupport.unpark(thread);
+        return true;
+      }
+      return false;
+    }
+
+    /**
+     * Watchdog thread only. True if this thread is in a call and blocked in it: waiting in Java
+     * (its state says so), or, RUNNABLE to Java, asleep in the kernel on something other than a
+     * futex at two samples in a row in the same call (a blocking read). A futex is where the JVM's
+     * own waits sleep (a collection's safepoint, the heap lock), which more threads would only
+     * join. A thread that waits for a core is not asleep: another thread would wait for the same
+     * core.
+     */
+    boolean blocked() {
+      long c = (long) SEQUENCE.getOpaque(this);
+      if ((c & 1) == 0) { // between calls
+        seen = c;
+        return false;
+      }
+      Thread.State s = thread.getState();
+      if ((long) SEQUENCE.getOpaque(this) != c) {
+        return false; // the call ended while its state was read: the state may be the idle park
+      }
+      boolean sameCall = c == seen;
+      if (sameCall) {
+        stuck++;
+      } else {
+        seen = c;
+        stuck = 0;
+        asleep = 0;
+      }
+      if (s == Thread.State.WAITING || s == Thread.State.TIMED_WAITING) {
+        return true; // a sleep, a park, a future's get: more threads run more such calls
+      }
+      if (s == Thread.State.BLOCKED) {
+        return sameCall; // a contended monitor: more threads only queue on it, unless it lasts
+      }
+      if (!sameCall) {
+        return false;
+      }
+      int tid = kernelId;
+      if (tid <= 0 || !KernelThreads.AVAILABLE) {
+        return stuck >= STUCK_SAMPLES_UNSEEN;
+      }
+      if (asleep >= 2 && stuck % RECHECK_SAMPLES != 0) {
+        return true; // the verdict of a few samples ago stands: one file read per thread saved
+      }
+      asleep = KernelThreads.asleepOutsideFutex(tid) ? asleep + 1 : 0;
+      return asleep >= 2;
     }
   }
 }
