@@ -2,6 +2,8 @@ package io.millrace.rpc;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -60,11 +62,11 @@ import java.util.concurrent.locks.LockSupport;
  * </ul>
  *
  * Where the kernel does not say (not Linux, or {@code /proc} hidden), a thread in the same call for
- * fifty samples counts as blocked. If the threads that are not blocked number fewer than {@code
- * base}, the watchdog starts the difference, or half as many threads again as the pool has if that
- * is more (so a thousand sleeping handlers have their threads within about fifteen samples), no
- * more than there are calls queued, up to the cap. A backlog that threads are computing through,
- * however long, starts no thread.
+ * fifty samples in a row without computing (its CPU time standing still) counts as blocked. If the
+ * threads that are not blocked number fewer than {@code base}, the watchdog starts the difference,
+ * or half as many threads again as the pool has if that is more (so a thousand sleeping handlers
+ * have their threads within about fifteen samples), no more than there are calls queued, up to the
+ * cap. A backlog that threads are computing through, however long, starts no thread.
  *
  * <p>Hand-off: a call is a node in a lock-free queue, counted in {@code queued}. The caller wakes
  * an idle thread only if the count was zero; a thread that takes a call and leaves more counted
@@ -126,6 +128,7 @@ final class HandlerPool extends AbstractExecutorService {
   private final ClassLoader loader;
   private final int base;
   private final long keepAliveNanos;
+  private final long sampleNanos;
   private final ConcurrentLinkedQueue<Runnable> queue = new ConcurrentLinkedQueue<>();
   private final ConcurrentLinkedDeque<Worker> idle = new ConcurrentLinkedDeque<>();
   private final Set<Worker> workers = ConcurrentHashMap.newKeySet();
@@ -155,6 +158,11 @@ final class HandlerPool extends AbstractExecutorService {
    * beyond {@code base} ends when it has been idle for {@code keepAliveNanos}.
    */
   HandlerPool(String name, int base, long keepAliveNanos) {
+    this(name, base, keepAliveNanos, SAMPLE_NANOS);
+  }
+
+  /** As above, with the watchdog sampling every {@code sampleNanos} (tests slow it down). */
+  HandlerPool(String name, int base, long keepAliveNanos, long sampleNanos) {
     if (base < 1 || base > MAX_THREADS) {
       throw new IllegalArgumentException("base threads " + base + " not in 1.." + MAX_THREADS);
     }
@@ -163,9 +171,11 @@ final class HandlerPool extends AbstractExecutorService {
     }
     this.name = name;
     this.keepAliveNanos = keepAliveNanos;
+    this.sampleNanos = sampleNanos;
     this.loader = Thread.currentThread().getContextClassLoader();
     this.base = base;
-    this.watchdog = new Thread(this::watch, name + "-watchdog");
+    // No inherited thread-locals: threads start on whichever thread needs them (an event loop).
+    this.watchdog = new Thread(null, this::watch, name + "-watchdog", 0, false);
     watchdog.setDaemon(true);
     watchdog.setContextClassLoader(loader);
   }
@@ -211,6 +221,10 @@ final class HandlerPool extends AbstractExecutorService {
         return false;
       }
     } while (!live.compareAndSet(n, n + 1));
+    if (state == TERMINATED) { // terminated between the check and the count: no thread after that
+      live.decrementAndGet();
+      return false;
+    }
     Worker w = null;
     try {
       w = new Worker();
@@ -221,6 +235,7 @@ final class HandlerPool extends AbstractExecutorService {
         workers.remove(w);
       }
       live.decrementAndGet();
+      startFailed = e;
       tryTerminate();
       return false;
     }
@@ -237,7 +252,8 @@ final class HandlerPool extends AbstractExecutorService {
     boolean reported = false;
     while (state != TERMINATED) {
       Thread.interrupted(); // a stray interrupt would turn the park into a spin
-      LockSupport.parkNanos(this, quiet < QUIET_SAMPLES ? SAMPLE_NANOS : QUIET_SAMPLE_NANOS);
+      LockSupport.parkNanos(
+          this, quiet < QUIET_SAMPLES ? sampleNanos : Math.max(sampleNanos, QUIET_SAMPLE_NANOS));
       if (queued.get() <= 0) {
         quiet++;
         continue;
@@ -272,11 +288,37 @@ final class HandlerPool extends AbstractExecutorService {
       }
     }
     int unblocked = n - blocked;
-    if (unblocked < base) {
+    if (unblocked < base && System.nanoTime() - startFailedAt > START_RETRY_NANOS) {
       int more = Math.min(Math.max(base - unblocked, n / 2), queued.get());
       for (int i = 0; i < more && start(n + more); i++) {}
+      Throwable failed = startFailed;
+      if (failed != null) { // the system gives no more threads: say so once, try again later
+        startFailed = null;
+        startFailedAt = System.nanoTime();
+        if (!startFailureReported) {
+          startFailureReported = true;
+          Thread current = Thread.currentThread();
+          current
+              .getUncaughtExceptionHandler()
+              .uncaughtException(
+                  current,
+                  new IllegalStateException(
+                      name + " could not start a thread for blocked handlers (" + n + " running)",
+                      failed));
+        }
+      }
     }
   }
+
+  /** A thread the system refused to start; the watchdog waits this long before it tries again. */
+  private static final long START_RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+  private volatile Throwable startFailed;
+
+  /** Watchdog thread only. */
+  private long startFailedAt = System.nanoTime() - START_RETRY_NANOS - 1;
+
+  private boolean startFailureReported;
 
   // ------------------------------------------------------------------ lifecycle
 
@@ -364,6 +406,8 @@ final class HandlerPool extends AbstractExecutorService {
   private static final int IDLE = 1;
   private static final int WOKEN = 2;
 
+  private static final ThreadMXBean CPU = ManagementFactory.getThreadMXBean();
+
   private static final VarHandle SEQUENCE;
 
   static {
@@ -391,6 +435,28 @@ final class HandlerPool extends AbstractExecutorService {
 
     private int stuck;
 
+    /**
+     * Where the kernel does not say where threads sleep: blocked if in the same call for {@link
+     * #STUCK_SAMPLES_UNSEEN} samples and not computing (its CPU time stood still since the last
+     * sample, where the JVM measures it). A thread waiting for a core also stands still, hence the
+     * many samples.
+     */
+    private boolean unseenBlocked() {
+      long cpu = CPU.isThreadCpuTimeSupported() ? CPU.getThreadCpuTime(thread.getId()) : -1;
+      boolean computing = cpu > 0 && cpu != lastCpu;
+      lastCpu = cpu;
+      if (computing) {
+        stuckStill = 0;
+        return false;
+      }
+      return ++stuckStill >= STUCK_SAMPLES_UNSEEN;
+    }
+
+    /** Watchdog thread only: CPU time at the last sample, and samples in a row it stood still. */
+    private long lastCpu = -1;
+
+    private int stuckStill;
+
     /** Samples in a row at which the kernel had this thread asleep in the same call. */
     private int asleep;
 
@@ -402,7 +468,7 @@ final class HandlerPool extends AbstractExecutorService {
     private boolean retired;
 
     Worker() {
-      thread = new Thread(this, name + "-" + names.incrementAndGet());
+      thread = new Thread(null, this, name + "-" + names.incrementAndGet(), 0, false);
       thread.setDaemon(true);
       thread.setContextClassLoader(loader);
     }
@@ -538,6 +604,7 @@ final class HandlerPool extends AbstractExecutorService {
         seen = c;
         stuck = 0;
         asleep = 0;
+        stuckStill = 0;
       }
       if (s == Thread.State.WAITING || s == Thread.State.TIMED_WAITING) {
         return true; // a sleep, a park, a future's get: more threads run more such calls
@@ -550,7 +617,7 @@ final class HandlerPool extends AbstractExecutorService {
       }
       int tid = kernelId;
       if (tid <= 0 || !KernelThreads.AVAILABLE) {
-        return stuck >= STUCK_SAMPLES_UNSEEN;
+        return unseenBlocked();
       }
       if (asleep >= 2 && stuck % RECHECK_SAMPLES != 0) {
         return true; // the verdict of a few samples ago stands: one file read per thread saved

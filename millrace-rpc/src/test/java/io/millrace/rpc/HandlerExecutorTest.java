@@ -239,6 +239,57 @@ class HandlerExecutorTest {
   }
 
   @Test
+  void withoutTheWatchdog_everyCallIsHandedToAThread_oneAtATimeAndInBursts() throws Exception {
+    // The watchdog wakes idle threads for calls left queued; slowed to once an hour here, a lost
+    // wake-up in the hand-off would leave a call queued and this test waiting.
+    HandlerPool pool =
+        new HandlerPool("hand-off", 4, TimeUnit.MINUTES.toNanos(1), TimeUnit.HOURS.toNanos(1));
+    try {
+      for (int i = 0; i < 2_000; i++) { // the threads park between calls: each needs a wake-up
+        CountDownLatch ran = new CountDownLatch(1);
+        pool.execute(ran::countDown);
+        assertThat(ran.await(10, TimeUnit.SECONDS)).as("call %d", i).isTrue();
+      }
+      for (int burst = 0; burst < 200; burst++) {
+        CountDownLatch ran = new CountDownLatch(64);
+        for (int i = 0; i < 64; i++) {
+          pool.execute(ran::countDown);
+        }
+        assertThat(ran.await(10, TimeUnit.SECONDS)).as("burst %d", burst).isTrue();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void shutdownWhileCallsArrive_terminatesWhateverTheInterleaving() throws Exception {
+    // A call rejected after it was queued must not leave shutdown waiting for it.
+    for (int round = 0; round < 200; round++) {
+      HandlerPool pool = new HandlerPool("racing", 1, TimeUnit.MINUTES.toNanos(1));
+      CountDownLatch submitting = new CountDownLatch(1);
+      Thread caller =
+          new Thread(
+              () -> {
+                submitting.countDown();
+                try {
+                  while (true) {
+                    pool.execute(() -> {});
+                  }
+                } catch (RejectedExecutionException expected) {
+                  // shut down
+                }
+              });
+      caller.start();
+      submitting.await();
+      pool.shutdown();
+      assertThat(pool.awaitTermination(10, TimeUnit.SECONDS)).as("round %d", round).isTrue();
+      caller.join(10_000);
+      assertThat(caller.isAlive()).isFalse();
+    }
+  }
+
+  @Test
   void threadsStartedForBlockedHandlers_endAfterTheKeepAlive() throws Exception {
     int base = 1;
     HandlerPool pool = new HandlerPool("ageing", base, TimeUnit.MILLISECONDS.toNanos(100));
