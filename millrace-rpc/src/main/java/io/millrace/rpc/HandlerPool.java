@@ -5,6 +5,7 @@ import java.lang.invoke.VarHandle;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.AbstractExecutorService;
@@ -48,7 +49,7 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <ul>
  *   <li>WAITING or TIMED_WAITING to Java (a sleep, a park, a future's get), or BLOCKED on a monitor
- *       at two samples in a row in the same call (a monitor that is merely contended would only
+ *       in a call that the previous sample saw too (a monitor that is merely contended would only
  *       gain waiters from more threads);
  *   <li>RUNNABLE to Java but asleep in the kernel on something other than a futex, at two reads in
  *       a row in the same call (so from its third sample). That is a blocking read, accept or disk
@@ -82,10 +83,14 @@ import java.util.concurrent.locks.LockSupport;
  * looks at the queue again before it parks. A caller counts its call, offers it, and wakes a thread
  * from the stack if the count was zero and no thread is spinning. All of these are atomic accesses,
  * so either the thread sees the call or the caller finds the thread. If the count was not zero, an
- * earlier call is still queued (a thread will take it and, seeing more counted, wake one more) or
- * has just been taken by a thread that has yet to lower the count (it will see this call counted
- * and wake one more). Threads never wait for a count to match the queue: one that did so spun while
- * the caller it waited for had no core (42 threads spinning at 1,000 clients).
+ * earlier call is queued or has just been taken by a thread that has yet to lower the count; that
+ * thread, seeing more counted, wakes one more (or starts one below the base). The thread it wakes
+ * may find nothing yet, if this caller has counted but not offered: so a thread about to park while
+ * the count is ahead of the queue sets {@code owed} and looks once more, and a caller that wakes
+ * nobody looks at {@code owed} after its offer and wakes a thread if it is set. Threads never wait
+ * for the count to match the queue: one that did so spun while the caller it waited for had no core
+ * (42 threads spinning at 1,000 clients). The watchdog, which wakes an idle thread whenever calls
+ * are queued, is a backstop, not part of the argument.
  */
 final class HandlerPool extends AbstractExecutorService {
   /**
@@ -158,6 +163,9 @@ final class HandlerPool extends AbstractExecutorService {
   private final AtomicBoolean watching = new AtomicBoolean();
   private volatile int state = RUNNING;
 
+  /** Set by a thread that parked while a call was counted but not yet queued; see execute. */
+  private volatile boolean owed;
+
   HandlerPool(String name) {
     this(name, Math.max(4, 2 * Runtime.getRuntime().availableProcessors()), KEEP_ALIVE_NANOS);
   }
@@ -198,8 +206,13 @@ final class HandlerPool extends AbstractExecutorService {
       throw new RejectedExecutionException(name + " is shut down");
     }
     boolean first = queued.getAndIncrement() == 0;
-    queue.offer(call);
-    if (state != RUNNING && queue.removeIf(queuedCall -> queuedCall == call)) {
+    try {
+      queue.offer(call);
+    } catch (Throwable e) { // out of memory for the node: the count must not stay raised
+      queued.decrementAndGet();
+      throw e;
+    }
+    if (state != RUNNING && removeOne(call)) {
       queued.decrementAndGet();
       tryTerminate(); // shutdown may have waited for this call to leave the queue
       throw new RejectedExecutionException(name + " is shut down");
@@ -207,7 +220,20 @@ final class HandlerPool extends AbstractExecutorService {
     // A spinning thread takes the call and wakes more if more come: no unpark on this thread.
     if ((first && spinners.get() == 0) || live.get() == 0) {
       wakeOrStart();
+    } else if (owed && (boolean) OWED.getAndSet(this, false)) {
+      wakeOrStart(); // a thread parked while this call was counted but not yet in the queue
     }
+  }
+
+  /** Removes this call (this instance, once: the same Runnable may be queued twice). */
+  private boolean removeOne(Runnable call) {
+    for (Iterator<Runnable> it = queue.iterator(); it.hasNext(); ) {
+      if (it.next() == call) {
+        it.remove();
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Wakes an idle thread, else starts one if the pool has fewer than {@code base}. */
@@ -250,7 +276,11 @@ final class HandlerPool extends AbstractExecutorService {
       return false;
     }
     if (!watching.get() && watching.compareAndSet(false, true)) {
-      watchdog.start(); // with the first thread: a pool never used holds no thread
+      try {
+        watchdog.start(); // with the first thread: a pool never used holds no thread
+      } catch (Throwable e) { // no thread to be had: the next start tries again
+        watching.set(false);
+      }
     }
     return true;
   }
@@ -274,8 +304,11 @@ final class HandlerPool extends AbstractExecutorService {
       } catch (Throwable t) { // the pool must not lose its watchdog: report once, go on
         if (!reported) {
           reported = true;
-          Thread current = Thread.currentThread();
-          current.getUncaughtExceptionHandler().uncaughtException(current, t);
+          try {
+            Thread current = Thread.currentThread();
+            current.getUncaughtExceptionHandler().uncaughtException(current, t);
+          } catch (Throwable ignored) { // a handler that throws: nothing more to tell
+          }
         }
       }
     }
@@ -419,9 +452,11 @@ final class HandlerPool extends AbstractExecutorService {
   private static final ThreadMXBean CPU = ManagementFactory.getThreadMXBean();
 
   private static final VarHandle SEQUENCE;
+  private static final VarHandle OWED;
 
   static {
     try {
+      OWED = MethodHandles.lookup().findVarHandle(HandlerPool.class, "owed", boolean.class);
       SEQUENCE = MethodHandles.lookup().findVarHandle(Worker.class, "sequence", long.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
@@ -511,6 +546,11 @@ final class HandlerPool extends AbstractExecutorService {
         if (!retired) {
           live.decrementAndGet();
         }
+        // A caller that saw this thread live woke nobody; if it was the last, a call it queued
+        // meanwhile needs a thread (pairs with the caller's look at live after its offer).
+        if (state < STOP && live.get() == 0 && queue.peek() != null) {
+          start(1);
+        }
         tryTerminate();
       }
     }
@@ -535,8 +575,8 @@ final class HandlerPool extends AbstractExecutorService {
         }
         return false;
       } finally {
-        // Then awaitCall reads the count again: a caller that counted its call and saw this
-        // thread spinning (so woke nobody) is seen there.
+        // Then awaitCall looks at the queue again: the call of a caller that saw this thread
+        // spinning (so woke nobody) was offered before that look.
         spinners.decrementAndGet();
       }
     }
@@ -569,7 +609,14 @@ final class HandlerPool extends AbstractExecutorService {
           return true;
         }
         boolean timedOut = deadline - System.nanoTime() <= 0;
-        if (queue.peek() != null || state != RUNNING || timedOut) {
+        boolean work = queue.peek() != null;
+        if (!work && queued.get() > 0) {
+          // A call counted but not yet offered: its caller may have decided to wake nobody.
+          // Either this look sees the offer, or that caller sees the flag after its offer.
+          owed = true;
+          work = queue.peek() != null;
+        }
+        if (work || state != RUNNING || timedOut) {
           if (status.compareAndSet(IDLE, BUSY)) {
             idle.remove(this); // nobody woke this thread: it leaves the stack itself
           }
@@ -585,6 +632,10 @@ final class HandlerPool extends AbstractExecutorService {
     private boolean retire() {
       for (int n; (n = live.get()) > base; ) {
         if (live.compareAndSet(n, n - 1)) {
+          if (queue.peek() != null) { // a call came as this thread left: it stays for it
+            live.incrementAndGet();
+            return false;
+          }
           retired = true;
           return true;
         }

@@ -11,10 +11,13 @@ import java.nio.channels.Pipe;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.BrokenBarrierException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -259,6 +262,48 @@ class HandlerExecutorTest {
       }
     } finally {
       pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void withoutTheWatchdog_aCallIsHandedOverWhileAnotherBlocks_fromTwoCallers() throws Exception {
+    // Call A blocks until call B has run, so B needs the second thread while A holds the first;
+    // two callers race. A wake-up lost in the hand-off would leave B queued and A waiting.
+    HandlerPool pool =
+        new HandlerPool("two-callers", 2, TimeUnit.MINUTES.toNanos(1), TimeUnit.HOURS.toNanos(1));
+    ExecutorService callers = Executors.newFixedThreadPool(2);
+    try {
+      for (int round = 0; round < 2_000; round++) {
+        CountDownLatch bRan = new CountDownLatch(1);
+        CountDownLatch aDone = new CountDownLatch(1);
+        CyclicBarrier together = new CyclicBarrier(2);
+        callers.execute(
+            () -> {
+              awaitQuietly(together);
+              pool.execute(
+                  () -> {
+                    awaitQuietly(bRan);
+                    aDone.countDown();
+                  });
+            });
+        callers.execute(
+            () -> {
+              awaitQuietly(together);
+              pool.execute(bRan::countDown);
+            });
+        assertThat(aDone.await(10, TimeUnit.SECONDS)).as("round %d", round).isTrue();
+      }
+    } finally {
+      callers.shutdownNow();
+      pool.shutdownNow();
+    }
+  }
+
+  private static void awaitQuietly(CyclicBarrier barrier) {
+    try {
+      barrier.await();
+    } catch (InterruptedException | BrokenBarrierException e) {
+      throw new IllegalStateException(e);
     }
   }
 
