@@ -130,6 +130,9 @@ final class HandlerPool extends AbstractExecutorService {
   /** The most threads that yield at once before parking. */
   private static final int SPINNERS = 1;
 
+  /** {@code live} once the pool has terminated: no thread can be counted after that. */
+  private static final int CLOSED = Integer.MIN_VALUE;
+
   private static final int RUNNING = 0;
   private static final int SHUTDOWN = 1;
   private static final int STOP = 2;
@@ -253,14 +256,10 @@ final class HandlerPool extends AbstractExecutorService {
     int n;
     do {
       n = live.get();
-      if (n >= Math.min(limit, MAX_THREADS) || state >= STOP) {
+      if (n < 0 || n >= Math.min(limit, MAX_THREADS) || state >= STOP) { // n < 0: terminated
         return false;
       }
     } while (!live.compareAndSet(n, n + 1));
-    if (state == TERMINATED) { // terminated between the check and the count: no thread after that
-      live.decrementAndGet();
-      return false;
-    }
     Worker w = null;
     try {
       w = new Worker();
@@ -407,7 +406,9 @@ final class HandlerPool extends AbstractExecutorService {
       return;
     }
     synchronized (lifecycle) {
-      if (state == TERMINATED) {
+      // The count goes from none to CLOSED, so a start racing this (the watchdog's, for calls it
+      // saw queued) either counted first, and its thread ends the pool when it leaves, or fails.
+      if (state == TERMINATED || !live.compareAndSet(0, CLOSED)) {
         return;
       }
       state = TERMINATED;
@@ -435,12 +436,12 @@ final class HandlerPool extends AbstractExecutorService {
 
   /** Threads started and not yet ended. */
   int poolSize() {
-    return live.get();
+    return Math.max(0, live.get());
   }
 
   @Override
   public String toString() {
-    return "HandlerPool[" + name + ", threads " + live.get() + ", base " + base + "]";
+    return "HandlerPool[" + name + ", threads " + poolSize() + ", base " + base + "]";
   }
 
   // ------------------------------------------------------------------ threads
