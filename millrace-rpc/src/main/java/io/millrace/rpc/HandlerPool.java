@@ -110,6 +110,9 @@ final class HandlerPool extends AbstractExecutorService {
 
   private static final long QUIET_SAMPLE_NANOS = TimeUnit.MILLISECONDS.toNanos(16);
 
+  /** A thread the system refused to start; the watchdog waits this long before it tries again. */
+  private static final long START_RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
+
   /**
    * Samples in the same call, RUNNABLE, before a thread counts as blocked where the kernel does not
    * say where threads sleep: long enough that a thread waiting for a core on a busy machine seldom
@@ -167,7 +170,14 @@ final class HandlerPool extends AbstractExecutorService {
   private volatile int state = RUNNING;
 
   /** Set by a thread that parked while a call was counted but not yet queued; see execute. */
-  private volatile boolean owed;
+  private final AtomicBoolean owed = new AtomicBoolean();
+
+  private volatile Throwable startFailed;
+
+  /** Watchdog thread only. */
+  private long startFailedAt = System.nanoTime() - START_RETRY_NANOS - 1;
+
+  private boolean startFailureReported;
 
   HandlerPool(String name) {
     this(name, Math.max(4, 2 * Runtime.getRuntime().availableProcessors()), KEEP_ALIVE_NANOS);
@@ -223,7 +233,7 @@ final class HandlerPool extends AbstractExecutorService {
     // A spinning thread takes the call and wakes more if more come: no unpark on this thread.
     if ((first && spinners.get() == 0) || live.get() == 0) {
       wakeOrStart();
-    } else if (owed && (boolean) OWED.getAndSet(this, false)) {
+    } else if (owed.get() && owed.getAndSet(false)) {
       wakeOrStart(); // a thread parked while this call was counted but not yet in the queue
     }
   }
@@ -304,8 +314,7 @@ final class HandlerPool extends AbstractExecutorService {
         if (!reported) {
           reported = true;
           try {
-            Thread current = Thread.currentThread();
-            current.getUncaughtExceptionHandler().uncaughtException(current, t);
+            report(t);
           } catch (Throwable ignored) { // a handler that throws: nothing more to tell
           }
         }
@@ -339,28 +348,20 @@ final class HandlerPool extends AbstractExecutorService {
         startFailedAt = System.nanoTime();
         if (!startFailureReported) {
           startFailureReported = true;
-          Thread current = Thread.currentThread();
-          current
-              .getUncaughtExceptionHandler()
-              .uncaughtException(
-                  current,
-                  new IllegalStateException(
-                      name + " could not start a thread for blocked handlers (" + n + " running)",
-                      failed));
+          report(
+              new IllegalStateException(
+                  name + " could not start a thread for blocked handlers (" + n + " running)",
+                  failed));
         }
       }
     }
   }
 
-  /** A thread the system refused to start; the watchdog waits this long before it tries again. */
-  private static final long START_RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
-
-  private volatile Throwable startFailed;
-
-  /** Watchdog thread only. */
-  private long startFailedAt = System.nanoTime() - START_RETRY_NANOS - 1;
-
-  private boolean startFailureReported;
+  /** To the calling thread's uncaught-exception handler, as a thread that dies would. */
+  private static void report(Throwable t) {
+    Thread current = Thread.currentThread();
+    current.getUncaughtExceptionHandler().uncaughtException(current, t);
+  }
 
   // ------------------------------------------------------------------ lifecycle
 
@@ -453,11 +454,9 @@ final class HandlerPool extends AbstractExecutorService {
   private static final ThreadMXBean CPU = ManagementFactory.getThreadMXBean();
 
   private static final VarHandle SEQUENCE;
-  private static final VarHandle OWED;
 
   static {
     try {
-      OWED = MethodHandles.lookup().findVarHandle(HandlerPool.class, "owed", boolean.class);
       SEQUENCE = MethodHandles.lookup().findVarHandle(Worker.class, "sequence", long.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
@@ -480,23 +479,6 @@ final class HandlerPool extends AbstractExecutorService {
     private long seen = -1;
 
     private int stuck;
-
-    /**
-     * Where the kernel does not say where threads sleep: blocked if in the same call for {@link
-     * #STUCK_SAMPLES_UNSEEN} samples and not computing (its CPU time stood still since the last
-     * sample, where the JVM measures it). A thread waiting for a core also stands still, hence the
-     * many samples.
-     */
-    private boolean unseenBlocked() {
-      long cpu = CPU.isThreadCpuTimeSupported() ? CPU.getThreadCpuTime(thread.getId()) : -1;
-      boolean computing = cpu > 0 && cpu != lastCpu;
-      lastCpu = cpu;
-      if (computing) {
-        stuckStill = 0;
-        return false;
-      }
-      return ++stuckStill >= STUCK_SAMPLES_UNSEEN;
-    }
 
     /** Watchdog thread only: CPU time at the last sample, and samples in a row it stood still. */
     private long lastCpu = -1;
@@ -588,8 +570,7 @@ final class HandlerPool extends AbstractExecutorService {
       try {
         call.run();
       } catch (Throwable t) {
-        Thread current = Thread.currentThread();
-        current.getUncaughtExceptionHandler().uncaughtException(current, t);
+        report(t);
       } finally {
         Thread.interrupted(); // the next call starts without this one's interrupt
         SEQUENCE.setRelease(this, s + 2);
@@ -614,7 +595,7 @@ final class HandlerPool extends AbstractExecutorService {
         if (!work && queued.get() > 0) {
           // A call counted but not yet offered: its caller may have decided to wake nobody.
           // Either this look sees the offer, or that caller sees the flag after its offer.
-          owed = true;
+          owed.set(true);
           work = queue.peek() != null;
         }
         if (work || state != RUNNING || timedOut) {
@@ -651,6 +632,23 @@ final class HandlerPool extends AbstractExecutorService {
         return true;
       }
       return false;
+    }
+
+    /**
+     * Where the kernel does not say where threads sleep: blocked if in the same call for {@link
+     * #STUCK_SAMPLES_UNSEEN} samples and not computing (its CPU time stood still since the last
+     * sample, where the JVM measures it). A thread waiting for a core also stands still, hence the
+     * many samples.
+     */
+    private boolean unseenBlocked() {
+      long cpu = CPU.isThreadCpuTimeSupported() ? CPU.getThreadCpuTime(thread.getId()) : -1;
+      boolean computing = cpu > 0 && cpu != lastCpu;
+      lastCpu = cpu;
+      if (computing) {
+        stuckStill = 0;
+        return false;
+      }
+      return ++stuckStill >= STUCK_SAMPLES_UNSEEN;
     }
 
     /**
