@@ -949,6 +949,11 @@ public final class ConnectionEngine implements Connection, TransportListener {
     flusher.onWritten();
   }
 
+  /** Called by {@link FrameWriter} when it gave the transport {@code bytes} (a batch, a frame). */
+  void onHandedOver(int bytes) {
+    flusher.onHandedOver(bytes);
+  }
+
   /** Bytes the calls from other threads hold while they wait for the loop (with bookkeeping). */
   long queuedCallBytes() {
     return calls.queuedBytes();

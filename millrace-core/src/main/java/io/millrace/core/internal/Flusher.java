@@ -9,16 +9,29 @@ import io.netty.util.concurrent.EventExecutor;
  * by writability) schedule a single flush task that runs after everything already queued on the
  * loop, so a burst of N writes costs one flush, not N.
  *
- * <p>Within a long batch the flusher also flushes every {@link #FLUSH_EVERY_WRITES} writes, as
+ * <p>Within a long read batch the flusher also flushes every {@link #FLUSH_EVERY_WRITES} writes, as
  * Netty's FlushConsolidationHandler does: otherwise two busy peers fall into lockstep, each idle in
  * epoll_wait while the other works through one large batch (measured: request-channel ran both
  * sides at 60% CPU; 256 beat 1024 by 2x on request-response).
  *
+ * <p>Outside a read (a drain of calls from other threads, a producer's turn) the peer is not
+ * waiting on this side's reply to what it sent, so the count is not the measure: the writes are
+ * flushed each {@link #FLUSH_EVERY_BYTES} handed to the transport, and at the task's end. Counting
+ * writes there made a thread's small fire-and-forget calls cost a send per 256 frames (4 KB): 42 %
+ * of the client loop's time went to those sends, and the core's rate rose from 16 to 24 M/s with
+ * one send per batch (docs/benchmarks.md, twenty-sixth session).
+ *
  * <p>Event loop only.
  */
 final class Flusher {
-  /** Writes after which a batch is flushed even before it ends. */
+  /** Writes after which a read batch's frames are flushed even before it ends. */
   static final int FLUSH_EVERY_WRITES = 256;
+
+  /**
+   * Bytes handed to the transport outside a read after which they are flushed before the task ends:
+   * half a {@link FrameWriter#BATCH_CAPACITY}, so each full batch goes out at once.
+   */
+  static final int FLUSH_EVERY_BYTES = FrameWriter.BATCH_CAPACITY / 2;
 
   /**
    * Writes a connection's producers may make in one turn of the loop (one read batch, one task)
@@ -31,11 +44,12 @@ final class Flusher {
   private final EventExecutor executor;
   private final FrameWriter writer;
   private final Transport transport;
-  private final Runnable flushTask = this::flushNow;
+  private final Runnable flushTask = this::scheduledFlush;
   private boolean reading;
   private boolean dirty;
   private boolean flushScheduled;
   private int unflushedWrites;
+  private long unflushedBytes;
   private int writesThisTurn;
 
   Flusher(EventExecutor executor, FrameWriter writer, Transport transport) {
@@ -75,21 +89,37 @@ final class Flusher {
   void onWritten() {
     dirty = true;
     writesThisTurn++;
-    if (++unflushedWrites >= FLUSH_EVERY_WRITES) {
-      flushNow();
-    } else if (!reading && !flushScheduled) {
+    if (reading) {
+      if (++unflushedWrites >= FLUSH_EVERY_WRITES) {
+        flushNow();
+      }
+    } else if (!flushScheduled) {
       flushScheduled = true;
       executor.execute(flushTask);
     }
   }
 
+  /** The writer gave the transport {@code bytes} (a batch of frames, or a frame on its own). */
+  void onHandedOver(int bytes) {
+    unflushedBytes += bytes;
+    if (!reading && unflushedBytes >= FLUSH_EVERY_BYTES) {
+      flushNow();
+    }
+  }
+
+  /** The task {@link #onWritten} scheduled (one at a time). */
+  private void scheduledFlush() {
+    flushScheduled = false;
+    flushNow();
+  }
+
   /** Flushes now if anything was written since the last flush. */
   void flushNow() {
-    flushScheduled = false;
     if (dirty) {
       dirty = false;
       unflushedWrites = 0;
-      writer.handOver();
+      writer.handOver(); // (its onHandedOver finds dirty false: no flush within the flush)
+      unflushedBytes = 0;
       transport.flush();
     }
   }

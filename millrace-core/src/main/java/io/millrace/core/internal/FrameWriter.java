@@ -86,7 +86,9 @@ final class FrameWriter {
 
   void write(ByteBuf frame) {
     handOver();
+    int bytes = frame.readableBytes();
     transport.write(frame);
+    engine.onHandedOver(bytes);
     engine.onWritten();
   }
 
@@ -158,7 +160,9 @@ final class FrameWriter {
       batch = null;
       int frames = batchFrames;
       batchFrames = 0;
+      int bytes = b.readableBytes();
       transport.writeFrames(b, frames);
+      engine.onHandedOver(bytes);
     }
   }
 

@@ -113,6 +113,21 @@ class BatchedWritesTest {
   }
 
   @Test
+  void longReadBatch_flushedEvery256Writes_soThePeerIsNotLeftWaiting() {
+    ScriptedTransport t = coalescingServer(new AtomicReference<>());
+    loop.drain();
+    int flushesBefore = loop.call(() -> t.flushes);
+    ByteBuf[] requests = new ByteBuf[600];
+    for (int i = 0; i < requests.length; i++) {
+      requests[i] = Frames.requestResponse(1 + 2 * i, null, "r" + i);
+    }
+    t.inject(requests);
+    assertThat(t.take()).hasSize(600);
+    // 256 and 512 answers in, then the read's end
+    assertThat(loop.call(() -> t.flushes) - flushesBefore).isEqualTo(3);
+  }
+
+  @Test
   void connectionError_afterBatchedWrites_errorFollowsThemAndNothingLeaks() {
     AtomicReference<Stream> stream = new AtomicReference<>();
     ScriptedTransport t = coalescingServer(stream);

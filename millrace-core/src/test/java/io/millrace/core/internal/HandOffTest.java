@@ -78,6 +78,41 @@ class HandOffTest {
   }
 
   @Test
+  void smallCallsFromAnotherThread_flushedByTheBatch_notEvery256Writes() throws Exception {
+    ScriptedTransport t = ScriptedTransport.client(loop, ConnectionConfig.DEFAULT, null, true);
+    t.take();
+    int flushesBefore = loop.call(() -> t.flushes);
+    blockLoop();
+    int calls = 2_000; // 13-byte frames: 26 KB, under one flush's worth of bytes
+    for (int i = 0; i < calls; i++) {
+      t.engine.fireAndForget(null, loop.alloc.buffer().writeInt(i));
+    }
+    release.countDown();
+    assertThat(t.take()).hasSize(calls);
+    assertThat(loop.call(() -> t.flushes) - flushesBefore).isEqualTo(1);
+  }
+
+  @Test
+  void callsFromAnotherThread_beyondABatch_eachFullBatchFlushedBeforeTheDrainEnds()
+      throws Exception {
+    ScriptedTransport t = ScriptedTransport.client(loop, ConnectionConfig.DEFAULT, null, true);
+    t.take();
+    int flushesBefore = loop.call(() -> t.flushes);
+    blockLoop();
+    int calls = 3_000; // 1 KiB each: 3 MiB, many batches, in one drain run of the loop
+    for (int i = 0; i < calls; i++) {
+      t.engine.fireAndForget(null, bytes(1000));
+    }
+    release.countDown();
+    assertThat(t.take()).hasSize(calls);
+    int flushes = loop.call(() -> t.flushes) - flushesBefore;
+    long bytes = calls * 1013L;
+    assertThat(flushes)
+        .isGreaterThanOrEqualTo((int) (bytes / FrameWriter.BATCH_CAPACITY))
+        .isLessThanOrEqualTo((int) (bytes / Flusher.FLUSH_EVERY_BYTES) + 2);
+  }
+
+  @Test
   void queueOverItsBound_callRefusedAndItsBuffersReleased_readinessComesBack() throws Exception {
     ScriptedTransport t = client(ConnectionConfig.builder().maxQueuedCallBytes(4096).build());
     blockLoop();
