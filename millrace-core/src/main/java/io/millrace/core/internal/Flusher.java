@@ -1,6 +1,7 @@
 package io.millrace.core.internal;
 
 import io.netty.util.concurrent.EventExecutor;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * Decides when the frames a connection writes are flushed to the transport. Writing never flushes:
@@ -28,8 +29,9 @@ final class Flusher {
   static final int FLUSH_EVERY_WRITES = 256;
 
   /**
-   * Bytes handed to the transport outside a read after which they are flushed before the task ends:
-   * half a {@link FrameWriter#BATCH_CAPACITY}, so each full batch goes out at once.
+   * Bytes handed to the transport outside a read after which the next write's end flushes them,
+   * before the task ends: half a {@link FrameWriter#BATCH_CAPACITY}, so each full batch goes out
+   * with the first frame of the next, and a frame written on its own this long goes out at once.
    */
   static final int FLUSH_EVERY_BYTES = FrameWriter.BATCH_CAPACITY / 2;
 
@@ -93,18 +95,33 @@ final class Flusher {
       if (++unflushedWrites >= FLUSH_EVERY_WRITES) {
         flushNow();
       }
-    } else if (!flushScheduled) {
-      flushScheduled = true;
-      executor.execute(flushTask);
+    } else {
+      if (unflushedBytes >= FLUSH_EVERY_BYTES) {
+        // What the transport holds goes out; the batch being filled stays open (flushed later).
+        // Here, after a whole write, a write made from inside the flush (a producer or a waiter
+        // told of writability) finds the writer in order, as under the 256-write rule.
+        unflushedBytes = 0;
+        transport.flush();
+      }
+      if (!flushScheduled) {
+        flushScheduled = true;
+        try {
+          executor.execute(flushTask);
+        } catch (RejectedExecutionException e) {
+          flushScheduled = false; // the loop is shutting down: no task will come
+          flushNow();
+        }
+      }
     }
   }
 
-  /** The writer gave the transport {@code bytes} (a batch of frames, or a frame on its own). */
+  /**
+   * The writer gave the transport {@code bytes} (a batch of frames, or a frame on its own). Only
+   * counted: the writer is in the middle of a write here, so the flush waits for {@link
+   * #onWritten}.
+   */
   void onHandedOver(int bytes) {
     unflushedBytes += bytes;
-    if (!reading && unflushedBytes >= FLUSH_EVERY_BYTES) {
-      flushNow();
-    }
   }
 
   /** The task {@link #onWritten} scheduled (one at a time). */
@@ -118,7 +135,7 @@ final class Flusher {
     if (dirty) {
       dirty = false;
       unflushedWrites = 0;
-      writer.handOver(); // (its onHandedOver finds dirty false: no flush within the flush)
+      writer.handOver();
       unflushedBytes = 0;
       transport.flush();
     }

@@ -128,6 +128,59 @@ class BatchedWritesTest {
   }
 
   @Test
+  void outsideARead_aLongFrameWrittenAlone_isFlushedAtOnce() {
+    AtomicReference<Stream> stream = new AtomicReference<>();
+    ScriptedTransport t = coalescingServer(stream);
+    t.inject(Frames.requestStream(1, 10, "q"));
+    loop.drain();
+    int[] flushedWithin = new int[1];
+    loop.run(
+        () -> {
+          int before = t.flushes;
+          stream.get().next(null, Unpooled.wrappedBuffer(new byte[40_000]));
+          flushedWithin[0] = t.flushes - before; // before the task's own flush could run
+        });
+    assertThat(flushedWithin[0]).isEqualTo(1);
+    assertThat(t.take()).hasSize(1);
+  }
+
+  @Test
+  void outsideARead_aWriteFromInsideTheFlush_isKeptInOrder() {
+    AtomicReference<Stream> stream = new AtomicReference<>();
+    ScriptedTransport t = coalescingServer(stream);
+    t.inject(Frames.requestStream(1, Integer.MAX_VALUE, "q"));
+    loop.drain();
+    int n = 5_000; // 17-byte frames: 85 KB, so a flush comes between two writes of the loop below
+    boolean[] nested = new boolean[1];
+    t.onFlush =
+        () -> {
+          if (!nested[0]) {
+            nested[0] = true; // as a producer told of writability inside the flush would write
+            stream.get().next(null, Frames.utf8("nested"));
+          }
+        };
+    int[] wroteBeforeFlush = {-1};
+    loop.run(
+        () -> {
+          for (int i = 0; i < n; i++) {
+            stream.get().next(null, Frames.utf8(String.format("%05d", i)));
+            if (nested[0] && wroteBeforeFlush[0] < 0) {
+              wroteBeforeFlush[0] = i + 1;
+            }
+          }
+        });
+    t.onFlush = null;
+    List<WireFrame> frames = t.take();
+    assertThat(nested[0]).isTrue();
+    assertThat(frames).hasSize(n + 1);
+    int at = wroteBeforeFlush[0];
+    assertThat(frames.get(at).data).isEqualTo("nested");
+    for (int i = 0; i < n; i++) {
+      assertThat(frames.get(i < at ? i : i + 1).data).isEqualTo(String.format("%05d", i));
+    }
+  }
+
+  @Test
   void connectionError_afterBatchedWrites_errorFollowsThemAndNothingLeaks() {
     AtomicReference<Stream> stream = new AtomicReference<>();
     ScriptedTransport t = coalescingServer(stream);

@@ -78,7 +78,7 @@ class HandOffTest {
   }
 
   @Test
-  void smallCallsFromAnotherThread_flushedByTheBatch_notEvery256Writes() throws Exception {
+  void smallCallsFromAnotherThread_oneFlushAtTheDrainsEnd_notOneEvery256Writes() throws Exception {
     ScriptedTransport t = ScriptedTransport.client(loop, ConnectionConfig.DEFAULT, null, true);
     t.take();
     int flushesBefore = loop.call(() -> t.flushes);

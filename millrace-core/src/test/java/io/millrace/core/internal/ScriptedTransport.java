@@ -189,10 +189,17 @@ final class ScriptedTransport implements Transport {
     }
   }
 
+  /** Runs inside each flush, as Netty tells of writability from inside {@code flush()}. */
+  Runnable onFlush;
+
   @Override
   public void flush() {
     flushes++;
     unflushed = 0;
+    Runnable r = onFlush;
+    if (r != null) {
+      r.run();
+    }
   }
 
   @Override
