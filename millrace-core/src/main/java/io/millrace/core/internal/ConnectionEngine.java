@@ -27,6 +27,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -86,6 +87,7 @@ public final class ConnectionEngine implements Connection, TransportListener {
 
   final Transport transport;
   final EventExecutor executor;
+  private final Runnable writableAgain = this::onWritabilityChanged;
   final ConnectionConfig config;
   final boolean client;
   final FrameWriter writer;
@@ -479,6 +481,17 @@ public final class ConnectionEngine implements Connection, TransportListener {
   @Override
   public void onWritabilityChanged() {
     if (!transport.isWritable() || state == CLOSED) {
+      return;
+    }
+    if (flusher.flushingInsideAWrite()) {
+      // Told from inside a flush at the end of a frame's write: that frame may be one fragment of
+      // a message, or carry a COMPLETE its stream has not recorded yet, so producers and waiters
+      // hear of it from the next task rather than write in the middle of it.
+      try {
+        executor.execute(writableAgain);
+      } catch (RejectedExecutionException e) {
+        // the loop is shutting down: nobody will write again
+      }
       return;
     }
     if ((readSuspensions & SUSPENDED_FOR_OUTBOUND) != 0) {

@@ -52,6 +52,7 @@ final class Flusher {
   private boolean flushScheduled;
   private int unflushedWrites;
   private long unflushedBytes;
+  private boolean flushingInsideAWrite;
   private int writesThisTurn;
 
   Flusher(EventExecutor executor, FrameWriter writer, Transport transport) {
@@ -93,15 +94,13 @@ final class Flusher {
     writesThisTurn++;
     if (reading) {
       if (++unflushedWrites >= FLUSH_EVERY_WRITES) {
-        flushNow();
+        flushInsideAWrite(true);
       }
     } else {
       if (unflushedBytes >= FLUSH_EVERY_BYTES) {
         // What the transport holds goes out; the batch being filled stays open (flushed later).
-        // Here, after a whole write, a write made from inside the flush (a producer or a waiter
-        // told of writability) finds the writer in order, as under the 256-write rule.
         unflushedBytes = 0;
-        transport.flush();
+        flushInsideAWrite(false);
       }
       if (!flushScheduled) {
         flushScheduled = true;
@@ -113,6 +112,31 @@ final class Flusher {
         }
       }
     }
+  }
+
+  /**
+   * A flush made at the end of one frame's write, which may be one fragment of a message or a frame
+   * whose stream is not yet marked done: the transport may tell of writability from inside it, and
+   * the engine then tells producers and waiters from the next task ({@link #flushingInsideAWrite}),
+   * so none of them writes in the middle of another's message.
+   */
+  private void flushInsideAWrite(boolean whole) {
+    boolean was = flushingInsideAWrite;
+    flushingInsideAWrite = true;
+    try {
+      if (whole) {
+        flushNow();
+      } else {
+        transport.flush();
+      }
+    } finally {
+      flushingInsideAWrite = was;
+    }
+  }
+
+  /** Whether a flush made at the end of a frame's write is under way (see above). */
+  boolean flushingInsideAWrite() {
+    return flushingInsideAWrite;
   }
 
   /**

@@ -150,7 +150,7 @@ class BatchedWritesTest {
     ScriptedTransport t = coalescingServer(stream);
     t.inject(Frames.requestStream(1, Integer.MAX_VALUE, "q"));
     loop.drain();
-    int n = 5_000; // 17-byte frames: 85 KB, so a flush comes between two writes of the loop below
+    int n = 5_000; // 14-byte frames: 70 KB, so a flush comes between two writes of the loop below
     boolean[] nested = new boolean[1];
     t.onFlush =
         () -> {
@@ -173,6 +173,7 @@ class BatchedWritesTest {
     List<WireFrame> frames = t.take();
     assertThat(nested[0]).isTrue();
     assertThat(frames).hasSize(n + 1);
+    assertThat(loop.call(() -> t.unflushed)).as("all flushed by the task's end").isZero();
     int at = wroteBeforeFlush[0];
     assertThat(frames.get(at).data).isEqualTo("nested");
     for (int i = 0; i < n; i++) {

@@ -105,6 +105,7 @@ class HandOffTest {
     }
     release.countDown();
     assertThat(t.take()).hasSize(calls);
+    assertThat(loop.call(() -> t.unflushed)).as("all flushed by the drain's end").isZero();
     int flushes = loop.call(() -> t.flushes) - flushesBefore;
     long bytes = calls * 1013L;
     assertThat(flushes)

@@ -7,6 +7,7 @@ import io.millrace.core.Responder;
 import io.millrace.core.Stream;
 import io.millrace.core.StreamListener;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -45,6 +46,54 @@ class WritabilityFairnessTest {
         stream.isReady(); // the producer sees it must wait
       }
     }
+  }
+
+  @Test
+  void writableAgainInsideAFlushAtAWritesEnd_producersToldByTheNextTask_notInTheMiddle() {
+    boolean[] flushing = new boolean[1];
+    boolean[] toldInsideTheFlush = new boolean[1];
+    int[] told = new int[1];
+    List<Stream> streams = new ArrayList<>();
+    ScriptedTransport t =
+        ScriptedTransport.server(
+            loop,
+            ConnectionConfig.DEFAULT,
+            (s, c) ->
+                new Responder() {
+                  @Override
+                  public StreamListener requestStream(Stream stream, ByteBuf m, ByteBuf d) {
+                    streams.add(stream);
+                    if (streams.size() > 1) {
+                      return null; // the stream the task below writes on
+                    }
+                    return new StreamListener() {
+                      @Override
+                      public void onReady(Stream st) {
+                        told[0]++;
+                        toldInsideTheFlush[0] |= flushing[0];
+                        st.isReady(); // waits again while the transport is full
+                      }
+                    };
+                  }
+                });
+    t.inject(Frames.setup());
+    loop.run(() -> t.writable = false);
+    t.inject(Frames.requestStream(1, 1000, "producer"), Frames.requestStream(3, 10, "writer"));
+    int toldBefore = loop.call(() -> told[0]);
+    t.onFlush =
+        () -> {
+          flushing[0] = true; // Netty tells of writability from inside flush()
+          t.writable = true;
+          t.listener().onWritabilityChanged();
+          flushing[0] = false;
+        };
+    // Outside a read, a 40 KB frame passes the byte count: flushed at its write's end.
+    loop.run(() -> streams.get(1).next(null, Unpooled.wrappedBuffer(new byte[40_000])));
+    loop.drain();
+    t.onFlush = null;
+    assertThat(loop.call(() -> told[0])).isGreaterThan(toldBefore);
+    assertThat(toldInsideTheFlush[0]).isFalse();
+    assertThat(t.take()).isNotEmpty();
   }
 
   @Test
