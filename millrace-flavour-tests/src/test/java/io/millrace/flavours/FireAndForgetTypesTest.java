@@ -98,6 +98,39 @@ class FireAndForgetTypesTest {
   }
 
   @Test
+  void reactor_invalidRequest_failsTheSubscriber_sendsNothingAndReleasesThePayload()
+      throws Exception {
+    ReactorRequester r = ReactorRequester.of(connect(recordingReactor()));
+    ByteBuf data = pooled("dropped");
+    Throwable[] failure = new Throwable[1];
+    r.fireAndForget(Payload.of(data))
+        .subscribe(
+            new BaseSubscriber<Void>() {
+              @Override
+              protected void hookOnSubscribe(Subscription s) {
+                s.request(0);
+              }
+
+              @Override
+              protected void hookOnError(Throwable t) {
+                failure[0] = t;
+              }
+            });
+    assertThat(failure[0]).isInstanceOf(IllegalArgumentException.class);
+    assertThat(data.refCnt()).isZero();
+    r.fireAndForget(Payload.of("after")).block(WAIT);
+    assertThat(received.poll(10, TimeUnit.SECONDS)).isEqualTo("after");
+    assertThat(received).isEmpty();
+  }
+
+  @Test
+  void reactor_metadataPush_arrives() throws Exception {
+    ReactorRequester r = ReactorRequester.of(connect(recordingReactor()));
+    r.metadataPush(pooled("pushed")).block(WAIT);
+    assertThat(received.poll(10, TimeUnit.SECONDS)).isEqualTo("push:pushed");
+  }
+
+  @Test
   void reactor_onTheLoopOfAClosedConnection_failsWithRejected() throws Exception {
     Connection connection = connect(recordingReactor());
     ReactorRequester r = ReactorRequester.of(connection);
@@ -405,6 +438,12 @@ class FireAndForgetTypesTest {
           @Override
           public Mono<Void> fireAndForget(Payload payload) {
             received.add(payload.dataUtf8());
+            return Mono.empty();
+          }
+
+          @Override
+          public Mono<Void> metadataPush(Payload payload) {
+            received.add("push:" + payload.metadataUtf8());
             return Mono.empty();
           }
         });
