@@ -30,8 +30,9 @@ final class Flusher {
 
   /**
    * Bytes handed to the transport outside a read after which the next write's end flushes them,
-   * before the task ends: half a {@link FrameWriter#BATCH_CAPACITY}, so each full batch goes out
-   * with the first frame of the next, and a frame written on its own this long goes out at once.
+   * before the task ends: half a {@link FrameWriter#BATCH_CAPACITY}, so each full batch is flushed
+   * once the first frame of the next has been written (that frame stays in the open batch), and a
+   * frame written on its own this long is flushed at once.
    */
   static final int FLUSH_EVERY_BYTES = FrameWriter.BATCH_CAPACITY / 2;
 
