@@ -4,11 +4,12 @@ import io.millrace.core.NoRoomException;
 import io.millrace.core.StreamErrorException;
 import io.millrace.frame.ErrorCode;
 import io.millrace.streams.Payload;
+import io.millrace.streams.internal.LoopDrain;
 import io.millrace.streams.internal.ReadsBuffersInPlace;
 import io.netty.buffer.ByteBuf;
-import io.netty.util.internal.PlatformDependent;
-import java.util.Queue;
-import java.util.concurrent.ScheduledExecutorService;
+import io.netty.util.concurrent.EventExecutor;
+import java.util.ArrayDeque;
+import java.util.Objects;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
@@ -31,14 +32,17 @@ import org.reactivestreams.Subscription;
  * subscriber asks; the call's end then waits behind it, unless it is a failure and the subscriber
  * asks for nothing more (the failure goes out at once: a call never hangs on demand).
  *
- * <p>Signals to the subscriber go out from one thread at a time: the one that holds the work
- * counter ({@code wip}); a thread that finds it held leaves its work to the holder. Lock-free: a
- * response that arrives with demand and nothing waiting goes straight out for two atomic operations
- * (a lock taken twice cost four). The waiting responses are a single-producer queue (the payloads
- * come one at a time), made when one first has to wait. The end is decided once ({@code over}): by
- * the terminal signal, or by the subscriber's cancel.
+ * <p>Threading: every signal to the subscriber comes from the connection's event loop, where the
+ * payloads arrive (the streams layer's publishers signal there only). So a response that arrives
+ * with demand and nothing waiting goes straight out with no atomic operation, and what waits is a
+ * plain queue. The subscriber's {@link #request} and {@link #cancel}, and a failure, may come from
+ * any thread: they update atomic state and, off the loop, schedule one drain task ({@link
+ * LoopDrain}: a burst of them costs one task). Nothing is signalled before the subscriber's {@code
+ * onSubscribe} has returned (rule 1.3), even when that runs on another thread while the loop
+ * already holds responses. The end is decided once ({@code over}): by the terminal signal, or by
+ * the subscriber's cancel.
  */
-final class ResponseReader<Resp>
+final class ResponseReader<Resp> extends LoopDrain
     implements Publisher<Resp>, Subscriber<Payload>, Subscription, ReadsBuffersInPlace {
   private final Supplier<Publisher<Payload>> call;
   private final Marshaller<Resp> marshaller;
@@ -46,11 +50,8 @@ final class ResponseReader<Resp>
   private final boolean oneResponse;
   private final boolean routing;
   private final int maxHeaderBytes;
-  private final ScheduledExecutorService timers;
   private final Runnable whenDone;
 
-  private static final AtomicIntegerFieldUpdater<ResponseReader<?>> WIP =
-      updater(AtomicIntegerFieldUpdater.newUpdater(ResponseReader.class, "wip"));
   private static final AtomicIntegerFieldUpdater<ResponseReader<?>> SUBSCRIBED =
       updater(AtomicIntegerFieldUpdater.newUpdater(ResponseReader.class, "subscribed"));
   private static final AtomicIntegerFieldUpdater<ResponseReader<?>> OVER =
@@ -61,26 +62,33 @@ final class ResponseReader<Resp>
       updater(
           AtomicReferenceFieldUpdater.newUpdater(ResponseReader.class, Throwable.class, "failure"));
 
+  @SuppressWarnings("rawtypes")
+  private static final AtomicReferenceFieldUpdater<ResponseReader, Subscriber> DOWNSTREAM =
+      AtomicReferenceFieldUpdater.newUpdater(ResponseReader.class, Subscriber.class, "downstream");
+
   @SuppressWarnings({"unchecked", "rawtypes"})
   private static <U> U updater(Object u) {
     return (U) u;
   }
 
   private volatile int subscribed; // 1 once a subscriber has this reader's call
-  private Subscriber<? super Resp> downstream; // null once over (rule 3.13); the wip holder's
+  private volatile Subscriber<? super Resp> downstream; // taken once it ends (rule 3.13)
   private volatile Subscription upstream;
   private volatile ScheduledFuture<?> deadlineTimer;
+  private volatile boolean onSubscribeReturned;
+  private volatile boolean drainWaitsForOnSubscribe; // the loop held back until it returns
 
-  private volatile int wip; // signals to the subscriber: held by one thread at a time
   private volatile int over; // 1 once the end was signalled or the subscriber cancelled
   private volatile long requested; // the subscriber's demand, in all
   private volatile Throwable failure; // the end, when it is a failure
   private volatile boolean completed; // the end, when it is a completion
-  private volatile Queue<Resp> ready; // made by the payloads' thread when a response has to wait
-  private long emitted; // the wip holder's
   private boolean askedOnce; // the subscriber's (its calls are serial)
 
-  // Touched by the thread delivering payloads only.
+  // The loop's.
+  private ArrayDeque<Resp> ready; // responses waiting for demand (or for onSubscribe to return)
+  private long emitted;
+  private boolean draining;
+  private boolean missed;
   private boolean sawHeaders;
   private int responses;
 
@@ -91,28 +99,28 @@ final class ResponseReader<Resp>
       boolean oneResponse,
       boolean routing,
       int maxHeaderBytes,
-      ScheduledExecutorService timers,
+      EventExecutor loop,
       Runnable whenDone) {
+    super(Objects.requireNonNull(loop, "loop"));
     this.call = call;
     this.marshaller = marshaller;
     this.options = options;
     this.oneResponse = oneResponse;
     this.routing = routing;
     this.maxHeaderBytes = maxHeaderBytes;
-    this.timers = timers;
     this.whenDone = whenDone;
   }
 
   @Override
   public void subscribe(Subscriber<? super Resp> subscriber) {
+    Objects.requireNonNull(subscriber, "subscriber"); // rule 1.9
     if (!SUBSCRIBED.compareAndSet(this, 0, 1)) {
       // Each subscription is its own call: a fresh reader carries it.
       new ResponseReader<>(
-              call, marshaller, options, oneResponse, routing, maxHeaderBytes, timers, whenDone)
+              call, marshaller, options, oneResponse, routing, maxHeaderBytes, loop, whenDone)
           .subscribe(subscriber);
       return;
     }
-    downstream = subscriber;
     if (options.timeout() != null && options.timeout().isZero()) {
       failEarly(
           subscriber,
@@ -128,12 +136,12 @@ final class ResponseReader<Resp>
       failEarly(subscriber, statusOf(e).asException());
       return;
     }
+    downstream = subscriber;
     payloads.subscribe(this);
   }
 
   private void failEarly(Subscriber<? super Resp> subscriber, StatusException e) {
-    over = 1;
-    downstream = null;
+    over = 1; // nothing else will signal: the subscriber's requests and cancel do nothing
     subscriber.onSubscribe(this);
     subscriber.onError(e);
   }
@@ -142,9 +150,16 @@ final class ResponseReader<Resp>
   public void onSubscribe(Subscription s) {
     upstream = s;
     downstream.onSubscribe(this);
+    onSubscribeReturned = true;
+    // What the loop held back while onSubscribe ran, and what the subscriber did inside it (a
+    // failed request, a cancel) go out now: either this sees the loop's flag, or the loop, which
+    // sets the flag before it looks again, sees onSubscribeReturned.
+    if (drainWaitsForOnSubscribe || failure != null || over != 0) {
+      signal();
+    }
     if (options.timeout() != null) { // after onSubscribe returned: no signal overlaps it
       ScheduledFuture<?> t =
-          timers.schedule(
+          loop.schedule(
               this::expire, TimeUnit.NANOSECONDS.convert(options.timeout()), TimeUnit.NANOSECONDS);
       deadlineTimer = t;
       if (over != 0) { // ended meanwhile: finished() may have looked before the timer was set
@@ -178,8 +193,10 @@ final class ResponseReader<Resp>
     }
   }
 
+  /** A response payload, on the loop. */
   @Override
   public void onNextInPlace(ByteBuf metadata, ByteBuf data) {
+    assert loop.inEventLoop() : "responses arrive on the connection's loop";
     Resp value;
     try {
       value = read(metadata, data);
@@ -190,34 +207,30 @@ final class ResponseReader<Resp>
     if (value == null || over != 0 || failure != null) {
       return; // after the end: dropped
     }
-    if (wip == 0 && WIP.compareAndSet(this, 0, 1)) {
-      Queue<Resp> q = ready;
-      if (over != 0) {
-        // Cancelled since the check above: dropped (a holder may have let the subscriber go).
-      } else if ((q == null || q.isEmpty()) && emitted != requested) {
-        emitted++; // the common case: asked for and nothing waiting, so straight out
-        downstream.onNext(value);
-      } else {
-        waitInLine(value);
+    ArrayDeque<Resp> q = ready;
+    if (!draining && (q == null || q.isEmpty()) && emitted != requested && onSubscribeReturned) {
+      Subscriber<? super Resp> d = downstream;
+      if (d == null) {
+        return; // let go meanwhile (the loop is shutting down)
       }
-      int missed = WIP.decrementAndGet(this);
-      if (missed != 0) {
-        drainLoop(missed);
+      emitted++; // the common case: asked for and nothing waiting, so straight out
+      draining = true;
+      try {
+        d.onNext(value);
+      } finally {
+        draining = false;
+      }
+      if (missed) {
+        drain(); // the subscriber asked or cancelled inside onNext
       }
       return;
     }
-    waitInLine(value);
-    drain();
-  }
-
-  /** Queues a response; on the payloads' thread only. */
-  private void waitInLine(Resp value) {
-    Queue<Resp> q = ready;
     if (q == null) {
-      q = PlatformDependent.newSpscQueue();
+      q = new ArrayDeque<>(2);
       ready = q;
     }
-    q.offer(value);
+    q.add(value);
+    drain();
   }
 
   /** The message a payload carries, or null when it carries none (a trailer alone). */
@@ -278,12 +291,13 @@ final class ResponseReader<Resp>
       return;
     }
     completed = true;
-    drain();
+    signal();
   }
 
   /**
    * Ends the call with a failure, unless it has ended already; {@code cancelCall} cancels it at the
    * server too. A failure that races with the completion (a deadline as the end arrives) may win.
+   * Any thread.
    */
   private void end(Throwable error, boolean cancelCall) {
     end(error, cancelCall, false);
@@ -302,66 +316,115 @@ final class ResponseReader<Resp>
         s.cancel();
       }
     }
-    drain();
+    signal();
   }
 
-  /** Signals what can go out: ready responses while asked for, then the end. Any thread. */
-  private void drain() {
-    if (WIP.getAndIncrement(this) == 0) {
-      drainLoop(1);
+  /** Signals what can go out: waiting responses while asked for, then the end. Loop only. */
+  @Override
+  protected void drain() {
+    if (draining) {
+      missed = true;
+      return;
     }
-  }
-
-  /** The wip holder's loop; {@code missed} is the count it holds. */
-  private void drainLoop(int missed) {
-    while (true) {
-      Queue<Resp> q = ready;
-      if (over != 0) {
-        downstream = null; // over: the subscriber is let go (rule 3.13)
-        if (q != null) {
-          q.clear(); // nothing more goes out
-        }
-      } else {
-        long e = emitted;
-        long r = requested;
-        while (e != r && q != null) { // what waits goes out before a failure
-          Resp next = q.poll();
-          if (next == null) {
-            break;
+    draining = true;
+    try {
+      do {
+        missed = false;
+        if (!onSubscribeReturned) {
+          drainWaitsForOnSubscribe = true;
+          if (!onSubscribeReturned) {
+            return; // onSubscribe signals once it has returned
           }
-          e++;
-          downstream.onNext(next);
+        }
+        ArrayDeque<Resp> q = ready;
+        if (over != 0) {
+          downstream = null; // over: the subscriber is let go (rule 3.13)
+          if (q != null) {
+            q.clear(); // nothing more goes out
+          }
+          return;
+        }
+        Subscriber<? super Resp> d = downstream;
+        if (d == null) {
+          return; // let go by a thread that found the loop gone
+        }
+        long r = requested;
+        while (q != null && emitted != r && !q.isEmpty()) { // what waits goes out first
+          emitted++;
+          d.onNext(q.poll());
           if (over != 0) {
             break;
           }
+          r = requested;
         }
-        emitted = e;
-        // The end first, then the queue: a response queued before the end came is seen there.
-        boolean done = completed;
-        Throwable error = failure;
-        q = ready;
-        boolean empty = q == null || q.isEmpty();
-        if (error != null && (empty || e == requested)) {
-          if (OVER.compareAndSet(this, 0, 1)) {
-            if (q != null) {
-              q.clear();
-            }
-            Subscriber<? super Resp> d = downstream;
-            downstream = null;
-            finished();
-            d.onError(error);
-          }
-        } else if (done && empty && OVER.compareAndSet(this, 0, 1)) {
-          Subscriber<? super Resp> d = downstream;
+        if (over != 0) { // cancelled inside onNext
           downstream = null;
-          finished();
-          d.onComplete();
+          if (q != null) {
+            q.clear();
+          }
+          return;
         }
-      }
-      missed = WIP.addAndGet(this, -missed);
-      if (missed == 0) {
-        return;
-      }
+        // The end goes out once nothing waits; a failure also when the subscriber asks no more.
+        Throwable error = failure;
+        boolean empty = q == null || q.isEmpty();
+        if (error != null && (empty || emitted == requested)) {
+          if (q != null) {
+            q.clear();
+          }
+          terminate(error);
+          return;
+        }
+        if (completed && empty) {
+          terminate(null);
+          return;
+        }
+      } while (missed);
+    } finally {
+      draining = false;
+    }
+  }
+
+  /** Tells the end ({@code error}, or null for the completion), once, unless cancelled first. */
+  @SuppressWarnings("unchecked")
+  private void terminate(Throwable error) {
+    if (!OVER.compareAndSet(this, 0, 1)) {
+      return;
+    }
+    Subscriber<? super Resp> d = (Subscriber<? super Resp>) DOWNSTREAM.getAndSet(this, null);
+    finished();
+    if (d == null) {
+      return; // told already, by a thread that found the loop gone
+    }
+    if (error == null) {
+      d.onComplete();
+    } else {
+      d.onError(error);
+    }
+  }
+
+  /**
+   * The loop has shut down, so the drain this thread asked for will never run: the subscriber hears
+   * the failure (or that the connection is gone) now, on this thread, from whichever thread takes
+   * it first. (Before onSubscribe has returned, the only thread that signals is the subscriber's
+   * own, from inside it.)
+   */
+  @Override
+  @SuppressWarnings("unchecked")
+  protected void loopGone() {
+    boolean wasLive = OVER.compareAndSet(this, 0, 1);
+    Subscriber<? super Resp> d = (Subscriber<? super Resp>) DOWNSTREAM.getAndSet(this, null);
+    if (!wasLive) {
+      return; // ended or cancelled: the subscriber is only let go
+    }
+    finished();
+    if (d != null) {
+      Throwable error = failure;
+      d.onError(
+          error != null
+              ? error
+              : Status.UNAVAILABLE
+                  .withMessage("the connection's event loop has shut down")
+                  .asException());
     }
   }
 
@@ -378,6 +441,9 @@ final class ResponseReader<Resp>
 
   @Override
   public void request(long n) {
+    if (over != 0) {
+      return; // ended or cancelled (rule 3.6)
+    }
     Subscription s = upstream;
     if (n <= 0) {
       end(new IllegalArgumentException("request-n must be positive: " + n), true, true);
@@ -399,7 +465,7 @@ final class ResponseReader<Resp>
     if (s != null) {
       s.request(forward);
     }
-    drain();
+    signal(); // what waits may go out now
   }
 
   @Override
@@ -411,7 +477,7 @@ final class ResponseReader<Resp>
     }
     if (wasLive) {
       finished();
-      drain(); // drops what waits
+      signal(); // drops what waits and lets the subscriber go
     }
   }
 

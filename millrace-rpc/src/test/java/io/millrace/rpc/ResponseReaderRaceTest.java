@@ -13,88 +13,163 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
 /**
- * The caller's reader when its subscriber asks from one thread while the last response and the end
- * arrive on another: the response always goes out before the completion, never lost.
+ * The caller's reader when its subscriber asks from one thread while the responses and the end
+ * arrive on the connection's loop: the response always goes out before the completion, never lost,
+ * and always from the loop, never before the subscriber's onSubscribe has returned.
  */
 class ResponseReaderRaceTest {
   private static final int ROUNDS = 2_000;
+
+  private static Payload payload(int value) {
+    return Payload.of(Unpooled.wrappedBuffer(Int32Value.of(value).toByteArray()));
+  }
+
+  /** A publisher that hands its subscriber out and ignores what it is asked. */
+  private static org.reactivestreams.Publisher<Payload> captured(
+      AtomicReference<Subscriber<? super Payload>> upstream) {
+    return s -> {
+      upstream.set(s);
+      s.onSubscribe(
+          new Subscription() {
+            @Override
+            public void request(long n) {}
+
+            @Override
+            public void cancel() {}
+          });
+    };
+  }
+
+  /** Records the signals, whether each came on the loop, and the end. */
+  private static class Recorder implements Subscriber<Int32Value> {
+    final List<Object> signals = new CopyOnWriteArrayList<>();
+    final List<Boolean> onLoop = new CopyOnWriteArrayList<>();
+    final CountDownLatch ended = new CountDownLatch(1);
+    volatile Subscription subscription;
+
+    @Override
+    public void onSubscribe(Subscription s) {
+      subscription = s;
+    }
+
+    @Override
+    public void onNext(Int32Value v) {
+      onLoop.add(ResponseReaderTckTest.LOOP.inEventLoop());
+      signals.add(v.getValue());
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      signals.add(t);
+      ended.countDown();
+    }
+
+    @Override
+    public void onComplete() {
+      onLoop.add(ResponseReaderTckTest.LOOP.inEventLoop());
+      signals.add("complete");
+      ended.countDown();
+    }
+  }
+
+  @Test
+  void aResponseThatArrivesWhileOnSubscribeRuns_waitsUntilItHasReturned() throws Exception {
+    AtomicReference<Subscriber<? super Payload>> upstream = new AtomicReference<>();
+    org.reactivestreams.Publisher<Int32Value> reader =
+        ResponseReaderTckTest.readerOfLoopSignals(captured(upstream));
+    Recorder recorder =
+        new Recorder() {
+          @Override
+          public void onSubscribe(Subscription s) {
+            s.request(2);
+            try {
+              // The loop delivers a response and the end while this is still inside onSubscribe.
+              ResponseReaderTckTest.LOOP
+                  .submit(
+                      () -> {
+                        upstream.get().onNext(payload(7));
+                        upstream.get().onComplete();
+                      })
+                  .get(5, TimeUnit.SECONDS);
+            } catch (Exception e) {
+              throw new AssertionError(e);
+            }
+            signals.add("onSubscribe returns");
+          }
+        };
+    reader.subscribe(recorder);
+    assertThat(recorder.ended.await(5, TimeUnit.SECONDS)).isTrue();
+    assertThat(recorder.signals).containsExactly("onSubscribe returns", 7, "complete");
+    assertThat(recorder.onLoop).containsOnly(true);
+  }
+
+  @Test
+  void responsesWaitingForDemand_goOutOnTheLoopWhenAThreadAsks() throws Exception {
+    AtomicReference<Subscriber<? super Payload>> upstream = new AtomicReference<>();
+    org.reactivestreams.Publisher<Int32Value> reader =
+        ResponseReaderTckTest.readerOfLoopSignals(captured(upstream));
+    Recorder recorder = new Recorder();
+    reader.subscribe(recorder);
+    ResponseReaderTckTest.LOOP
+        .submit(
+            () -> {
+              for (int i = 1; i <= 3; i++) {
+                upstream.get().onNext(payload(i));
+              }
+              upstream.get().onComplete();
+            })
+        .get(5, TimeUnit.SECONDS);
+    assertThat(recorder.signals).isEmpty(); // nothing asked for yet
+    recorder.subscription.request(2); // from this thread
+    recorder.subscription.request(1);
+    assertThat(recorder.ended.await(5, TimeUnit.SECONDS)).isTrue();
+    assertThat(recorder.signals).containsExactly(1, 2, 3, "complete");
+    assertThat(recorder.onLoop).containsOnly(true);
+  }
 
   @Test
   void aRequestRacingTheLastResponseAndTheEnd_neverLosesTheResponse() throws Exception {
     ExecutorService threads = Executors.newFixedThreadPool(2);
     try {
       for (int round = 0; round < ROUNDS; round++) {
-        java.util.concurrent.atomic.AtomicReference<Subscriber<? super Payload>> upstream =
-            new java.util.concurrent.atomic.AtomicReference<>();
+        AtomicReference<Subscriber<? super Payload>> upstream = new AtomicReference<>();
         org.reactivestreams.Publisher<Int32Value> reader =
-            ResponseReaderTckTest.reader(
-                s -> {
-                  upstream.set(s);
-                  s.onSubscribe(
-                      new Subscription() {
-                        @Override
-                        public void request(long n) {}
-
-                        @Override
-                        public void cancel() {}
-                      });
-                });
-        List<Object> signals = new CopyOnWriteArrayList<>();
-        CountDownLatch ended = new CountDownLatch(1);
-        Subscription[] subscription = new Subscription[1];
-        reader.subscribe(
-            new Subscriber<Int32Value>() {
-              @Override
-              public void onSubscribe(Subscription s) {
-                subscription[0] = s;
-              }
-
-              @Override
-              public void onNext(Int32Value v) {
-                signals.add(v.getValue());
-              }
-
-              @Override
-              public void onError(Throwable t) {
-                signals.add(t);
-                ended.countDown();
-              }
-
-              @Override
-              public void onComplete() {
-                signals.add("complete");
-                ended.countDown();
-              }
-            });
+            ResponseReaderTckTest.readerOfLoopSignals(captured(upstream));
+        Recorder recorder = new Recorder();
+        reader.subscribe(recorder);
         CyclicBarrier start = new CyclicBarrier(2);
         int value = round + 1;
         Future<?> asks =
             threads.submit(
                 () -> {
                   start.await();
-                  subscription[0].request(1);
+                  recorder.subscription.request(1);
                   return null;
                 });
         Future<?> delivers =
             threads.submit(
                 () -> {
                   start.await();
-                  upstream
-                      .get()
-                      .onNext(
-                          Payload.of(Unpooled.wrappedBuffer(Int32Value.of(value).toByteArray())));
-                  upstream.get().onComplete();
+                  ResponseReaderTckTest.LOOP
+                      .submit(
+                          () -> {
+                            upstream.get().onNext(payload(value));
+                            upstream.get().onComplete();
+                          })
+                      .get();
                   return null;
                 });
         asks.get(5, TimeUnit.SECONDS);
         delivers.get(5, TimeUnit.SECONDS);
-        assertThat(ended.await(5, TimeUnit.SECONDS)).as("round %d ended", round).isTrue();
-        assertThat(signals).as("round %d", round).containsExactly(value, "complete");
+        assertThat(recorder.ended.await(5, TimeUnit.SECONDS)).as("round %d ended", round).isTrue();
+        assertThat(recorder.signals).as("round %d", round).containsExactly(value, "complete");
+        assertThat(recorder.onLoop).as("round %d", round).containsOnly(true);
       }
     } finally {
       threads.shutdownNow();

@@ -3,17 +3,24 @@ package io.millrace.rpc;
 import com.google.protobuf.Int32Value;
 import io.millrace.streams.Payload;
 import io.netty.buffer.Unpooled;
+import io.netty.util.concurrent.DefaultEventExecutor;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.EventExecutor;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.tck.PublisherVerification;
 import org.reactivestreams.tck.TestEnvironment;
 import reactor.core.publisher.Flux;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * The Reactive Streams TCK on {@link ResponseReader}, the caller's side of a streaming call, over a
- * stream of payloads made in memory (no connection): demand, cancellation, the end and a failure as
- * its subscribers see them.
+ * stream of payloads made in memory (no connection) and signalled on a loop thread, as a
+ * connection's are: demand, cancellation, the end and a failure as its subscribers see them.
  */
 public class ResponseReaderTckTest extends PublisherVerification<Int32Value> {
+  /** The "connection's loop" of every reader here; a daemon thread, left to the JVM's exit. */
+  static final EventExecutor LOOP =
+      new DefaultEventExecutor(new DefaultThreadFactory("reader-loop", true));
 
   public ResponseReaderTckTest() {
     super(new TestEnvironment(2_000, 50));
@@ -23,8 +30,16 @@ public class ResponseReaderTckTest extends PublisherVerification<Int32Value> {
     return Payload.of(Unpooled.wrappedBuffer(Int32Value.of((int) i).toByteArray()));
   }
 
-  /** A reader of {@code payloads}' Int32Value responses, without a deadline (any test here). */
+  /**
+   * A reader of {@code payloads}' Int32Value responses, without a deadline; {@code payloads} is
+   * subscribed to, asked and signals on {@link #LOOP}.
+   */
   static Publisher<Int32Value> reader(Publisher<Payload> payloads) {
+    return readerOfLoopSignals(Flux.from(payloads).subscribeOn(Schedulers.fromExecutor(LOOP)));
+  }
+
+  /** A reader of {@code payloads}, which must signal on {@link #LOOP} itself. */
+  static Publisher<Int32Value> readerOfLoopSignals(Publisher<Payload> payloads) {
     return new ResponseReader<>(
         () -> payloads,
         ProtobufMarshaller.of(Int32Value.getDefaultInstance()),
@@ -32,7 +47,7 @@ public class ResponseReaderTckTest extends PublisherVerification<Int32Value> {
         false,
         false,
         8192,
-        null,
+        LOOP,
         () -> {});
   }
 

@@ -10,16 +10,17 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  *
  * <p>A base class rather than a helper object, so that a call's publisher or sink is one object,
  * not five (the helper, its task, its flag and two method references): on request-response that is
- * most of what each call allocates. {@link #run()} is the drain task itself.
+ * most of what each call allocates. {@link #run()} is the drain task itself. Public for the RPC
+ * module's stream reader, which keeps its signals on the loop the same way.
  */
-abstract class LoopDrain implements Runnable {
+public abstract class LoopDrain implements Runnable {
   protected final EventExecutor loop;
   private volatile int scheduled;
 
   private static final AtomicIntegerFieldUpdater<LoopDrain> SCHEDULED =
       AtomicIntegerFieldUpdater.newUpdater(LoopDrain.class, "scheduled");
 
-  LoopDrain(EventExecutor loop) {
+  protected LoopDrain(EventExecutor loop) {
     this.loop = loop;
   }
 
@@ -33,7 +34,7 @@ abstract class LoopDrain implements Runnable {
   protected abstract void loopGone();
 
   /** Asks for a drain: now when on the loop, else as the one task pending. Any thread. */
-  final void signal() {
+  protected final void signal() {
     if (loop.inEventLoop()) {
       drain();
     } else if (SCHEDULED.compareAndSet(this, 0, 1)) {
