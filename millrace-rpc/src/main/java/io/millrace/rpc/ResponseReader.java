@@ -10,6 +10,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.util.concurrent.EventExecutor;
 import java.util.ArrayDeque;
 import java.util.Objects;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
@@ -39,8 +40,11 @@ import org.reactivestreams.Subscription;
  * any thread: they update atomic state and, off the loop, schedule one drain task ({@link
  * LoopDrain}: a burst of them costs one task). Nothing is signalled before the subscriber's {@code
  * onSubscribe} has returned (rule 1.3), even when that runs on another thread while the loop
- * already holds responses. The end is decided once ({@code over}): by the terminal signal, or by
- * the subscriber's cancel.
+ * already holds responses. The end is decided once ({@code over}): by the terminal signal, by the
+ * subscriber's cancel, or by a thread that found the loop shut down. Two ends come from elsewhere:
+ * a call that fails before it starts (a deadline of zero, a request that cannot be made) fails on
+ * the subscribing thread, and a loop that has shut down is told from the thread that completes its
+ * termination, once the loop's thread has stopped.
  */
 final class ResponseReader<Resp> extends LoopDrain
     implements Publisher<Resp>, Subscriber<Payload>, Subscription, ReadsBuffersInPlace {
@@ -78,7 +82,11 @@ final class ResponseReader<Resp> extends LoopDrain
   private volatile boolean onSubscribeReturned;
   private volatile boolean drainWaitsForOnSubscribe; // the loop held back until it returns
 
-  private volatile int over; // 1 once the end was signalled or the subscriber cancelled
+  // 0 while live; OVER once the end was signalled or the subscriber cancelled; LOOP_GONE once the
+  // loop was found shut down, with the end still to tell (the subscriber is kept for it).
+  private volatile int over;
+  private static final int ENDED = 1;
+  private static final int LOOP_GONE = 2;
   private volatile long requested; // the subscriber's demand, in all
   private volatile Throwable failure; // the end, when it is a failure
   private volatile boolean completed; // the end, when it is a completion
@@ -141,7 +149,7 @@ final class ResponseReader<Resp> extends LoopDrain
   }
 
   private void failEarly(Subscriber<? super Resp> subscriber, StatusException e) {
-    over = 1; // nothing else will signal: the subscriber's requests and cancel do nothing
+    over = ENDED; // nothing else will signal: the subscriber's requests and cancel do nothing
     subscriber.onSubscribe(this);
     subscriber.onError(e);
   }
@@ -154,19 +162,33 @@ final class ResponseReader<Resp> extends LoopDrain
     // What the loop held back while onSubscribe ran, and what the subscriber did inside it (a
     // failed request, a cancel) go out now: either this sees the loop's flag, or the loop, which
     // sets the flag before it looks again, sees onSubscribeReturned.
+    if (over == LOOP_GONE) {
+      tellLoopGone(); // found while onSubscribe ran
+      return;
+    }
     if (drainWaitsForOnSubscribe || failure != null || over != 0) {
       signal();
     }
     if (options.timeout() != null) { // after onSubscribe returned: no signal overlaps it
-      ScheduledFuture<?> t =
-          loop.schedule(
-              this::expire, TimeUnit.NANOSECONDS.convert(options.timeout()), TimeUnit.NANOSECONDS);
+      ScheduledFuture<?> t;
+      try {
+        t =
+            loop.schedule(
+                this::expire,
+                TimeUnit.NANOSECONDS.convert(options.timeout()),
+                TimeUnit.NANOSECONDS);
+      } catch (RejectedExecutionException e) { // the loop has shut down: so has the connection
+        end(Status.UNAVAILABLE.withMessage(LOOP_SHUT_DOWN).withCause(e).asException(), true);
+        return;
+      }
       deadlineTimer = t;
       if (over != 0) { // ended meanwhile: finished() may have looked before the timer was set
         t.cancel(false);
       }
     }
   }
+
+  private static final String LOOP_SHUT_DOWN = "the connection's event loop has shut down";
 
   private void expire() {
     end(
@@ -338,7 +360,9 @@ final class ResponseReader<Resp> extends LoopDrain
         }
         ArrayDeque<Resp> q = ready;
         if (over != 0) {
-          downstream = null; // over: the subscriber is let go (rule 3.13)
+          if (over == ENDED) {
+            downstream = null; // over: the subscriber is let go (rule 3.13)
+          }
           if (q != null) {
             q.clear(); // nothing more goes out
           }
@@ -358,7 +382,9 @@ final class ResponseReader<Resp> extends LoopDrain
           r = requested;
         }
         if (over != 0) { // cancelled inside onNext
-          downstream = null;
+          if (over == ENDED) {
+            downstream = null;
+          }
           if (q != null) {
             q.clear();
           }
@@ -387,13 +413,13 @@ final class ResponseReader<Resp> extends LoopDrain
   /** Tells the end ({@code error}, or null for the completion), once, unless cancelled first. */
   @SuppressWarnings("unchecked")
   private void terminate(Throwable error) {
-    if (!OVER.compareAndSet(this, 0, 1)) {
+    if (!OVER.compareAndSet(this, 0, ENDED)) {
       return;
     }
     Subscriber<? super Resp> d = (Subscriber<? super Resp>) DOWNSTREAM.getAndSet(this, null);
     finished();
     if (d == null) {
-      return; // told already, by a thread that found the loop gone
+      return; // (not reached: only whoever ends the call takes the subscriber)
     }
     if (error == null) {
       d.onComplete();
@@ -403,28 +429,30 @@ final class ResponseReader<Resp> extends LoopDrain
   }
 
   /**
-   * The loop has shut down, so the drain this thread asked for will never run: the subscriber hears
-   * the failure (or that the connection is gone) now, on this thread, from whichever thread takes
-   * it first. (Before onSubscribe has returned, the only thread that signals is the subscriber's
-   * own, from inside it.)
+   * The loop is shutting down, so the drain this thread asked for may never run: the call ends with
+   * its failure, or UNAVAILABLE, told once the loop's thread has stopped (its last tasks may still
+   * be signalling) and the subscriber's onSubscribe has returned. A call that had ended or was
+   * cancelled keeps its state.
    */
   @Override
-  @SuppressWarnings("unchecked")
   protected void loopGone() {
-    boolean wasLive = OVER.compareAndSet(this, 0, 1);
-    Subscriber<? super Resp> d = (Subscriber<? super Resp>) DOWNSTREAM.getAndSet(this, null);
-    if (!wasLive) {
-      return; // ended or cancelled: the subscriber is only let go
+    if (!OVER.compareAndSet(this, 0, LOOP_GONE)) {
+      return;
     }
+    FAILURE.compareAndSet(this, null, Status.UNAVAILABLE.withMessage(LOOP_SHUT_DOWN).asException());
     finished();
+    loop.terminationFuture().addListener(f -> tellLoopGone());
+  }
+
+  /** Tells the end {@link #loopGone} decided, once, after onSubscribe returned. Any thread. */
+  @SuppressWarnings("unchecked")
+  private void tellLoopGone() {
+    if (!onSubscribeReturned) {
+      return; // onSubscribe tells it once it returns
+    }
+    Subscriber<? super Resp> d = (Subscriber<? super Resp>) DOWNSTREAM.getAndSet(this, null);
     if (d != null) {
-      Throwable error = failure;
-      d.onError(
-          error != null
-              ? error
-              : Status.UNAVAILABLE
-                  .withMessage("the connection's event loop has shut down")
-                  .asException());
+      d.onError(failure);
     }
   }
 
@@ -470,7 +498,7 @@ final class ResponseReader<Resp> extends LoopDrain
 
   @Override
   public void cancel() {
-    boolean wasLive = OVER.compareAndSet(this, 0, 1);
+    boolean wasLive = OVER.compareAndSet(this, 0, ENDED);
     Subscription s = upstream;
     if (s != null) {
       s.cancel();

@@ -33,15 +33,25 @@ class ResponseReaderRaceTest {
   /** A publisher that hands its subscriber out and ignores what it is asked. */
   private static org.reactivestreams.Publisher<Payload> captured(
       AtomicReference<Subscriber<? super Payload>> upstream) {
+    return captured(upstream, new CopyOnWriteArrayList<>());
+  }
+
+  /** As {@link #captured(AtomicReference)}, recording each request's n, and a cancel as -1. */
+  private static org.reactivestreams.Publisher<Payload> captured(
+      AtomicReference<Subscriber<? super Payload>> upstream, List<Long> asked) {
     return s -> {
       upstream.set(s);
       s.onSubscribe(
           new Subscription() {
             @Override
-            public void request(long n) {}
+            public void request(long n) {
+              asked.add(n);
+            }
 
             @Override
-            public void cancel() {}
+            public void cancel() {
+              asked.add(-1L);
+            }
           });
     };
   }
@@ -66,6 +76,7 @@ class ResponseReaderRaceTest {
 
     @Override
     public void onError(Throwable t) {
+      onLoop.add(ResponseReaderTckTest.LOOP.inEventLoop());
       signals.add(t);
       ended.countDown();
     }
@@ -131,6 +142,66 @@ class ResponseReaderRaceTest {
     assertThat(recorder.ended.await(5, TimeUnit.SECONDS)).isTrue();
     assertThat(recorder.signals).containsExactly(1, 2, 3, "complete");
     assertThat(recorder.onLoop).containsOnly(true);
+  }
+
+  @Test
+  void theCallIsAskedForOneUnitMoreThanTheSubscriberOnce_forTheTrailer() throws Exception {
+    AtomicReference<Subscriber<? super Payload>> upstream = new AtomicReference<>();
+    List<Long> asked = new CopyOnWriteArrayList<>();
+    Recorder recorder = new Recorder();
+    ResponseReaderTckTest.readerOfLoopSignals(captured(upstream, asked)).subscribe(recorder);
+    recorder.subscription.request(3);
+    recorder.subscription.request(5);
+    recorder.subscription.cancel();
+    recorder.subscription.request(7); // after the cancel: nothing
+    assertThat(asked).containsExactly(4L, 5L, -1L);
+  }
+
+  @Test
+  void aDeadlineWithAResponseWaitingForDemand_failsTheCallOnTheLoopAndCancelsIt() throws Exception {
+    AtomicReference<Subscriber<? super Payload>> upstream = new AtomicReference<>();
+    List<Long> asked = new CopyOnWriteArrayList<>();
+    Recorder recorder = new Recorder();
+    ResponseReaderTckTest.reader(
+            captured(upstream, asked),
+            CallOptions.DEFAULT.withTimeout(java.time.Duration.ofMillis(200)),
+            ResponseReaderTckTest.LOOP)
+        .subscribe(recorder);
+    ResponseReaderTckTest.LOOP
+        .submit(() -> upstream.get().onNext(payload(1))) // on the trailer's unit: it waits
+        .get(5, TimeUnit.SECONDS);
+    assertThat(recorder.ended.await(5, TimeUnit.SECONDS)).isTrue();
+    assertThat(recorder.signals).hasSize(1);
+    assertThat(recorder.signals.get(0))
+        .isInstanceOfSatisfying(
+            StatusException.class,
+            e -> assertThat(e.status().code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED));
+    assertThat(recorder.onLoop).containsExactly(true);
+    assertThat(asked).containsExactly(-1L); // the call is cancelled at the server too
+  }
+
+  @Test
+  void aLoopThatHasShutDown_failsTheCallOnceWithUnavailable() throws Exception {
+    io.netty.util.concurrent.EventExecutor dead =
+        new io.netty.util.concurrent.DefaultEventExecutor();
+    dead.shutdownGracefully(0, 0, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
+    AtomicReference<Subscriber<? super Payload>> upstream = new AtomicReference<>();
+    Recorder recorder =
+        new Recorder() {
+          @Override
+          public void onSubscribe(Subscription s) {
+            s.request(1); // its drain cannot run on the loop
+            signals.add("onSubscribe returns");
+          }
+        };
+    ResponseReaderTckTest.reader(captured(upstream), CallOptions.DEFAULT, dead).subscribe(recorder);
+    assertThat(recorder.ended.await(5, TimeUnit.SECONDS)).isTrue();
+    Thread.sleep(50); // room for a second terminal signal, which must not come
+    assertThat(recorder.signals).hasSize(2).first().isEqualTo("onSubscribe returns");
+    assertThat(recorder.signals.get(1))
+        .isInstanceOfSatisfying(
+            StatusException.class,
+            e -> assertThat(e.status().code()).isEqualTo(Status.Code.UNAVAILABLE));
   }
 
   @Test

@@ -40,14 +40,20 @@ public class ResponseReaderTckTest extends PublisherVerification<Int32Value> {
 
   /** A reader of {@code payloads}, which must signal on {@link #LOOP} itself. */
   static Publisher<Int32Value> readerOfLoopSignals(Publisher<Payload> payloads) {
+    return reader(payloads, CallOptions.DEFAULT, LOOP);
+  }
+
+  /** A reader of {@code payloads} with {@code options}, on {@code loop}. */
+  static Publisher<Int32Value> reader(
+      Publisher<Payload> payloads, CallOptions options, EventExecutor loop) {
     return new ResponseReader<>(
         () -> payloads,
         ProtobufMarshaller.of(Int32Value.getDefaultInstance()),
-        CallOptions.DEFAULT,
+        options,
         false,
         false,
         8192,
-        LOOP,
+        loop,
         () -> {});
   }
 
