@@ -150,6 +150,7 @@ final class ResponseReader<Resp> extends LoopDrain
 
   private void failEarly(Subscriber<? super Resp> subscriber, StatusException e) {
     over = ENDED; // nothing else will signal: the subscriber's requests and cancel do nothing
+    whenDone.run(); // (a channel's requests were never subscribed: closing them is a no-op)
     subscriber.onSubscribe(this);
     subscriber.onError(e);
   }
@@ -436,19 +437,25 @@ final class ResponseReader<Resp> extends LoopDrain
    */
   @Override
   protected void loopGone() {
+    // The failure first: once over is LOOP_GONE, onSubscribe's thread may tell it. (Unread if the
+    // call has ended meanwhile.) Netty's loops as Millrace makes them have unbounded task queues,
+    // so a refused task means the loop is shutting down, and its termination comes.
+    FAILURE.compareAndSet(this, null, Status.UNAVAILABLE.withMessage(LOOP_SHUT_DOWN).asException());
     if (!OVER.compareAndSet(this, 0, LOOP_GONE)) {
       return;
     }
-    FAILURE.compareAndSet(this, null, Status.UNAVAILABLE.withMessage(LOOP_SHUT_DOWN).asException());
     finished();
     loop.terminationFuture().addListener(f -> tellLoopGone());
   }
 
-  /** Tells the end {@link #loopGone} decided, once, after onSubscribe returned. Any thread. */
+  /**
+   * Tells the end {@link #loopGone} decided, once both the loop's thread has stopped and the
+   * subscriber's onSubscribe has returned: whichever comes second tells it. Any thread.
+   */
   @SuppressWarnings("unchecked")
   private void tellLoopGone() {
-    if (!onSubscribeReturned) {
-      return; // onSubscribe tells it once it returns
+    if (!onSubscribeReturned || !loop.terminationFuture().isDone()) {
+      return; // the other of the two tells it
     }
     Subscriber<? super Resp> d = (Subscriber<? super Resp>) DOWNSTREAM.getAndSet(this, null);
     if (d != null) {

@@ -205,6 +205,26 @@ class ResponseReaderRaceTest {
   }
 
   @Test
+  void aDeadlineOnALoopThatHasShutDown_failsTheCallInsteadOfThrowingFromSubscribe()
+      throws Exception {
+    io.netty.util.concurrent.EventExecutor dead =
+        new io.netty.util.concurrent.DefaultEventExecutor();
+    dead.shutdownGracefully(0, 0, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
+    Recorder recorder = new Recorder(); // asks for nothing
+    ResponseReaderTckTest.reader(
+            captured(new AtomicReference<>()),
+            CallOptions.DEFAULT.withTimeout(java.time.Duration.ofSeconds(1)),
+            dead)
+        .subscribe(recorder);
+    assertThat(recorder.ended.await(5, TimeUnit.SECONDS)).isTrue();
+    assertThat(recorder.signals)
+        .singleElement()
+        .isInstanceOfSatisfying(
+            StatusException.class,
+            e -> assertThat(e.status().code()).isEqualTo(Status.Code.UNAVAILABLE));
+  }
+
+  @Test
   void aRequestRacingTheLastResponseAndTheEnd_neverLosesTheResponse() throws Exception {
     ExecutorService threads = Executors.newFixedThreadPool(2);
     try {
