@@ -495,6 +495,45 @@ class ReactiveStreamsTest {
   }
 
   @Test
+  void aStreamAskedForAfterItsLoopHasStopped_endsOnceWithAnError() throws Exception {
+    ReactiveRequester r = echo();
+    pair.client.shutdownNow();
+    assertThat(pair.client.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    List<Object> signals = new java.util.concurrent.CopyOnWriteArrayList<>();
+    CountDownLatch ended = new CountDownLatch(1);
+    r.requestStream(Payload.of("after the loop"))
+        .subscribe(
+            new Subscriber<Payload>() {
+              @Override
+              public void onSubscribe(Subscription s) {
+                s.request(1); // from this thread: the loop refuses the drain
+                signals.add("onSubscribe returns");
+              }
+
+              @Override
+              public void onNext(Payload p) {
+                signals.add(p);
+                p.release();
+              }
+
+              @Override
+              public void onError(Throwable t) {
+                signals.add(t);
+                ended.countDown();
+              }
+
+              @Override
+              public void onComplete() {
+                signals.add("complete");
+              }
+            });
+    assertThat(ended.await(10, TimeUnit.SECONDS)).as("told, not left waiting").isTrue();
+    Thread.sleep(50); // room for a second terminal signal, which must not come
+    assertThat(signals).hasSize(2).first().isEqualTo("onSubscribe returns");
+    assertThat(signals.get(1)).isInstanceOf(Throwable.class);
+  }
+
+  @Test
   void aChannelEchoesEveryPayloadInOrder() throws Exception {
     ReactiveRequester r = echo();
     Flux<Payload> out = Flux.range(0, 2000).map(i -> Payload.of(Integer.toString(i)));

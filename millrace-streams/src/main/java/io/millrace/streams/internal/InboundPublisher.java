@@ -325,14 +325,19 @@ public abstract class InboundPublisher extends LoopDrain
   }
 
   /**
-   * The loop has shut down: the connection is gone and nothing will arrive. Off the loop, perhaps
-   * on several threads at once: the subscriber is taken by one of them.
+   * The loop is shutting down: the connection is gone and nothing will arrive. Off the loop,
+   * perhaps on several threads at once. The subscriber hears it once the loop's thread has stopped
+   * (its last tasks may still be signalling it), from whichever thread takes it first.
    */
   @Override
   protected final void loopGone() {
     if (startsOnCaller() && START_GATE.compareAndSet(this, 0, 1)) {
       discard(); // never sent, and now never will be: release the request
     }
+    loop.terminationFuture().addListener(f -> tellLoopGone());
+  }
+
+  private void tellLoopGone() {
     Subscriber<? super Payload> d = takeDownstream();
     if (d != null) {
       Throwable invalid = invalidRequest;
