@@ -327,7 +327,9 @@ public abstract class InboundPublisher extends LoopDrain
   /**
    * The loop is shutting down: the connection is gone and nothing will arrive. Off the loop,
    * perhaps on several threads at once. The subscriber hears it once the loop's thread has stopped
-   * (its last tasks may still be signalling it), from whichever thread takes it first.
+   * (its last tasks may still be signalling it), from whichever thread takes it first. (Millrace's
+   * loops have unbounded task queues, as Netty's default is, so a refused task means the loop is
+   * shutting down and its termination comes.)
    */
   @Override
   protected final void loopGone() {
@@ -340,6 +342,7 @@ public abstract class InboundPublisher extends LoopDrain
   private void tellLoopGone() {
     Subscriber<? super Payload> d = takeDownstream();
     if (d != null) {
+      dropQueued(); // the loop's thread has stopped: what it left waiting is this thread's now
       Throwable invalid = invalidRequest;
       d.onError(
           invalid != null
