@@ -82,7 +82,7 @@ final class ResponseReader<Resp> extends LoopDrain
   private volatile boolean onSubscribeReturned;
   private volatile boolean drainWaitsForOnSubscribe; // the loop held back until it returns
 
-  // 0 while live; OVER once the end was signalled or the subscriber cancelled; LOOP_GONE once the
+  // 0 while live; ENDED once the end was signalled or the subscriber cancelled; LOOP_GONE once the
   // loop was found shut down, with the end still to tell (the subscriber is kept for it).
   private volatile int over;
   private static final int ENDED = 1;
@@ -360,34 +360,22 @@ final class ResponseReader<Resp> extends LoopDrain
           }
         }
         ArrayDeque<Resp> q = ready;
-        if (over != 0) {
+        Subscriber<? super Resp> d = downstream;
+        if (d == null) {
+          return; // told its end already
+        }
+        long r = requested;
+        while (over == 0 && q != null && emitted != r && !q.isEmpty()) { // what waits goes first
+          emitted++;
+          d.onNext(q.poll());
+          r = requested;
+        }
+        if (over != 0) { // cancelled (perhaps inside onNext), or the loop found gone
           if (over == ENDED) {
-            downstream = null; // over: the subscriber is let go (rule 3.13)
+            downstream = null; // the subscriber is let go (rule 3.13)
           }
           if (q != null) {
             q.clear(); // nothing more goes out
-          }
-          return;
-        }
-        Subscriber<? super Resp> d = downstream;
-        if (d == null) {
-          return; // let go by a thread that found the loop gone
-        }
-        long r = requested;
-        while (q != null && emitted != r && !q.isEmpty()) { // what waits goes out first
-          emitted++;
-          d.onNext(q.poll());
-          if (over != 0) {
-            break;
-          }
-          r = requested;
-        }
-        if (over != 0) { // cancelled inside onNext
-          if (over == ENDED) {
-            downstream = null;
-          }
-          if (q != null) {
-            q.clear();
           }
           return;
         }
@@ -412,16 +400,13 @@ final class ResponseReader<Resp> extends LoopDrain
   }
 
   /** Tells the end ({@code error}, or null for the completion), once, unless cancelled first. */
-  @SuppressWarnings("unchecked")
   private void terminate(Throwable error) {
     if (!OVER.compareAndSet(this, 0, ENDED)) {
       return;
     }
-    Subscriber<? super Resp> d = (Subscriber<? super Resp>) DOWNSTREAM.getAndSet(this, null);
+    Subscriber<? super Resp> d = downstream; // only whoever ends the call takes the subscriber
+    downstream = null;
     finished();
-    if (d == null) {
-      return; // (not reached: only whoever ends the call takes the subscriber)
-    }
     if (error == null) {
       d.onComplete();
     } else {

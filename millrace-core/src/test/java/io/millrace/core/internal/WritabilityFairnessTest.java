@@ -10,6 +10,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -23,6 +24,20 @@ class WritabilityFairnessTest {
   @AfterEach
   void closeLoop() {
     loop.close();
+  }
+
+  /** A server whose responder answers each request-stream with {@code onRequest}'s listener. */
+  private ScriptedTransport streamServer(Function<Stream, StreamListener> onRequest) {
+    return ScriptedTransport.server(
+        loop,
+        ConnectionConfig.DEFAULT,
+        (s, c) ->
+            new Responder() {
+              @Override
+              public StreamListener requestStream(Stream stream, ByteBuf m, ByteBuf d) {
+                return onRequest.apply(stream);
+              }
+            });
   }
 
   /** A producer that sends one payload per onReady and then reports the transport full. */
@@ -55,27 +70,21 @@ class WritabilityFairnessTest {
     int[] told = new int[1];
     List<Stream> streams = new ArrayList<>();
     ScriptedTransport t =
-        ScriptedTransport.server(
-            loop,
-            ConnectionConfig.DEFAULT,
-            (s, c) ->
-                new Responder() {
-                  @Override
-                  public StreamListener requestStream(Stream stream, ByteBuf m, ByteBuf d) {
-                    streams.add(stream);
-                    if (streams.size() > 1) {
-                      return null; // the stream the task below writes on
-                    }
-                    return new StreamListener() {
-                      @Override
-                      public void onReady(Stream st) {
-                        told[0]++;
-                        toldInsideTheFlush[0] |= flushing[0];
-                        st.isReady(); // waits again while the transport is full
-                      }
-                    };
-                  }
-                });
+        streamServer(
+            stream -> {
+              streams.add(stream);
+              if (streams.size() > 1) {
+                return null; // the stream the task below writes on
+              }
+              return new StreamListener() {
+                @Override
+                public void onReady(Stream st) {
+                  told[0]++;
+                  toldInsideTheFlush[0] |= flushing[0];
+                  st.isReady(); // waits again while the transport is full
+                }
+              };
+            });
     t.inject(Frames.setup());
     loop.run(() -> t.writable = false);
     t.inject(Frames.requestStream(1, 1000, "producer"), Frames.requestStream(3, 10, "writer"));
@@ -105,17 +114,11 @@ class WritabilityFairnessTest {
     List<Stream> streams = new ArrayList<>();
     ScriptedTransport[] holder = new ScriptedTransport[1];
     ScriptedTransport t =
-        ScriptedTransport.server(
-            loop,
-            ConnectionConfig.DEFAULT,
-            (s, c) ->
-                new Responder() {
-                  @Override
-                  public StreamListener requestStream(Stream stream, ByteBuf m, ByteBuf d) {
-                    streams.add(stream);
-                    return new OneShotProducer(streams.size() - 1, order, holder[0]);
-                  }
-                });
+        streamServer(
+            stream -> {
+              streams.add(stream);
+              return new OneShotProducer(streams.size() - 1, order, holder[0]);
+            });
     holder[0] = t;
     t.inject(Frames.setup());
     loop.run(() -> t.writable = false);
@@ -135,17 +138,11 @@ class WritabilityFairnessTest {
     List<Stream> streams = new ArrayList<>();
     ScriptedTransport[] holder = new ScriptedTransport[1];
     ScriptedTransport t =
-        ScriptedTransport.server(
-            loop,
-            ConnectionConfig.DEFAULT,
-            (s, c) ->
-                new Responder() {
-                  @Override
-                  public StreamListener requestStream(Stream stream, ByteBuf m, ByteBuf d) {
-                    streams.add(stream);
-                    return new OneShotProducer(streams.size() - 1, order, holder[0]);
-                  }
-                });
+        streamServer(
+            stream -> {
+              streams.add(stream);
+              return new OneShotProducer(streams.size() - 1, order, holder[0]);
+            });
     holder[0] = t;
     t.inject(Frames.setup());
     loop.run(() -> t.writable = false);
@@ -162,32 +159,26 @@ class WritabilityFairnessTest {
     List<Boolean> otherTaskRanBetween = new ArrayList<>();
     boolean[] marker = new boolean[1];
     ScriptedTransport t =
-        ScriptedTransport.server(
-            loop,
-            ConnectionConfig.DEFAULT,
-            (s, c) ->
-                new Responder() {
-                  @Override
-                  public StreamListener requestStream(Stream stream, ByteBuf m, ByteBuf d) {
-                    return new StreamListener() {
-                      int sent;
+        streamServer(
+            stream -> {
+              return new StreamListener() {
+                int sent;
 
-                      @Override
-                      public void onReady(Stream s) {
-                        otherTaskRanBetween.add(marker[0]);
-                        marker[0] = false;
-                        // Another connection's work, queued behind this producer's turn.
-                        s.connection().executor().execute(() -> marker[0] = true);
-                        int before = sent;
-                        while (sent < 10_000 && s.isReady()) {
-                          s.next(null, Frames.utf8("x"));
-                          sent++;
-                        }
-                        writesPerOnReady.add(sent - before);
-                      }
-                    };
+                @Override
+                public void onReady(Stream s) {
+                  otherTaskRanBetween.add(marker[0]);
+                  marker[0] = false;
+                  // Another connection's work, queued behind this producer's turn.
+                  s.connection().executor().execute(() -> marker[0] = true);
+                  int before = sent;
+                  while (sent < 10_000 && s.isReady()) {
+                    s.next(null, Frames.utf8("x"));
+                    sent++;
                   }
-                });
+                  writesPerOnReady.add(sent - before);
+                }
+              };
+            });
     t.inject(Frames.setup(), Frames.requestStream(1, Integer.MAX_VALUE, "q"));
     assertThat(t.take()).hasSize(10_000);
     assertThat(writesPerOnReady)
