@@ -317,6 +317,7 @@ final class DefaultStream implements Stream {
     long total = inboundCredit + n;
     inboundCredit = n >= Integer.MAX_VALUE || total < 0 ? Long.MAX_VALUE : total;
     engine.writer().requestN(id, n);
+    engine.flusher.onCreditWritten();
   }
 
   @Override

@@ -11,6 +11,7 @@ import io.millrace.frame.FrameHeader;
 import io.millrace.frame.FrameType;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
@@ -125,6 +126,54 @@ class BatchedWritesTest {
     assertThat(t.take()).hasSize(600);
     // 256 and 512 answers in, then the read's end
     assertThat(loop.call(() -> t.flushes) - flushesBefore).isEqualTo(3);
+  }
+
+  @Test
+  void firstCreditOfARead_isFlushedAtOnce_laterCreditAtTheReadsEnd() {
+    // A channel responder that asks for one more payload as each arrives, noting how many flushes
+    // the transport had seen by then.
+    List<Integer> flushesAtRequest = new ArrayList<>();
+    AtomicReference<ScriptedTransport> transport = new AtomicReference<>();
+    StreamListener asksForMore =
+        new StreamListener() {
+          @Override
+          public void onNext(Stream stream, ByteBuf metadata, ByteBuf data) {
+            stream.request(1);
+            flushesAtRequest.add(transport.get().flushes);
+          }
+        };
+    ScriptedTransport t =
+        ScriptedTransport.server(
+            loop,
+            ConnectionConfig.DEFAULT,
+            (s, c) ->
+                new Responder() {
+                  @Override
+                  public StreamListener requestChannel(
+                      Stream stream, ByteBuf m, ByteBuf d, boolean complete) {
+                    stream.request(3);
+                    return asksForMore;
+                  }
+                });
+    transport.set(t);
+    t.inject(Frames.setup());
+    t.inject(Frames.requestChannel(1, 1, "first", false));
+    t.take();
+    int before = loop.call(() -> t.flushes);
+
+    t.inject(Frames.next(1, "a"), Frames.next(1, "b"), Frames.next(1, "c"));
+
+    // The first REQUEST_N went out while the read went on; the other two waited for its end.
+    assertThat(flushesAtRequest).containsExactly(before + 1, before + 1, before + 1);
+    assertThat(loop.call(() -> t.flushes)).isEqualTo(before + 2);
+    assertThat(t.take())
+        .extracting(f -> f.type)
+        .containsExactly(FrameType.REQUEST_N, FrameType.REQUEST_N, FrameType.REQUEST_N);
+
+    // A new read batch sends its first credit early again.
+    t.inject(Frames.next(1, "d"));
+    assertThat(flushesAtRequest).element(3).isEqualTo(before + 3);
+    assertThat(loop.call(() -> t.flushes)).isEqualTo(before + 3);
   }
 
   @Test
