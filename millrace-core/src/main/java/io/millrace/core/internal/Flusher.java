@@ -15,12 +15,12 @@ import java.util.concurrent.RejectedExecutionException;
  * epoll_wait while the other works through one large batch (measured: request-channel ran both
  * sides at 60% CPU; 256 beat 1024 by 2x on request-response).
  *
- * <p>Credit is the exception: the first REQUEST_N written in a read batch is flushed at once
- * ({@link #onCreditWritten}). The peer may have used up its credit and be waiting for it, while
- * this side still has the rest of the batch to work through; on a channel, where both sides wait on
- * each other's credit, the read's end came late enough that the core and every reactive flavour ran
- * 10-20 % faster with the early send (docs/benchmarks.md, twenty-eighth session). Only the first
- * goes early, so a read in which many streams top up their credit costs one send more, not one per
+ * <p>Credit is the exception: the first REQUEST_N written in a read batch is flushed at once, with
+ * everything the batch wrote before it ({@link #onCreditWritten}). The peer may have used up its
+ * credit and be waiting for it, while this side still has the rest of the batch to work through; on
+ * a channel, where both sides wait on each other's credit, the core and every flavour ran 9-22 %
+ * faster with the early send (docs/benchmarks.md, twenty-eighth session). Only the first goes
+ * early, so a read in which many streams top up their credit costs one send more, not one per
  * stream.
  *
  * <p>Outside a read (a drain of calls from other threads, a producer's turn) the peer is not
@@ -71,7 +71,10 @@ final class Flusher {
     this.transport = transport;
   }
 
-  /** The transport started delivering a read batch: flushing waits for its end. */
+  /**
+   * The transport delivers a frame of a read batch (called for each; the first after {@link
+   * #endRead} starts a batch): flushing waits for the batch's end.
+   */
   void beginRead() {
     if (!reading) {
       reading = true;

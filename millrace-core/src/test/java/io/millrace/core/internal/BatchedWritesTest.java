@@ -131,49 +131,75 @@ class BatchedWritesTest {
   @Test
   void firstCreditOfARead_isFlushedAtOnce_laterCreditAtTheReadsEnd() {
     // A channel responder that asks for one more payload as each arrives, noting how many flushes
-    // the transport had seen by then.
-    List<Integer> flushesAtRequest = new ArrayList<>();
-    AtomicReference<ScriptedTransport> transport = new AtomicReference<>();
+    // the (batching) transport had seen by then and how many frames had been handed to it.
+    List<String> atRequest = new ArrayList<>();
+    AtomicReference<Stream> channel = new AtomicReference<>();
+    ScriptedTransport t = new ScriptedTransport(loop);
+    t.coalesce = true;
     StreamListener asksForMore =
         new StreamListener() {
           @Override
           public void onNext(Stream stream, ByteBuf metadata, ByteBuf data) {
             stream.request(1);
-            flushesAtRequest.add(transport.get().flushes);
+            atRequest.add(t.flushes + " flushes, " + t.written.size() + " handed over");
           }
         };
-    ScriptedTransport t =
-        ScriptedTransport.server(
-            loop,
+    t.engine =
+        ConnectionEngine.server(
+            t,
             ConnectionConfig.DEFAULT,
             (s, c) ->
                 new Responder() {
                   @Override
                   public StreamListener requestChannel(
                       Stream stream, ByteBuf m, ByteBuf d, boolean complete) {
+                    channel.set(stream);
                     stream.request(3);
                     return asksForMore;
                   }
-                });
-    transport.set(t);
+                },
+            null,
+            null,
+            t.timers);
+    loop.run(() -> t.engine.start(null, null));
     t.inject(Frames.setup());
     t.inject(Frames.requestChannel(1, 1, "first", false));
     t.take();
-    int before = loop.call(() -> t.flushes);
+    int f = loop.call(() -> t.flushes);
 
     t.inject(Frames.next(1, "a"), Frames.next(1, "b"), Frames.next(1, "c"));
 
-    // The first REQUEST_N went out while the read went on; the other two waited for its end.
-    assertThat(flushesAtRequest).containsExactly(before + 1, before + 1, before + 1);
-    assertThat(loop.call(() -> t.flushes)).isEqualTo(before + 2);
+    // The first REQUEST_N went out while the read went on; the other two waited in the batch for
+    // the read's end.
+    assertThat(atRequest)
+        .containsExactly(
+            (f + 1) + " flushes, 1 handed over",
+            (f + 1) + " flushes, 1 handed over",
+            (f + 1) + " flushes, 1 handed over");
+    assertThat(loop.call(() -> t.flushes)).isEqualTo(f + 2);
     assertThat(t.take())
-        .extracting(f -> f.type)
+        .extracting(w -> w.type)
         .containsExactly(FrameType.REQUEST_N, FrameType.REQUEST_N, FrameType.REQUEST_N);
 
     // A new read batch sends its first credit early again.
     t.inject(Frames.next(1, "d"));
-    assertThat(flushesAtRequest).element(3).isEqualTo(before + 3);
-    assertThat(loop.call(() -> t.flushes)).isEqualTo(before + 3);
+    assertThat(atRequest).element(3).isEqualTo((f + 3) + " flushes, 1 handed over");
+    assertThat(t.take()).hasSize(1);
+
+    // Outside a read (here after one that wrote no credit), credit waits for the flush task like
+    // any other write.
+    t.inject(Frames.keepAlive(false, "k"));
+    assertThat(t.take()).isEmpty();
+    assertThat(loop.call(() -> t.flushes)).isEqualTo(f + 3);
+    assertThat(
+            loop.call(
+                () -> {
+                  channel.get().request(5);
+                  return t.flushes;
+                }))
+        .isEqualTo(f + 3);
+    assertThat(t.take()).extracting(w -> w.n).containsExactly(5L);
+    assertThat(loop.call(() -> t.flushes)).isEqualTo(f + 4);
   }
 
   @Test
