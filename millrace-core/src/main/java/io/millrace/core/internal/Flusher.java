@@ -76,15 +76,13 @@ final class Flusher {
    * #endRead} starts a batch): flushing waits for the batch's end.
    */
   void beginRead() {
-    if (!reading) {
-      reading = true;
-      creditSentInRead = false;
-    }
+    reading = true;
   }
 
   /** The read batch ended: flush what it produced. */
   void endRead() {
     reading = false;
+    creditSentInRead = false;
     writesThisTurn = 0;
     flushNow();
   }

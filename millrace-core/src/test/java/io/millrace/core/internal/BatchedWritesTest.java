@@ -27,29 +27,29 @@ class BatchedWritesTest {
   }
 
   private ScriptedTransport coalescingServer(AtomicReference<Stream> captured) {
-    ScriptedTransport t = new ScriptedTransport(loop);
+    return coalescingServer(
+        new ScriptedTransport(loop),
+        new Responder() {
+          @Override
+          public StreamListener requestStream(Stream stream, ByteBuf m, ByteBuf d) {
+            captured.set(stream);
+            return null;
+          }
+
+          @Override
+          public StreamListener requestResponse(Stream stream, ByteBuf m, ByteBuf d) {
+            stream.next(m == null ? null : m.retainedSlice(), d.retainedSlice());
+            return null;
+          }
+        });
+  }
+
+  /** Starts a server with {@code responder} on {@code t}, made to batch frames, set up. */
+  private ScriptedTransport coalescingServer(ScriptedTransport t, Responder responder) {
     t.coalesce = true;
     t.engine =
         ConnectionEngine.server(
-            t,
-            ConnectionConfig.DEFAULT,
-            (s, c) ->
-                new Responder() {
-                  @Override
-                  public StreamListener requestStream(Stream stream, ByteBuf m, ByteBuf d) {
-                    captured.set(stream);
-                    return null;
-                  }
-
-                  @Override
-                  public StreamListener requestResponse(Stream stream, ByteBuf m, ByteBuf d) {
-                    stream.next(m == null ? null : m.retainedSlice(), d.retainedSlice());
-                    return null;
-                  }
-                },
-            null,
-            null,
-            t.timers);
+            t, ConnectionConfig.DEFAULT, (s, c) -> responder, null, null, t.timers);
     loop.run(() -> t.engine.start(null, null));
     t.inject(Frames.setup());
     return t;
@@ -135,7 +135,6 @@ class BatchedWritesTest {
     List<String> atRequest = new ArrayList<>();
     AtomicReference<Stream> channel = new AtomicReference<>();
     ScriptedTransport t = new ScriptedTransport(loop);
-    t.coalesce = true;
     StreamListener asksForMore =
         new StreamListener() {
           @Override
@@ -144,25 +143,17 @@ class BatchedWritesTest {
             atRequest.add(t.flushes + " flushes, " + t.written.size() + " handed over");
           }
         };
-    t.engine =
-        ConnectionEngine.server(
-            t,
-            ConnectionConfig.DEFAULT,
-            (s, c) ->
-                new Responder() {
-                  @Override
-                  public StreamListener requestChannel(
-                      Stream stream, ByteBuf m, ByteBuf d, boolean complete) {
-                    channel.set(stream);
-                    stream.request(3);
-                    return asksForMore;
-                  }
-                },
-            null,
-            null,
-            t.timers);
-    loop.run(() -> t.engine.start(null, null));
-    t.inject(Frames.setup());
+    coalescingServer(
+        t,
+        new Responder() {
+          @Override
+          public StreamListener requestChannel(
+              Stream stream, ByteBuf m, ByteBuf d, boolean complete) {
+            channel.set(stream);
+            stream.request(3);
+            return asksForMore;
+          }
+        });
     t.inject(Frames.requestChannel(1, 1, "first", false));
     t.take();
     int f = loop.call(() -> t.flushes);
