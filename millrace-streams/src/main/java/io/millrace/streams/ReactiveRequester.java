@@ -7,6 +7,7 @@ import io.millrace.streams.internal.Deferred;
 import io.millrace.streams.internal.FireAndForgetPublisher;
 import io.millrace.streams.internal.RequestPublisher;
 import io.millrace.streams.internal.RequesterChannel;
+import io.millrace.streams.internal.ResponsePublisher;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.util.function.Supplier;
@@ -76,8 +77,7 @@ public final class ReactiveRequester {
 
   /** One response, or an error; sent on the first request. */
   public Publisher<Payload> requestResponse(Payload payload) {
-    return RequestPublisher.requestResponse(
-        connection, options, requireNonNull(payload, "payload"));
+    return ResponsePublisher.of(connection, options, requireNonNull(payload, "payload"));
   }
 
   /**

@@ -94,8 +94,8 @@ public abstract class InboundPublisher extends LoopDrain
   protected boolean unbounded;
 
   /**
-   * Whether this stream takes credit (not a request-response): set with the first credit, before
-   * the request is sent.
+   * Whether the first credit was granted (every subclass takes credit): set with it, before the
+   * request is sent, so that nothing arriving earlier is counted against a grant not yet made.
    */
   private boolean credited;
 

@@ -5,31 +5,23 @@ import io.millrace.streams.Payload;
 import io.millrace.streams.StreamsOptions;
 
 /**
- * A request-response or request-stream from this side: the request goes out on the first demand,
- * from the requesting thread through the connection's hand-off (a burst of calls from one thread
- * costs one wake-up of the loop).
+ * A request-stream from this side: the request goes out on the first demand, from the requesting
+ * thread through the connection's hand-off (a burst of calls from one thread costs one wake-up of
+ * the loop). A request-response is a {@link ResponsePublisher}.
  */
 public final class RequestPublisher extends InboundPublisher {
   private final Connection connection;
-  private final boolean stream;
   private Payload request;
 
-  private RequestPublisher(
-      Connection connection, StreamsOptions options, Payload request, boolean stream) {
+  private RequestPublisher(Connection connection, StreamsOptions options, Payload request) {
     super(connection.executor(), options);
     this.connection = connection;
     this.request = request;
-    this.stream = stream;
-  }
-
-  public static RequestPublisher requestResponse(
-      Connection connection, StreamsOptions options, Payload request) {
-    return new RequestPublisher(connection, options, request, false);
   }
 
   public static RequestPublisher requestStream(
       Connection connection, StreamsOptions options, Payload request) {
-    return new RequestPublisher(connection, options, request, true);
+    return new RequestPublisher(connection, options, request);
   }
 
   @Override
@@ -42,10 +34,7 @@ public final class RequestPublisher extends InboundPublisher {
     Payload p = request;
     request = null;
     try {
-      super.stream =
-          stream
-              ? p.requestStreamOn(connection, initialCredit(), this)
-              : p.requestResponseOn(connection, this);
+      super.stream = p.requestStreamOn(connection, initialCredit(), this);
     } catch (RuntimeException e) {
       // The hand-off queue is full or the loop is gone; the connection released the buffers.
       startFailed(e);

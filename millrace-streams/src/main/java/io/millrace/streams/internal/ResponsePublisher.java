@@ -1,0 +1,269 @@
+package io.millrace.streams.internal;
+
+import io.millrace.core.Connection;
+import io.millrace.core.Stream;
+import io.millrace.core.StreamErrorException;
+import io.millrace.core.StreamListener;
+import io.millrace.streams.Payload;
+import io.millrace.streams.StreamsOptions;
+import io.netty.buffer.ByteBuf;
+import io.netty.util.concurrent.EventExecutor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+
+/**
+ * A request-response from this side in one object: the Publisher of its one answer, its
+ * subscriber's Subscription and the engine's listener of the call.
+ *
+ * <p>Why not a {@link RequestPublisher}: that carries a bounded stream's state (queue, prefetch,
+ * credit and size accounting, about 30 fields, some 127 bytes) and schedules a drain task on the
+ * loop for a call made from another thread, where a request-response needs neither credit nor a
+ * queue: its one answer is asked for by the request itself. This one is about 48 bytes and costs
+ * the loop nothing beyond the connection's hand-off.
+ *
+ * <p>Start. The request goes out on the first request(n) once {@code onSubscribe} has returned
+ * (Reactive Streams rule 1.3), from the requesting thread through the connection's hand-off when
+ * that is not the event loop (a burst of calls from one thread costs one wake-up of the loop).
+ *
+ * <p>Ending. The answer, the peer's completion without one (an empty answer), a failure from the
+ * peer or the connection, a cancel or an invalid request(n), whichever comes first, claims the end
+ * through one atomic state; only that one signals the subscriber, so signals never overlap. The
+ * answer is delivered and completed inside the engine's callback. Every signal after {@code
+ * onSubscribe} comes from the event loop, except when the loop has shut down: then from the thread
+ * that found it so.
+ *
+ * <p>Ownership. The request payload is the connection's once sent, and released here when the call
+ * ends before it is sent (cancelled, or an invalid request(n)). The answer is the subscriber's own
+ * (a heap copy, or retained views with {@link StreamsOptions#zeroCopy()}), except for a {@link
+ * ReadsInPlace} subscriber, which is lent the engine's buffers for the duration of its onNext.
+ */
+public final class ResponsePublisher implements Publisher<Payload>, Subscription, StreamListener {
+  private static final int IDLE = 0;
+  private static final int STARTED = 1;
+  private static final int DONE = 2;
+
+  private static final AtomicIntegerFieldUpdater<ResponsePublisher> STATE =
+      AtomicIntegerFieldUpdater.newUpdater(ResponsePublisher.class, "state");
+  private static final AtomicIntegerFieldUpdater<ResponsePublisher> SUBSCRIBED =
+      AtomicIntegerFieldUpdater.newUpdater(ResponsePublisher.class, "subscribed");
+
+  private final Connection connection;
+  private final boolean zeroCopy;
+
+  /** The request until it is sent, or released unsent. */
+  private Payload request;
+
+  /**
+   * Written before onSubscribe; read by whoever claims the end (the hand-off, or the state's atomic
+   * update, orders it before). Dropped by a cancel, which signals nothing (rule 3.13).
+   */
+  private Subscriber<? super Payload> downstream;
+
+  /** Whether the subscriber {@link ReadsInPlace} or {@link ReadsBuffersInPlace}. */
+  private boolean lends;
+
+  private boolean readsBuffers;
+
+  private volatile int state = IDLE;
+  private volatile int subscribed;
+  private volatile boolean onSubscribeReturned;
+  private volatile boolean requested;
+  private volatile Throwable invalidRequest;
+
+  /** The call once the connection has it; cancelled by whichever of start and cancel sees both. */
+  private volatile Stream stream;
+
+  private volatile boolean cancelWanted;
+
+  private ResponsePublisher(Connection connection, StreamsOptions options, Payload request) {
+    this.connection = connection;
+    this.zeroCopy = options.zeroCopy();
+    this.request = request;
+  }
+
+  public static ResponsePublisher of(
+      Connection connection, StreamsOptions options, Payload request) {
+    return new ResponsePublisher(connection, options, request);
+  }
+
+  // ------------------------------------------------------------------ Publisher, Subscription
+
+  @Override
+  public void subscribe(Subscriber<? super Payload> subscriber) {
+    if (subscriber == null) {
+      throw new NullPointerException("subscriber"); // rule 1.9
+    }
+    if (!SUBSCRIBED.compareAndSet(this, 0, 1)) {
+      subscriber.onSubscribe(NoopSubscription.INSTANCE);
+      subscriber.onError(FireAndForgetPublisher.subscribedTwice());
+      return;
+    }
+    lends = subscriber instanceof ReadsInPlace;
+    readsBuffers = subscriber instanceof ReadsBuffersInPlace;
+    downstream = subscriber;
+    subscriber.onSubscribe(this);
+    onSubscribeReturned = true;
+    Throwable invalid = invalidRequest;
+    if (invalid != null) {
+      fail(invalid, true); // asked for a non-positive amount inside onSubscribe: told only now
+    } else if (requested) {
+      start();
+    }
+  }
+
+  @Override
+  public void request(long n) {
+    if (n <= 0) {
+      IllegalArgumentException e =
+          new IllegalArgumentException("request-n must be positive (rule 3.9): " + n);
+      invalidRequest = e; // (written before onSubscribeReturned is read: subscribe sees one)
+      if (onSubscribeReturned) {
+        fail(e, true);
+      }
+      return;
+    }
+    if (!requested) {
+      requested = true;
+      if (onSubscribeReturned) {
+        start();
+      }
+    }
+  }
+
+  @Override
+  public void cancel() {
+    int was = STATE.getAndSet(this, DONE);
+    if (was == DONE) {
+      return; // rule 3.7
+    }
+    downstream = null; // no signal follows a cancel: the subscriber is not kept (rule 3.13)
+    if (was == IDLE) {
+      discard();
+    } else {
+      cancelWanted = true;
+      cancelStream();
+    }
+  }
+
+  /** Sends the request, once: the subscriber has asked and its onSubscribe has returned. */
+  private void start() {
+    if (!STATE.compareAndSet(this, IDLE, STARTED)) {
+      return; // started already, or ended before it started
+    }
+    Payload p = request;
+    request = null;
+    Stream s;
+    try {
+      s = p.requestResponseOn(connection, this);
+    } catch (RuntimeException e) {
+      // The hand-off queue is full or the loop is gone; the connection released the buffers.
+      claimAndFail(e, STARTED);
+      return;
+    }
+    stream = s;
+    if (cancelWanted) {
+      cancelStream(); // cancelled meanwhile, before the stream was known
+    }
+  }
+
+  /** The request, never sent and now never to be: released. */
+  private void discard() {
+    Payload p = request;
+    request = null;
+    if (p != null) {
+      p.release();
+    }
+  }
+
+  /**
+   * Ends the call with {@code error} if nothing ended it before; {@code cancel}: a call already
+   * sent is cancelled too.
+   */
+  private void fail(Throwable error, boolean cancel) {
+    int was;
+    do {
+      was = state;
+      if (was == DONE) {
+        return;
+      }
+    } while (!STATE.compareAndSet(this, was, DONE));
+    if (was == IDLE) {
+      discard();
+    } else if (cancel) {
+      cancelWanted = true;
+      cancelStream();
+    }
+    signalError(error);
+  }
+
+  /** {@link #fail} when the state is known to be {@code from}; no cancel. */
+  private void claimAndFail(Throwable error, int from) {
+    if (STATE.compareAndSet(this, from, DONE)) {
+      signalError(error);
+    }
+  }
+
+  /** Tells the subscriber {@code error} on the event loop (here, with the loop shut down). */
+  private void signalError(Throwable error) {
+    Subscriber<? super Payload> d = downstream;
+    EventExecutor loop = connection.executor();
+    if (loop.inEventLoop()) {
+      d.onError(error);
+      return;
+    }
+    try {
+      loop.execute(() -> d.onError(error));
+    } catch (RejectedExecutionException loopGone) {
+      d.onError(error);
+    }
+  }
+
+  /** Cancels the stream on the event loop (a no-op once it has ended, or with the loop gone). */
+  private void cancelStream() {
+    Stream s = stream;
+    if (s == null) {
+      return; // start() cancels it once it has it
+    }
+    EventExecutor loop = connection.executor();
+    if (loop.inEventLoop()) {
+      s.cancel();
+      return;
+    }
+    try {
+      loop.execute(s::cancel);
+    } catch (RejectedExecutionException loopGone) {
+      // The connection, and the call with it, failed as the loop shut down.
+    }
+  }
+
+  // ------------------------------------------------------------------ StreamListener (loop)
+
+  @Override
+  public void onNext(Stream s, ByteBuf metadata, ByteBuf data) {
+    if (state != STARTED || !STATE.compareAndSet(this, STARTED, DONE)) {
+      return; // ended meanwhile (the engine releases the buffers)
+    }
+    Subscriber<? super Payload> d = downstream;
+    if (readsBuffers) {
+      ((ReadsBuffersInPlace) d).onNextInPlace(metadata, data);
+    } else {
+      d.onNext(lends ? Payload.lent(metadata, data) : Payloads.received(metadata, data, zeroCopy));
+    }
+    d.onComplete(); // one answer ends the call: the engine's completion that follows finds DONE
+  }
+
+  @Override
+  public void onComplete(Stream s) {
+    if (STATE.compareAndSet(this, STARTED, DONE)) {
+      downstream.onComplete(); // completed without an answer: an empty one
+    }
+  }
+
+  @Override
+  public void onError(Stream s, int errorCode, String message) {
+    claimAndFail(StreamErrorException.received(errorCode, message), STARTED);
+  }
+}

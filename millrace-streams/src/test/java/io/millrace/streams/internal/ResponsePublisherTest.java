@@ -1,0 +1,391 @@
+package io.millrace.streams.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.millrace.core.Connection;
+import io.millrace.core.Stream;
+import io.millrace.core.StreamErrorException;
+import io.millrace.core.StreamListener;
+import io.millrace.frame.ErrorCode;
+import io.millrace.streams.Payload;
+import io.millrace.streams.StreamsOptions;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.DefaultEventLoop;
+import io.netty.util.concurrent.EventExecutor;
+import java.lang.reflect.Proxy;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+
+/**
+ * The one-answer publisher against a stand-in connection, without sockets: when the request goes
+ * out, what the subscriber hears for each way a call ends, on which thread, and who releases what.
+ */
+class ResponsePublisherTest {
+  private final DefaultEventLoop loop = new DefaultEventLoop();
+  private final FakeConnection fake = new FakeConnection();
+
+  @AfterEach
+  void stop() throws InterruptedException {
+    loop.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
+  }
+
+  private ResponsePublisher call(ByteBuf request) {
+    return ResponsePublisher.of(fake.connection(), StreamsOptions.DEFAULT, Payload.of(request));
+  }
+
+  private ResponsePublisher call(StreamsOptions options, ByteBuf request) {
+    return ResponsePublisher.of(fake.connection(), options, Payload.of(request));
+  }
+
+  private static ByteBuf direct(String s) {
+    return ByteBufAllocator.DEFAULT.directBuffer().writeBytes(s.getBytes(StandardCharsets.UTF_8));
+  }
+
+  private void onLoop(Runnable task) throws Exception {
+    loop.submit(task).get(5, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void theRequestGoesOutOnTheFirstDemand_onceOnSubscribeHasReturned_andOnlyOnce() throws Exception {
+    ByteBuf request = direct("hi");
+    Recorder r =
+        new Recorder(
+            s -> {
+              s.request(1);
+              assertThat(fake.calls).as("nothing is sent while onSubscribe runs").hasValue(0);
+              s.request(5);
+            });
+    call(request).subscribe(r);
+    assertThat(fake.calls).hasValue(1);
+    r.subscription.request(1);
+    assertThat(fake.calls).as("more demand sends nothing more").hasValue(1);
+    assertThat(fake.sent).containsExactly("hi");
+    assertThat(request.refCnt()).as("the connection took the request").isZero();
+    assertThat(r.events).isEmpty();
+  }
+
+  @Test
+  void noDemand_noCall() {
+    ByteBuf request = direct("hi");
+    Recorder r = new Recorder(s -> {});
+    call(request).subscribe(r);
+    assertThat(fake.calls).hasValue(0);
+    r.subscription.cancel();
+    assertThat(request.refCnt()).as("cancelled unsent: the request is released").isZero();
+    r.subscription.request(1);
+    assertThat(fake.calls).as("a cancelled call is never made").hasValue(0);
+    assertThat(r.events).as("a cancel is not answered").isEmpty();
+  }
+
+  @Test
+  void theAnswerIsDeliveredAndCompletedOnTheLoop_theEnginesCompletionAfterItIsIgnored()
+      throws Exception {
+    Recorder r = new Recorder(s -> s.request(1));
+    call(direct("hi")).subscribe(r); // from the test's thread, not the loop
+    StreamListener l = fake.listener;
+    ByteBuf answer = Unpooled.copiedBuffer("ok", StandardCharsets.UTF_8);
+    onLoop(
+        () -> {
+          l.onNext(fake.stream, null, answer);
+          l.onComplete(fake.stream);
+          l.onError(fake.stream, ErrorCode.APPLICATION_ERROR, "late");
+        });
+    assertThat(r.events).containsExactly("next ok", "complete");
+    assertThat(r.threads).allMatch(t -> t.startsWith("defaultEventLoop"));
+    assertThat(answer.refCnt()).as("the engine's buffer, copied, not kept").isOne();
+    answer.release();
+    assertThat(fake.cancels).as("an answered call is not cancelled").hasValue(0);
+  }
+
+  @Test
+  void anAnswerWithoutAPayloadCompletesEmpty() throws Exception {
+    Recorder r = new Recorder(s -> s.request(1));
+    call(direct("hi")).subscribe(r);
+    onLoop(() -> fake.listener.onComplete(fake.stream));
+    assertThat(r.events).containsExactly("complete");
+  }
+
+  @Test
+  void thePeersErrorFailsTheCallWithItsCodeAndMessage() throws Exception {
+    Recorder r = new Recorder(s -> s.request(1));
+    call(direct("hi")).subscribe(r);
+    onLoop(() -> fake.listener.onError(fake.stream, 0x00000301, "no such user"));
+    assertThat(r.events).containsExactly("error StreamErrorException");
+    StreamErrorException e = (StreamErrorException) r.error;
+    assertThat(e.errorCode()).isEqualTo(0x00000301);
+    assertThat(e.getMessage()).contains("no such user");
+  }
+
+  @Test
+  void aCancelAfterTheSend_cancelsTheStreamOnTheLoop_andSilencesALateAnswer() throws Exception {
+    Recorder r = new Recorder(s -> s.request(1));
+    call(direct("hi")).subscribe(r);
+    r.subscription.cancel();
+    r.subscription.cancel();
+    loop.submit(() -> {}).get(5, TimeUnit.SECONDS); // the cancel task ran before this one
+    assertThat(fake.cancels).hasValue(1);
+    assertThat(fake.cancelThreads).allMatch(t -> t.startsWith("defaultEventLoop"));
+    ByteBuf late = Unpooled.copiedBuffer("late", StandardCharsets.UTF_8);
+    onLoop(() -> fake.listener.onNext(fake.stream, null, late));
+    assertThat(late.refCnt()).as("left to the engine").isOne();
+    late.release();
+    assertThat(r.events).isEmpty();
+  }
+
+  @Test
+  void aCancelWhileTheCallIsBeingMade_cancelsTheStreamOnceItIsKnown() throws Exception {
+    Recorder r = new Recorder(s -> {});
+    fake.whileCalling = () -> r.subscription.cancel(); // before the connection returns the stream
+    call(direct("hi")).subscribe(r);
+    r.subscription.request(1);
+    loop.submit(() -> {}).get(5, TimeUnit.SECONDS);
+    assertThat(fake.calls).hasValue(1);
+    assertThat(fake.cancels).hasValue(1);
+    assertThat(r.events).isEmpty();
+  }
+
+  @Test
+  void aNonPositiveRequestBeforeTheSend_failsTheCall_sendsNothing_releasesTheRequest()
+      throws Exception {
+    ByteBuf request = direct("hi");
+    Recorder r = new Recorder(s -> s.request(0));
+    call(request).subscribe(r);
+    r.awaitEnd();
+    assertThat(r.events).containsExactly("error IllegalArgumentException");
+    assertThat(r.error).hasMessageContaining("3.9");
+    assertThat(fake.calls).hasValue(0);
+    assertThat(request.refCnt()).isZero();
+    assertThat(r.threads).allMatch(t -> t.startsWith("defaultEventLoop"));
+  }
+
+  @Test
+  void aNonPositiveRequestAfterTheSend_cancelsTheCallAndFailsIt() throws Exception {
+    Recorder r = new Recorder(s -> s.request(1));
+    call(direct("hi")).subscribe(r);
+    r.subscription.request(-1);
+    r.awaitEnd();
+    loop.submit(() -> {}).get(5, TimeUnit.SECONDS);
+    assertThat(r.events).containsExactly("error IllegalArgumentException");
+    assertThat(fake.cancels).hasValue(1);
+  }
+
+  @Test
+  void aRefusedHandOff_failsTheCallWithTheReason_onTheLoop() throws Exception {
+    fake.refuse = new RejectedExecutionException("the hand-off is full");
+    Recorder r = new Recorder(s -> s.request(1));
+    call(direct("hi")).subscribe(r);
+    r.awaitEnd();
+    assertThat(r.events).containsExactly("error RejectedExecutionException");
+    assertThat(r.threads).allMatch(t -> t.startsWith("defaultEventLoop"));
+  }
+
+  @Test
+  void aFailureFoundWithTheLoopShutDown_isToldOnTheThreadThatFoundIt() throws Exception {
+    loop.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
+    fake.refuse = new RejectedExecutionException("the loop is shut down");
+    Recorder r = new Recorder(s -> s.request(1));
+    call(direct("hi")).subscribe(r);
+    assertThat(r.events).containsExactly("error RejectedExecutionException");
+    assertThat(r.threads).containsExactly(Thread.currentThread().getName());
+  }
+
+  @Test
+  void aSecondSubscriberIsRefused_theFirstCallGoesOn() throws Exception {
+    ResponsePublisher p = call(direct("hi"));
+    Recorder first = new Recorder(s -> s.request(1));
+    Recorder second = new Recorder(s -> s.request(1));
+    p.subscribe(first);
+    p.subscribe(second);
+    assertThat(second.events).containsExactly("error IllegalStateException");
+    assertThat(fake.calls).hasValue(1);
+    onLoop(() -> fake.listener.onComplete(fake.stream));
+    assertThat(first.events).containsExactly("complete");
+  }
+
+  @Test
+  void aSubscriberThatReadsBuffersInPlace_getsTheEnginesBuffers() throws Exception {
+    List<ByteBuf> seen = new CopyOnWriteArrayList<>();
+    class InPlace extends Recorder implements ReadsBuffersInPlace {
+      InPlace() {
+        super(s -> s.request(1));
+      }
+
+      @Override
+      public void onNextInPlace(ByteBuf metadata, ByteBuf data) {
+        seen.add(metadata);
+        seen.add(data);
+        events.add("in place " + data.toString(StandardCharsets.UTF_8));
+      }
+    }
+    InPlace r = new InPlace();
+    call(direct("hi")).subscribe(r);
+    ByteBuf metadata = Unpooled.copiedBuffer("m", StandardCharsets.UTF_8);
+    ByteBuf answer = Unpooled.copiedBuffer("ok", StandardCharsets.UTF_8);
+    onLoop(() -> fake.listener.onNext(fake.stream, metadata, answer));
+    assertThat(r.events).containsExactly("in place ok", "complete");
+    assertThat(seen).containsExactly(metadata, answer);
+    metadata.release();
+    answer.release();
+  }
+
+  @Test
+  void aSubscriberThatReadsInPlace_isLentThePayload_anyOtherOwnsIt() throws Exception {
+    class Lent extends Recorder implements ReadsInPlace {
+      Lent() {
+        super(s -> s.request(1));
+      }
+    }
+    Lent lent = new Lent();
+    call(direct("hi")).subscribe(lent);
+    ByteBuf answer = Unpooled.copiedBuffer("ok", StandardCharsets.UTF_8);
+    onLoop(() -> fake.listener.onNext(fake.stream, null, answer));
+    assertThat(lent.payload.data()).as("the engine's own buffer").isSameAs(answer);
+
+    Recorder zeroCopy = new Recorder(s -> s.request(1));
+    call(StreamsOptions.builder().zeroCopy(true).build(), direct("hi")).subscribe(zeroCopy);
+    onLoop(() -> fake.listener.onNext(fake.stream, null, answer));
+    assertThat(answer.refCnt()).as("a retained view for the subscriber").isEqualTo(2);
+    zeroCopy.payload.release();
+    assertThat(answer.refCnt()).isOne();
+    answer.release();
+  }
+
+  /** Records what a subscriber hears and on which threads. */
+  private static class Recorder implements Subscriber<Payload> {
+    final List<String> events = new CopyOnWriteArrayList<>();
+    final List<String> threads = new CopyOnWriteArrayList<>();
+    final CountDownLatch ended = new CountDownLatch(1);
+    final Consumer<Subscription> onSubscribe;
+    volatile Subscription subscription;
+    volatile Throwable error;
+    volatile Payload payload;
+
+    Recorder(Consumer<Subscription> onSubscribe) {
+      this.onSubscribe = onSubscribe;
+    }
+
+    @Override
+    public void onSubscribe(Subscription s) {
+      subscription = s;
+      onSubscribe.accept(s);
+    }
+
+    @Override
+    public void onNext(Payload p) {
+      threads.add(Thread.currentThread().getName());
+      payload = p;
+      events.add("next " + p.dataUtf8());
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      threads.add(Thread.currentThread().getName());
+      error = t;
+      events.add("error " + t.getClass().getSimpleName());
+      ended.countDown();
+    }
+
+    @Override
+    public void onComplete() {
+      threads.add(Thread.currentThread().getName());
+      events.add("complete");
+      ended.countDown();
+    }
+
+    void awaitEnd() throws InterruptedException {
+      assertThat(ended.await(5, TimeUnit.SECONDS)).as("the call ended").isTrue();
+    }
+  }
+
+  /**
+   * A connection that records the request-responses made on it (their data, their listener) and
+   * hands back a stream that counts its cancels; everything else is unsupported.
+   */
+  private final class FakeConnection {
+    final AtomicInteger calls = new AtomicInteger();
+    final AtomicInteger cancels = new AtomicInteger();
+    final List<String> sent = new CopyOnWriteArrayList<>();
+    final List<String> cancelThreads = new CopyOnWriteArrayList<>();
+    volatile StreamListener listener;
+    volatile RuntimeException refuse;
+    volatile Runnable whileCalling;
+    final Stream stream =
+        (Stream)
+            Proxy.newProxyInstance(
+                Stream.class.getClassLoader(),
+                new Class<?>[] {Stream.class},
+                (proxy, method, args) -> {
+                  switch (method.getName()) {
+                    case "cancel" -> {
+                      cancels.incrementAndGet();
+                      cancelThreads.add(Thread.currentThread().getName());
+                      return null;
+                    }
+                    case "streamId" -> {
+                      return 1;
+                    }
+                    case "toString" -> {
+                      return "stream";
+                    }
+                    default -> throw new UnsupportedOperationException(method.getName());
+                  }
+                });
+
+    Connection connection() {
+      return (Connection)
+          Proxy.newProxyInstance(
+              Connection.class.getClassLoader(),
+              new Class<?>[] {Connection.class},
+              (proxy, method, args) -> {
+                switch (method.getName()) {
+                  case "executor" -> {
+                    return (EventExecutor) loop;
+                  }
+                  case "alloc" -> {
+                    return ByteBufAllocator.DEFAULT;
+                  }
+                  case "isOpen" -> {
+                    return true;
+                  }
+                  case "requestResponse" -> {
+                    ByteBuf metadata = (ByteBuf) args[0];
+                    ByteBuf data = (ByteBuf) args[1];
+                    if (metadata != null) {
+                      metadata.release();
+                    }
+                    RuntimeException refused = refuse;
+                    if (refused != null) {
+                      data.release(); // a refused call's buffers are released by the connection
+                      throw refused;
+                    }
+                    calls.incrementAndGet();
+                    sent.add(data.toString(StandardCharsets.UTF_8));
+                    data.release();
+                    listener = (StreamListener) args[2];
+                    Runnable during = whileCalling;
+                    if (during != null) {
+                      during.run();
+                    }
+                    return stream;
+                  }
+                  case "toString" -> {
+                    return "connection";
+                  }
+                  default -> throw new UnsupportedOperationException(method.getName());
+                }
+              });
+    }
+  }
+}
