@@ -111,10 +111,12 @@ final class UnaryCall<Req, Resp> implements Publisher<Resp>, Subscription, Strea
   public void request(long n) {
     if (n <= 0) {
       IllegalArgumentException e = new IllegalArgumentException("request-n must be positive: " + n);
+      // Stored before the flag is read, as subscribe() sets the flag before reading this: one of
+      // the two sees the other, so a request(0) from another thread while onSubscribe returns is
+      // never lost (both may fail the call; fail() ends it once).
+      invalidRequest = e; // rule 1.3: no signal while onSubscribe runs
       if (onSubscribeReturned) {
         fail(e, true); // rule 3.9
-      } else {
-        invalidRequest = e; // rule 1.3: no signal while onSubscribe runs
       }
       return;
     }

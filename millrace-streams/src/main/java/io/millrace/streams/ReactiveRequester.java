@@ -3,11 +3,11 @@ package io.millrace.streams;
 import static java.util.Objects.requireNonNull;
 
 import io.millrace.core.Connection;
+import io.millrace.streams.internal.AnswerPublisher;
 import io.millrace.streams.internal.Deferred;
 import io.millrace.streams.internal.FireAndForgetPublisher;
 import io.millrace.streams.internal.RequestPublisher;
 import io.millrace.streams.internal.RequesterChannel;
-import io.millrace.streams.internal.ResponsePublisher;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.util.function.Supplier;
@@ -75,9 +75,12 @@ public final class ReactiveRequester {
         connection, Payload.of(requireNonNull(metadata, "metadata"), Unpooled.EMPTY_BUFFER));
   }
 
-  /** One response, or an error; sent on the first request. */
+  /**
+   * One response, an empty completion (the responder completed without one), or an error; sent on
+   * the first request.
+   */
   public Publisher<Payload> requestResponse(Payload payload) {
-    return ResponsePublisher.of(connection, options, requireNonNull(payload, "payload"));
+    return AnswerPublisher.of(connection, options, requireNonNull(payload, "payload"));
   }
 
   /**

@@ -59,7 +59,7 @@ public abstract class InboundPublisher extends LoopDrain
   /** The frame around a payload, added to its size: prefix, header, metadata length. */
   private static final long FRAMING = 12;
 
-  // Field updaters, not atomic objects: a request-response makes this one object, not four.
+  // Field updaters, not atomic objects: a stream's reader is one object, not four.
   private volatile int subscribed;
   private volatile long requested;
 
@@ -94,8 +94,9 @@ public abstract class InboundPublisher extends LoopDrain
   protected boolean unbounded;
 
   /**
-   * Whether the first credit was granted (every subclass takes credit): set with it, before the
-   * request is sent, so that nothing arriving earlier is counted against a grant not yet made.
+   * Whether the first credit was granted: set with it, before the request is sent. Until then (and
+   * for good on a channel responder whose requester had already completed, which grants none) no
+   * REQUEST_N is sent from {@link #drain} and no payload size is tracked.
    */
   private boolean credited;
 

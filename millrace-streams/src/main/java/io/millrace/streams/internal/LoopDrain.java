@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * every signal made before it runs (a burst from another thread costs one wake-up).
  *
  * <p>A base class rather than a helper object, so that a call's publisher or sink is one object,
- * not five (the helper, its task, its flag and two method references): on request-response that is
+ * not five (the helper, its task, its flag and two method references): on a short stream that is
  * most of what each call allocates. {@link #run()} is the drain task itself. Public for the RPC
  * module's stream reader, which keeps its signals on the loop the same way.
  */

@@ -7,7 +7,7 @@ import io.millrace.streams.StreamsOptions;
 /**
  * A request-stream from this side: the request goes out on the first demand, from the requesting
  * thread through the connection's hand-off (a burst of calls from one thread costs one wake-up of
- * the loop). A request-response is a {@link ResponsePublisher}.
+ * the loop). A request-response is a {@link AnswerPublisher}.
  */
 public final class RequestPublisher extends InboundPublisher {
   private final Connection connection;
@@ -35,8 +35,9 @@ public final class RequestPublisher extends InboundPublisher {
     request = null;
     try {
       super.stream = p.requestStreamOn(connection, initialCredit(), this);
-    } catch (RuntimeException e) {
-      // The hand-off queue is full or the loop is gone; the connection released the buffers.
+    } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
+      // Not sent: the hand-off queue is full, or an encoded payload's encoder failed on this
+      // thread; the buffers were released. (A closed connection is told through onError.)
       startFailed(e);
     }
   }

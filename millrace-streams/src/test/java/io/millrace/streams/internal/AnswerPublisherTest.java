@@ -1,6 +1,7 @@
 package io.millrace.streams.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.millrace.core.Connection;
 import io.millrace.core.Stream;
@@ -19,6 +20,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -32,7 +36,7 @@ import org.reactivestreams.Subscription;
  * The one-answer publisher against a stand-in connection, without sockets: when the request goes
  * out, what the subscriber hears for each way a call ends, on which thread, and who releases what.
  */
-class ResponsePublisherTest {
+class AnswerPublisherTest {
   private final DefaultEventLoop loop = new DefaultEventLoop();
   private final FakeConnection fake = new FakeConnection();
 
@@ -41,12 +45,12 @@ class ResponsePublisherTest {
     loop.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
   }
 
-  private ResponsePublisher call(ByteBuf request) {
-    return ResponsePublisher.of(fake.connection(), StreamsOptions.DEFAULT, Payload.of(request));
+  private AnswerPublisher call(ByteBuf request) {
+    return AnswerPublisher.of(fake.connection(), StreamsOptions.DEFAULT, Payload.of(request));
   }
 
-  private ResponsePublisher call(StreamsOptions options, ByteBuf request) {
-    return ResponsePublisher.of(fake.connection(), options, Payload.of(request));
+  private AnswerPublisher call(StreamsOptions options, ByteBuf request) {
+    return AnswerPublisher.of(fake.connection(), options, Payload.of(request));
   }
 
   private static ByteBuf direct(String s) {
@@ -103,10 +107,14 @@ class ResponsePublisherTest {
           l.onError(fake.stream, ErrorCode.APPLICATION_ERROR, "late");
         });
     assertThat(r.events).containsExactly("next ok", "complete");
-    assertThat(r.threads).allMatch(t -> t.startsWith("defaultEventLoop"));
-    assertThat(answer.refCnt()).as("the engine's buffer, copied, not kept").isOne();
-    answer.release();
+    assertThat(answer.refCnt()).as("the engine's buffer, not kept").isOne();
+    answer.release(); // the engine's, after the callback
+    assertThat(r.payload.dataUtf8()).as("the subscriber's own copy").isEqualTo("ok");
+    r.subscription.cancel();
+    r.subscription.request(-1);
+    loop.submit(() -> {}).get(5, TimeUnit.SECONDS);
     assertThat(fake.cancels).as("an answered call is not cancelled").hasValue(0);
+    assertThat(r.events).as("nothing follows the end").containsExactly("next ok", "complete");
   }
 
   @Test
@@ -192,18 +200,142 @@ class ResponsePublisherTest {
   }
 
   @Test
-  void aFailureFoundWithTheLoopShutDown_isToldOnTheThreadThatFoundIt() throws Exception {
+  void aCallFailedFromInsideTheSend_withTheLoopShutDown_isToldOnTheThreadThatFoundIt()
+      throws Exception {
     loop.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
-    fake.refuse = new RejectedExecutionException("the loop is shut down");
+    // As the engine does when its loop has gone: the listener hears it inside the call.
+    fake.whileCalling =
+        () -> fake.listener.onError(fake.stream, ErrorCode.CANCELED, "the loop is shut down");
     Recorder r = new Recorder(s -> s.request(1));
     call(direct("hi")).subscribe(r);
-    assertThat(r.events).containsExactly("error RejectedExecutionException");
+    assertThat(r.events).containsExactly("error StreamErrorException");
     assertThat(r.threads).containsExactly(Thread.currentThread().getName());
+    r.subscription.cancel();
+    assertThat(fake.cancels).as("a failed call is not cancelled").hasValue(0);
+  }
+
+  @Test
+  void aCallRefusedOnTheLoop_failsOnceThere() throws Exception {
+    // As the engine does for a closed connection or a missing lease, on the loop.
+    fake.whileCalling =
+        () -> fake.listener.onError(fake.stream, ErrorCode.REJECTED, "the connection is closing");
+    Recorder r = new Recorder(s -> s.request(1));
+    onLoop(() -> call(direct("hi")).subscribe(r));
+    assertThat(r.events).containsExactly("error StreamErrorException");
+    assertThat(((StreamErrorException) r.error).errorCode()).isEqualTo(ErrorCode.REJECTED);
+    assertThat(r.threads).allMatch(t -> t.startsWith("defaultEventLoop"));
+    assertThat(fake.cancels).hasValue(0);
+  }
+
+  @Test
+  void anErrorThrownBySending_endsTheCall_notTheCaller() throws Exception {
+    fake.refuse = new StackOverflowError("a deeply nested value");
+    Recorder r = new Recorder(s -> s.request(1));
+    call(direct("hi")).subscribe(r);
+    r.awaitEnd();
+    assertThat(r.events).containsExactly("error StackOverflowError");
+  }
+
+  @Test
+  void aSubscriberWhoseOnSubscribeThrows_getsNothingSent_andTheRequestIsReleased() {
+    ByteBuf request = direct("hi");
+    AnswerPublisher p = call(request);
+    Recorder r =
+        new Recorder(
+            s -> {
+              s.request(1);
+              throw new IllegalStateException("a broken subscriber");
+            });
+    assertThatThrownBy(() -> p.subscribe(r)).hasMessage("a broken subscriber");
+    assertThat(request.refCnt()).isZero();
+    assertThat(fake.calls).hasValue(0);
+  }
+
+  @Test
+  void aNonPositiveRequestInsideOnSubscribe_isToldOnlyOnceOnSubscribeHasReturned()
+      throws Exception {
+    Recorder r =
+        new Recorder(s -> s.request(0)) {
+          @Override
+          public void onSubscribe(Subscription s) {
+            super.onSubscribe(s);
+            events.add("onSubscribe returned");
+          }
+        };
+    onLoop(() -> call(direct("hi")).subscribe(r)); // on the loop the error is told at once
+    assertThat(r.events).containsExactly("onSubscribe returned", "error IllegalArgumentException");
+  }
+
+  @Test
+  void aCancelInsideOnNext_isTooLate_theCallHasEnded() throws Exception {
+    Recorder r =
+        new Recorder(s -> s.request(1)) {
+          @Override
+          public void onNext(Payload p) {
+            super.onNext(p);
+            subscription.cancel();
+          }
+        };
+    call(direct("hi")).subscribe(r);
+    ByteBuf answer = Unpooled.copiedBuffer("ok", StandardCharsets.UTF_8);
+    onLoop(() -> fake.listener.onNext(fake.stream, null, answer));
+    loop.submit(() -> {}).get(5, TimeUnit.SECONDS);
+    assertThat(r.events).containsExactly("next ok", "complete");
+    assertThat(fake.cancels).as("no CANCEL for an answered call").hasValue(0);
+    answer.release();
+  }
+
+  @Test
+  void aCancelRacingTheAnswer_endsTheCallOneWayOnly() throws Exception {
+    ByteBuf answer = Unpooled.copiedBuffer("ok", StandardCharsets.UTF_8);
+    for (int i = 0; i < 2_000; i++) {
+      int cancelsBefore = fake.cancels.get();
+      Recorder r = new Recorder(s -> s.request(1));
+      call(direct("hi")).subscribe(r);
+      StreamListener l = fake.listener;
+      loop.execute(() -> l.onNext(fake.stream, null, answer));
+      r.subscription.cancel();
+      loop.submit(() -> {}).get(5, TimeUnit.SECONDS);
+      int cancels = fake.cancels.get() - cancelsBefore;
+      if (r.events.isEmpty()) {
+        assertThat(cancels).as("round %d: the cancel won, so it is sent", i).isOne();
+      } else {
+        assertThat(r.events).as("round %d", i).containsExactly("next ok", "complete");
+        assertThat(cancels).as("round %d: answered, so no CANCEL", i).isZero();
+      }
+    }
+    answer.release();
+  }
+
+  @Test
+  void aCancelRacingTheStart_neverLeavesASentCallUncancelled_norTheRequestUnreleased()
+      throws Exception {
+    ExecutorService other = Executors.newSingleThreadExecutor();
+    try {
+      for (int i = 0; i < 2_000; i++) {
+        int callsBefore = fake.calls.get();
+        int cancelsBefore = fake.cancels.get();
+        ByteBuf request = direct("hi");
+        Recorder r = new Recorder(s -> {});
+        call(request).subscribe(r);
+        Future<?> cancelling = other.submit(() -> r.subscription.cancel());
+        r.subscription.request(1);
+        cancelling.get(5, TimeUnit.SECONDS);
+        loop.submit(() -> {}).get(5, TimeUnit.SECONDS);
+        assertThat(request.refCnt()).as("round %d: released, sent or not", i).isZero();
+        assertThat(fake.cancels.get() - cancelsBefore)
+            .as("round %d: a sent call is cancelled, an unsent one is not", i)
+            .isEqualTo(fake.calls.get() - callsBefore);
+        assertThat(r.events).as("round %d", i).isEmpty();
+      }
+    } finally {
+      other.shutdownNow();
+    }
   }
 
   @Test
   void aSecondSubscriberIsRefused_theFirstCallGoesOn() throws Exception {
-    ResponsePublisher p = call(direct("hi"));
+    AnswerPublisher p = call(direct("hi"));
     Recorder first = new Recorder(s -> s.request(1));
     Recorder second = new Recorder(s -> s.request(1));
     p.subscribe(first);
@@ -319,7 +451,7 @@ class ResponsePublisherTest {
     final List<String> sent = new CopyOnWriteArrayList<>();
     final List<String> cancelThreads = new CopyOnWriteArrayList<>();
     volatile StreamListener listener;
-    volatile RuntimeException refuse;
+    volatile Throwable refuse;
     volatile Runnable whileCalling;
     final Stream stream =
         (Stream)
@@ -365,7 +497,7 @@ class ResponsePublisherTest {
                     if (metadata != null) {
                       metadata.release();
                     }
-                    RuntimeException refused = refuse;
+                    Throwable refused = refuse;
                     if (refused != null) {
                       data.release(); // a refused call's buffers are released by the connection
                       throw refused;

@@ -8,6 +8,8 @@ import io.millrace.streams.Payload;
 import io.millrace.streams.StreamsOptions;
 import io.netty.buffer.ByteBuf;
 import io.netty.util.concurrent.EventExecutor;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import org.reactivestreams.Publisher;
@@ -21,8 +23,8 @@ import org.reactivestreams.Subscription;
  * <p>Why not a {@link RequestPublisher}: that carries a bounded stream's state (queue, prefetch,
  * credit and size accounting, about 30 fields, some 127 bytes) and schedules a drain task on the
  * loop for a call made from another thread, where a request-response needs neither credit nor a
- * queue: its one answer is asked for by the request itself. This one is about 48 bytes and costs
- * the loop nothing beyond the connection's hand-off.
+ * queue: its one answer is asked for by the request itself. This one is about 48 bytes, and a call
+ * that is answered costs the loop nothing beyond the connection's hand-off.
  *
  * <p>Start. The request goes out on the first request(n) once {@code onSubscribe} has returned
  * (Reactive Streams rule 1.3), from the requesting thread through the connection's hand-off when
@@ -31,24 +33,25 @@ import org.reactivestreams.Subscription;
  * <p>Ending. The answer, the peer's completion without one (an empty answer), a failure from the
  * peer or the connection, a cancel or an invalid request(n), whichever comes first, claims the end
  * through one atomic state; only that one signals the subscriber, so signals never overlap. The
- * answer is delivered and completed inside the engine's callback. Every signal after {@code
+ * answer is delivered and completed inside the engine's callback (onComplete follows onNext even
+ * when the subscriber cancels inside onNext: the call has ended by then). Every signal after {@code
  * onSubscribe} comes from the event loop, except when the loop has shut down: then from the thread
- * that found it so.
+ * that found it so (the caller, or another caller draining the connection's hand-off).
  *
  * <p>Ownership. The request payload is the connection's once sent, and released here when the call
  * ends before it is sent (cancelled, or an invalid request(n)). The answer is the subscriber's own
  * (a heap copy, or retained views with {@link StreamsOptions#zeroCopy()}), except for a {@link
  * ReadsInPlace} subscriber, which is lent the engine's buffers for the duration of its onNext.
  */
-public final class ResponsePublisher implements Publisher<Payload>, Subscription, StreamListener {
+public final class AnswerPublisher implements Publisher<Payload>, Subscription, StreamListener {
   private static final int IDLE = 0;
   private static final int STARTED = 1;
   private static final int DONE = 2;
 
-  private static final AtomicIntegerFieldUpdater<ResponsePublisher> STATE =
-      AtomicIntegerFieldUpdater.newUpdater(ResponsePublisher.class, "state");
-  private static final AtomicIntegerFieldUpdater<ResponsePublisher> SUBSCRIBED =
-      AtomicIntegerFieldUpdater.newUpdater(ResponsePublisher.class, "subscribed");
+  private static final AtomicIntegerFieldUpdater<AnswerPublisher> STATE =
+      AtomicIntegerFieldUpdater.newUpdater(AnswerPublisher.class, "state");
+  private static final AtomicIntegerFieldUpdater<AnswerPublisher> SUBSCRIBED =
+      AtomicIntegerFieldUpdater.newUpdater(AnswerPublisher.class, "subscribed");
 
   private final Connection connection;
   private final boolean zeroCopy;
@@ -78,15 +81,29 @@ public final class ResponsePublisher implements Publisher<Payload>, Subscription
 
   private volatile boolean cancelWanted;
 
-  private ResponsePublisher(Connection connection, StreamsOptions options, Payload request) {
+  /** Whether the CANCEL was asked of the loop: once, whichever of start and cancel comes last. */
+  @SuppressWarnings("unused") // through CANCEL_SENT
+  private volatile boolean cancelSent;
+
+  private static final VarHandle CANCEL_SENT;
+
+  static {
+    try {
+      CANCEL_SENT =
+          MethodHandles.lookup().findVarHandle(AnswerPublisher.class, "cancelSent", boolean.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  private AnswerPublisher(Connection connection, StreamsOptions options, Payload request) {
     this.connection = connection;
     this.zeroCopy = options.zeroCopy();
     this.request = request;
   }
 
-  public static ResponsePublisher of(
-      Connection connection, StreamsOptions options, Payload request) {
-    return new ResponsePublisher(connection, options, request);
+  public static AnswerPublisher of(Connection connection, StreamsOptions options, Payload request) {
+    return new AnswerPublisher(connection, options, request);
   }
 
   // ------------------------------------------------------------------ Publisher, Subscription
@@ -104,7 +121,12 @@ public final class ResponsePublisher implements Publisher<Payload>, Subscription
     lends = subscriber instanceof ReadsInPlace;
     readsBuffers = subscriber instanceof ReadsBuffersInPlace;
     downstream = subscriber;
-    subscriber.onSubscribe(this);
+    try {
+      subscriber.onSubscribe(this);
+    } catch (RuntimeException | Error e) {
+      cancel(); // a subscriber that throws (rule 2.13 forbids it) gets nothing sent: release
+      throw e;
+    }
     onSubscribeReturned = true;
     Throwable invalid = invalidRequest;
     if (invalid != null) {
@@ -155,11 +177,18 @@ public final class ResponsePublisher implements Publisher<Payload>, Subscription
     }
     Payload p = request;
     request = null;
+    if (cancelWanted) {
+      p.release(); // cancelled since the state said STARTED: nothing need go out
+      return;
+    }
     Stream s;
     try {
       s = p.requestResponseOn(connection, this);
-    } catch (RuntimeException e) {
-      // The hand-off queue is full or the loop is gone; the connection released the buffers.
+    } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
+      // Not sent: the hand-off queue is full, or an encoded payload's encoder failed on this
+      // thread (its length, or its bytes when the frame cannot take it in place). The connection
+      // or the payload released the buffers. (A closed connection or a shut-down loop is told
+      // through onError instead.)
       claimAndFail(e, STARTED);
       return;
     }
@@ -221,11 +250,16 @@ public final class ResponsePublisher implements Publisher<Payload>, Subscription
     }
   }
 
-  /** Cancels the stream on the event loop (a no-op once it has ended, or with the loop gone). */
+  /**
+   * Cancels the stream on the event loop, once (a no-op once it has ended, or with the loop gone).
+   */
   private void cancelStream() {
     Stream s = stream;
     if (s == null) {
       return; // start() cancels it once it has it
+    }
+    if (!CANCEL_SENT.compareAndSet(this, false, true)) {
+      return; // start() and cancel() both saw the stream and the wish: the other one sends it
     }
     EventExecutor loop = connection.executor();
     if (loop.inEventLoop()) {
