@@ -6,12 +6,14 @@ import io.millrace.core.Stream;
 import io.millrace.core.StreamErrorException;
 import io.millrace.core.StreamListener;
 import io.millrace.frame.ErrorCode;
+import io.millrace.streams.internal.AnswerSink;
 import io.millrace.streams.internal.AnswersInPlace;
 import io.millrace.streams.internal.NoopSubscription;
 import io.millrace.streams.internal.OutboundSink;
 import io.millrace.streams.internal.Payloads;
 import io.millrace.streams.internal.ReadsInPlace;
 import io.millrace.streams.internal.ResponderChannel;
+import io.millrace.streams.internal.ResponderSink;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.lang.System.Logger.Level;
@@ -81,7 +83,7 @@ public final class ReactiveResponder implements Responder {
       return answerInPlace(stream, metadata, data);
     }
     Payload p = received(metadata, data);
-    OutboundSink sink = new OutboundSink(stream.connection().executor(), stream, 1);
+    AnswerSink sink = new AnswerSink(stream);
     answer(REQUEST_RESPONSE, p, sink, null);
     return sink;
   }
@@ -92,7 +94,7 @@ public final class ReactiveResponder implements Responder {
     try {
       answer = answersInPlace.requestResponse(stream, metadata, data);
     } catch (Throwable t) {
-      OutboundSink sink = new OutboundSink(stream.connection().executor(), stream, 1);
+      AnswerSink sink = new AnswerSink(stream);
       refuse(sink, t);
       return sink;
     }
@@ -102,7 +104,7 @@ public final class ReactiveResponder implements Responder {
       }
       return ANSWERED;
     }
-    OutboundSink sink = new OutboundSink(stream.connection().executor(), stream, 1);
+    AnswerSink sink = new AnswerSink(stream);
     subscribe(answer, sink);
     return sink;
   }
@@ -136,7 +138,7 @@ public final class ReactiveResponder implements Responder {
    * Calls the handler and subscribes the sink to its answer: here, or on the handler executor. (No
    * lambda on the loop's path: a call allocates only what it must.)
    */
-  private void answer(int kind, Payload request, OutboundSink sink, ResponderChannel channel) {
+  private void answer(int kind, Payload request, ResponderSink sink, ResponderChannel channel) {
     if (executor == null) {
       subscribeAnswer(kind, request, sink, channel);
       return;
@@ -197,7 +199,7 @@ public final class ReactiveResponder implements Responder {
   }
 
   private void subscribeAnswer(
-      int kind, Payload request, OutboundSink sink, ResponderChannel channel) {
+      int kind, Payload request, ResponderSink sink, ResponderChannel channel) {
     Publisher<Payload> answer;
     try {
       answer =
@@ -217,12 +219,12 @@ public final class ReactiveResponder implements Responder {
   }
 
   /** Ends {@code sink}'s stream with {@code t}: there is no answer to subscribe it to. */
-  private static void refuse(OutboundSink sink, Throwable t) {
+  private static void refuse(ResponderSink sink, Throwable t) {
     sink.onSubscribe(NoopSubscription.INSTANCE);
     sink.onError(t);
   }
 
-  private static void subscribe(Publisher<Payload> answer, OutboundSink sink) {
+  private static void subscribe(Publisher<Payload> answer, ResponderSink sink) {
     try {
       answer.subscribe(sink);
     } catch (Throwable t) {

@@ -9,12 +9,12 @@ import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
-import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
 /**
- * Sends what a Publisher emits on one stream: the Subscriber that a responder's answer, or a
- * requester's channel payloads, are subscribed with.
+ * Sends what a Publisher emits on one stream: the Subscriber that a responder's stream or channel
+ * answer, or a requester's channel payloads, are subscribed with (a request-response's answer has
+ * an {@link AnswerSink}).
  *
  * <p>Backpressure end to end: it asks its Publisher for no more than the peer's credit allows (at
  * most {@code prefetch} ahead) and nothing while the transport is not writable, so what waits here
@@ -25,14 +25,14 @@ import org.reactivestreams.Subscription;
  * the stream when nothing waits before it; from other threads payloads wait in a queue that one
  * loop task (coalesced) drains, so a burst costs one wake-up.
  */
-public class OutboundSink extends LoopDrain implements Subscriber<Payload>, StreamListener {
+public class OutboundSink extends LoopDrain implements ResponderSink {
   private static final System.Logger LOG = System.getLogger(OutboundSink.class.getName());
 
   private final long prefetch;
 
   /**
    * Payloads that wait: made on the first one that cannot go straight out (from another thread, or
-   * without credit), so that a request-response answered on the loop never makes one.
+   * without credit), so that a stream whose payloads all go straight out never makes one.
    */
   private volatile Queue<Payload> queue;
 
@@ -59,10 +59,7 @@ public class OutboundSink extends LoopDrain implements Subscriber<Payload>, Stre
   /** Whether {@link #stop} ended the stream's outbound half from elsewhere. */
   private volatile boolean stopped;
 
-  /**
-   * Whether the stream's outbound half ended from elsewhere (the peer's CANCEL or ERROR, the
-   * connection lost) before an answer ended it: an answer is no longer wanted. Any thread.
-   */
+  @Override
   public boolean isStopped() {
     return stopped;
   }
@@ -70,8 +67,6 @@ public class OutboundSink extends LoopDrain implements Subscriber<Payload>, Stre
   private boolean upstreamCancelled;
   private boolean draining;
   private boolean missed;
-  private boolean answered;
-  private boolean askedPastAnswer;
 
   public OutboundSink(EventExecutor loop, Stream stream, long prefetch) {
     super(loop);
@@ -193,9 +188,6 @@ public class OutboundSink extends LoopDrain implements Subscriber<Payload>, Stre
       open(p);
     } else {
       p.sendOn(s);
-      if (s.isOutboundDone() && !finished) {
-        answered = true; // a request-response's one payload
-      }
     }
   }
 
@@ -223,10 +215,6 @@ public class OutboundSink extends LoopDrain implements Subscriber<Payload>, Stre
         if (finished) {
           continue; // a write ended the stream; a missed signal goes round to the cleanup
         }
-        if (answered) {
-          afterAnswer();
-          continue;
-        }
         if (upstreamDone && queueEmpty()) {
           finish(upstreamError);
           return;
@@ -242,25 +230,6 @@ public class OutboundSink extends LoopDrain implements Subscriber<Payload>, Stre
       } while (missed);
     } finally {
       draining = false;
-    }
-  }
-
-  /**
-   * A request-response was answered. A Mono completes by itself and must not see a cancel (its
-   * doFinally would report one for every success), so the Publisher is asked for one more item: its
-   * completion ends it quietly, a second item shows it is no single answer and stops it.
-   */
-  private void afterAnswer() {
-    if (!queueEmpty()) {
-      stop(); // releases the extra item and cancels
-    } else if (upstreamDone) {
-      finished = true;
-      upstreamCancelled = true; // it ended by itself
-    } else if (!askedPastAnswer) {
-      Subscription up = upstream;
-      askedPastAnswer = true;
-      requestedUp++;
-      up.request(1);
     }
   }
 

@@ -1,0 +1,260 @@
+package io.millrace.streams.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.millrace.core.Connection;
+import io.millrace.core.Stream;
+import io.millrace.streams.Payload;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.DefaultEventLoop;
+import java.lang.reflect.Proxy;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.reactivestreams.Subscription;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.SignalType;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The request-response answer's sink against a stand-in stream, without sockets: what goes out on
+ * the stream for each kind of answer, when the Publisher is asked, and who releases what.
+ */
+class AnswerSinkTest {
+  private final DefaultEventLoop loop = new DefaultEventLoop();
+  private final FakeStream fake = new FakeStream();
+
+  @AfterEach
+  void stop() throws InterruptedException {
+    loop.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
+  }
+
+  private static ByteBuf direct(String s) {
+    return ByteBufAllocator.DEFAULT.directBuffer().writeBytes(s.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** Subscribes a new sink to {@code answer} on the loop, as the responder does, and returns it. */
+  private AnswerSink answer(org.reactivestreams.Publisher<Payload> answer) throws Exception {
+    AnswerSink sink = new AnswerSink(fake.stream);
+    loop.submit(() -> answer.subscribe(sink)).get(5, TimeUnit.SECONDS);
+    return sink;
+  }
+
+  private void settle() throws Exception {
+    loop.submit(() -> {}).get(5, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void aMonosAnswerGoesOutWithTheCompletion_andTheMonoEndsByItself() throws Exception {
+    List<SignalType> ends = new CopyOnWriteArrayList<>();
+    answer(Mono.just(Payload.of(direct("ok"))).doFinally(ends::add));
+    settle();
+    assertThat(fake.events).containsExactly("next ok");
+    assertThat(ends).as("a success, not a cancel").containsExactly(SignalType.ON_COMPLETE);
+  }
+
+  @Test
+  void anEmptyAnswerCompletesTheStream_aFailureFailsIt() throws Exception {
+    answer(Mono.empty());
+    answer(Mono.error(new IllegalStateException("no")));
+    settle();
+    assertThat(fake.events).containsExactly("complete", "fail IllegalStateException");
+  }
+
+  @Test
+  void aPublisherOfMoreThanOne_isCancelledAfterTheFirst_theRestReleased() throws Exception {
+    List<ByteBuf> made = new CopyOnWriteArrayList<>();
+    List<SignalType> ends = new CopyOnWriteArrayList<>();
+    answer(
+        Flux.range(0, 3)
+            .map(
+                i -> {
+                  ByteBuf b = direct(Integer.toString(i));
+                  made.add(b);
+                  return Payload.of(b);
+                })
+            .doFinally(ends::add));
+    settle();
+    assertThat(fake.events).containsExactly("next 0");
+    assertThat(ends).containsExactly(SignalType.CANCEL);
+    assertThat(made).hasSize(2).allMatch(b -> b.refCnt() == 0);
+  }
+
+  @Test
+  void anAnswerFromAnotherThread_goesOutOnTheLoop() throws Exception {
+    answer(Mono.fromCallable(() -> Payload.of(direct("late"))).subscribeOn(Schedulers.single()));
+    for (int i = 0; i < 100 && fake.events.isEmpty(); i++) {
+      Thread.sleep(10);
+    }
+    settle();
+    assertThat(fake.events).containsExactly("next late");
+    assertThat(fake.threads).allMatch(t -> t.startsWith("defaultEventLoop"));
+  }
+
+  @Test
+  void nothingIsAskedWhileTheStreamCannotTakeIt_theAnswerFollowsOnReady() throws Exception {
+    fake.ready = false;
+    AtomicLong asked = new AtomicLong();
+    AnswerSink sink = answer(Mono.just(Payload.of(direct("ok"))).doOnRequest(asked::addAndGet));
+    settle();
+    assertThat(asked).hasValue(0);
+    assertThat(fake.events).isEmpty();
+    fake.ready = true;
+    loop.submit(() -> sink.onReady(fake.stream)).get(5, TimeUnit.SECONDS);
+    assertThat(asked).as("one: the Mono completed with its answer").hasValue(1);
+    assertThat(fake.events).containsExactly("next ok");
+  }
+
+  @Test
+  void anAnswerThatWaits_isSentOnReady_orReleasedWhenThePeerCancels() throws Exception {
+    // Emitted from another thread while the stream cannot take it: it waits in the sink.
+    fake.ready = false;
+    AnswerSink sent = new AnswerSink(fake.stream);
+    sent.onSubscribe(new Requests());
+    sent.onNext(Payload.of(direct("waited")));
+    settle();
+    assertThat(fake.events).isEmpty();
+    fake.ready = true;
+    loop.submit(() -> sent.onReady(fake.stream)).get(5, TimeUnit.SECONDS);
+    assertThat(fake.events).containsExactly("next waited");
+
+    fake.ready = false;
+    AnswerSink dropped = new AnswerSink(fake.stream);
+    Requests upstream = new Requests();
+    dropped.onSubscribe(upstream);
+    ByteBuf b = direct("dropped");
+    dropped.onNext(Payload.of(b));
+    settle();
+    loop.submit(() -> dropped.onCancel(fake.stream)).get(5, TimeUnit.SECONDS);
+    assertThat(b.refCnt()).isZero();
+    assertThat(upstream.cancelled).isTrue();
+    assertThat(dropped.isStopped()).isTrue();
+    assertThat(fake.events).containsExactly("next waited");
+  }
+
+  @Test
+  void thePeersCancelBeforeTheAnswer_cancelsThePublisher_andALateAnswerIsReleased()
+      throws Exception {
+    AnswerSink sink = new AnswerSink(fake.stream);
+    Requests upstream = new Requests();
+    loop.submit(() -> sink.onSubscribe(upstream)).get(5, TimeUnit.SECONDS);
+    assertThat(upstream.requested).hasValue(1);
+    loop.submit(() -> sink.onCancel(fake.stream)).get(5, TimeUnit.SECONDS);
+    assertThat(upstream.cancelled).isTrue();
+    ByteBuf late = direct("late");
+    sink.onNext(Payload.of(late)); // from another thread, after the cancel
+    settle();
+    assertThat(late.refCnt()).isZero();
+    assertThat(fake.events).isEmpty();
+  }
+
+  @Test
+  void aSecondSubscriptionIsCancelled() throws Exception {
+    AnswerSink sink = new AnswerSink(fake.stream);
+    Requests first = new Requests();
+    Requests second = new Requests();
+    sink.onSubscribe(first);
+    sink.onSubscribe(second);
+    assertThat(second.cancelled).isTrue();
+    assertThat(first.cancelled).isFalse();
+  }
+
+  /** A Subscription that records what is asked of it. */
+  private static final class Requests implements Subscription {
+    final AtomicLong requested = new AtomicLong();
+    volatile boolean cancelled;
+
+    @Override
+    public void request(long n) {
+      requested.addAndGet(n);
+    }
+
+    @Override
+    public void cancel() {
+      cancelled = true;
+    }
+  }
+
+  /** A request-response stream on the responder's side that records what is sent on it. */
+  private final class FakeStream {
+    final List<String> events = new CopyOnWriteArrayList<>();
+    final List<String> threads = new CopyOnWriteArrayList<>();
+    volatile boolean ready = true;
+    volatile boolean done;
+
+    final Connection connection =
+        (Connection)
+            Proxy.newProxyInstance(
+                Connection.class.getClassLoader(),
+                new Class<?>[] {Connection.class},
+                (proxy, method, args) -> {
+                  switch (method.getName()) {
+                    case "executor" -> {
+                      return loop;
+                    }
+                    case "toString" -> {
+                      return "connection";
+                    }
+                    default -> throw new UnsupportedOperationException(method.getName());
+                  }
+                });
+
+    final Stream stream =
+        (Stream)
+            Proxy.newProxyInstance(
+                Stream.class.getClassLoader(),
+                new Class<?>[] {Stream.class},
+                (proxy, method, args) -> {
+                  switch (method.getName()) {
+                    case "connection" -> {
+                      return connection;
+                    }
+                    case "isReady" -> {
+                      return ready && !done;
+                    }
+                    case "isOutboundDone" -> {
+                      return done;
+                    }
+                    case "streamId" -> {
+                      return 1;
+                    }
+                    case "next" -> {
+                      ByteBuf metadata = (ByteBuf) args[0];
+                      ByteBuf data = (ByteBuf) args[1];
+                      record("next " + data.toString(StandardCharsets.UTF_8));
+                      data.release();
+                      if (metadata != null) {
+                        metadata.release();
+                      }
+                      done = true;
+                      return null;
+                    }
+                    case "complete" -> {
+                      record("complete");
+                      done = true;
+                      return null;
+                    }
+                    case "fail" -> {
+                      record("fail " + ((Throwable) args[0]).getClass().getSimpleName());
+                      done = true;
+                      return null;
+                    }
+                    case "toString" -> {
+                      return "stream";
+                    }
+                    default -> throw new UnsupportedOperationException(method.getName());
+                  }
+                });
+
+    private void record(String event) {
+      events.add(event);
+      threads.add(Thread.currentThread().getName());
+    }
+  }
+}
