@@ -669,6 +669,39 @@ class ReactiveStreamsTest {
   }
 
   @Test
+  void aStreamWhoseFirstPayloadCannotBeSent_failsAndStopsItsPublisher_releasingWhatWaits()
+      throws Exception {
+    // The handler answers on the loop, inside the request's dispatch, before the engine has the
+    // sink as the stream's listener: the failed write must stop the Publisher by itself.
+    CountDownLatch cancelled = new CountDownLatch(1);
+    List<ByteBuf> made = new java.util.concurrent.CopyOnWriteArrayList<>();
+    pair =
+        new Pair(
+            ReactiveResponder.of(
+                new ReactiveHandler() {
+                  @Override
+                  public Publisher<Payload> requestStream(Payload payload) {
+                    return Flux.range(0, 1_000)
+                        .map(
+                            i -> {
+                              ByteBuf b = pair.connection.alloc().buffer(4).writeInt(i);
+                              made.add(b);
+                              if (i == 0) {
+                                b.release(); // unusable: its write fails the stream
+                              }
+                              return Payload.of(b);
+                            })
+                        .doOnCancel(cancelled::countDown);
+                  }
+                }));
+    assertThatThrownBy(
+            () -> Flux.from(pair.requester().requestStream(Payload.of("x"))).blockLast(WAIT))
+        .isInstanceOf(StreamErrorException.class);
+    assertThat(cancelled.await(10, TimeUnit.SECONDS)).as("the Publisher is stopped").isTrue();
+    assertThat(made).isNotEmpty().allMatch(b -> b.refCnt() == 0);
+  }
+
+  @Test
   void aRequestResponseAnswerWithMoreThanOneItemIsCancelledAfterTheFirst() throws Exception {
     CountDownLatch cancelled = new CountDownLatch(1);
     pair =

@@ -61,7 +61,7 @@ public final class AnswerSink extends LoopDrain implements ResponderSink {
 
   private volatile boolean extra;
 
-  /** Whether {@link #stop} ended the stream's outbound half from elsewhere. */
+  /** Whether {@link #stop} ended the call before the Publisher ended by itself. */
   private volatile boolean stopped;
 
   @SuppressWarnings("unused") // through LOOP_GONE
@@ -173,11 +173,21 @@ public final class AnswerSink extends LoopDrain implements ResponderSink {
   // ------------------------------------------------------------------ the loop's side
 
   /**
-   * Sends the answer with the completion (the engine may fail the stream, and call back, at once).
+   * Sends the answer, which a request-response's stream completes with in the same frame (the
+   * engine may fail the stream, and call back, at once). A payload that cannot even be handed over
+   * (a lent one whose buffers are gone, an encoder's error thrown here) fails the stream instead:
+   * the caller hears of it, and the Publisher is cancelled, not told.
    */
   private void send(Payload p) {
     sent = true;
-    p.sendOn(stream);
+    try {
+      p.sendOn(stream);
+    } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
+      if (!stream.isOutboundDone()) {
+        stream.fail(e);
+      }
+      stop();
+    }
   }
 
   /** Sends the answer once it may go, ends the stream, asks the Publisher. Loop only. */
@@ -196,14 +206,19 @@ public final class AnswerSink extends LoopDrain implements ResponderSink {
           releaseWaiting();
           return;
         }
+        // Read before the answer: the Publisher stores its answer and then its end, so an end seen
+        // here comes with the answer it followed (read the other way round, an answer stored
+        // between the two reads would be taken for an empty completion).
+        boolean done = upstreamDone;
         if (!sent && (Payload) WAITING.getVolatile(this) != null) {
           if (!stream.isReady()) {
             return; // not writable, or not its turn: onReady comes back
           }
           Payload p = (Payload) WAITING.getAndSet(this, null);
-          if (p != null) {
-            send(p);
+          if (p == null) {
+            return; // released meanwhile by a thread that found the loop gone
           }
+          send(p);
           if (finished) {
             return; // the send failed the stream, and stop() cleaned up
           }
@@ -215,12 +230,12 @@ public final class AnswerSink extends LoopDrain implements ResponderSink {
           }
           continue;
         }
-        if (upstreamDone) {
+        if (done) {
           finish(upstreamError);
           return;
         }
         Subscription up = upstream;
-        if (up != null && !asked && stream.isReady()) {
+        if (up != null && !asked && !upstreamDone && stream.isReady()) {
           asked = true;
           up.request(1);
         }

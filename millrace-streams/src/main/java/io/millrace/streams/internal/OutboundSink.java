@@ -188,6 +188,12 @@ public class OutboundSink extends LoopDrain implements ResponderSink {
       open(p);
     } else {
       p.sendOn(s);
+      if (s.isOutboundDone() && !finished) {
+        // The write failed the stream. While the responder's handler runs (it subscribed this
+        // sink inside the request's dispatch) the engine has no listener to tell, so stop here:
+        // cancel the Publisher and release what waits.
+        stop();
+      }
     }
   }
 

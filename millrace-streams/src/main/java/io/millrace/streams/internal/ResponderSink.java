@@ -12,8 +12,10 @@ import org.reactivestreams.Subscriber;
 public interface ResponderSink extends Subscriber<Payload>, StreamListener {
 
   /**
-   * Whether the stream's outbound half ended from elsewhere (the peer's CANCEL or ERROR, the
-   * connection lost) before an answer ended it: an answer is no longer wanted. Any thread.
+   * Whether the sink stopped before its Publisher ended by itself: the stream's outbound half ended
+   * from elsewhere (the peer's CANCEL or ERROR, the connection lost, a payload that could not be
+   * sent) or the Publisher sent more than the call takes. An answer is then no longer wanted. Any
+   * thread.
    */
   boolean isStopped();
 }

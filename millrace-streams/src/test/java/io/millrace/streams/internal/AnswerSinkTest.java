@@ -12,6 +12,9 @@ import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
@@ -41,7 +44,12 @@ class AnswerSinkTest {
 
   /** Subscribes a new sink to {@code answer} on the loop, as the responder does, and returns it. */
   private AnswerSink answer(org.reactivestreams.Publisher<Payload> answer) throws Exception {
-    AnswerSink sink = new AnswerSink(fake.stream);
+    return answer(fake, answer);
+  }
+
+  private AnswerSink answer(FakeStream on, org.reactivestreams.Publisher<Payload> answer)
+      throws Exception {
+    AnswerSink sink = new AnswerSink(on.stream);
     loop.submit(() -> answer.subscribe(sink)).get(5, TimeUnit.SECONDS);
     return sink;
   }
@@ -61,10 +69,70 @@ class AnswerSinkTest {
 
   @Test
   void anEmptyAnswerCompletesTheStream_aFailureFailsIt() throws Exception {
+    FakeStream failed = new FakeStream();
     answer(Mono.empty());
-    answer(Mono.error(new IllegalStateException("no")));
+    answer(failed, Mono.error(new IllegalStateException("no")));
     settle();
-    assertThat(fake.events).containsExactly("complete", "fail IllegalStateException");
+    assertThat(fake.events).containsExactly("complete");
+    assertThat(failed.events).containsExactly("fail IllegalStateException");
+  }
+
+  @Test
+  void afterTheAnswerThePublisherIsAskedForOneMore_andItsCompletionEndsItQuietly()
+      throws Exception {
+    AnswerSink sink = new AnswerSink(fake.stream);
+    Requests upstream = new Requests();
+    loop.submit(() -> sink.onSubscribe(upstream)).get(5, TimeUnit.SECONDS);
+    assertThat(upstream.requested).hasValue(1);
+    loop.submit(() -> sink.onNext(Payload.of(direct("ok")))).get(5, TimeUnit.SECONDS);
+    assertThat(fake.events).containsExactly("next ok");
+    assertThat(upstream.requested).as("one past the answer").hasValue(2);
+    loop.submit(() -> sink.onComplete()).get(5, TimeUnit.SECONDS);
+    assertThat(upstream.cancelled).isFalse();
+    assertThat(sink.isStopped()).isFalse();
+  }
+
+  @Test
+  void anAnswerAndItsEndFromAnotherThread_raceTheLoopsDrains_theAnswerAlwaysGoesOut()
+      throws Exception {
+    ExecutorService publisher = Executors.newSingleThreadExecutor();
+    try {
+      for (int i = 0; i < 1_000; i++) {
+        FakeStream on = new FakeStream();
+        AnswerSink sink = new AnswerSink(on.stream);
+        Requests upstream = new Requests();
+        loop.submit(() -> sink.onSubscribe(upstream)).get(5, TimeUnit.SECONDS);
+        ByteBuf b = direct("x" + i);
+        Future<?> emitted =
+            publisher.submit(
+                () -> {
+                  sink.onNext(Payload.of(b));
+                  sink.onComplete();
+                });
+        for (int k = 0; k < 20; k++) {
+          loop.execute(() -> sink.onReady(on.stream)); // drains racing the two signals
+        }
+        emitted.get(5, TimeUnit.SECONDS);
+        settle();
+        assertThat(on.events).as("round %d", i).containsExactly("next x" + i);
+        assertThat(b.refCnt()).as("round %d", i).isZero();
+      }
+    } finally {
+      publisher.shutdownNow();
+    }
+  }
+
+  @Test
+  void anAnswerThatCannotBeHandedOver_failsTheStream_andCancelsThePublisher() throws Exception {
+    ByteBuf gone = direct("gone");
+    gone.release();
+    List<SignalType> ends = new CopyOnWriteArrayList<>();
+    AnswerSink sink =
+        answer(Flux.just(Payload.lent(null, gone)).concatWith(Flux.never()).doFinally(ends::add));
+    settle();
+    assertThat(fake.events).containsExactly("fail IllegalReferenceCountException");
+    assertThat(ends).containsExactly(SignalType.CANCEL);
+    assertThat(sink.isStopped()).isTrue();
   }
 
   @Test
