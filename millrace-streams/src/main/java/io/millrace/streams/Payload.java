@@ -139,7 +139,8 @@ public final class Payload {
       stream.next(metadata, takeValue(), e);
     } else {
       // A lent payload's buffers are their owner's: the stream gets references of its own.
-      stream.next(metadataToSend(), dataToSend());
+      ByteBuf m = metadataToSend();
+      stream.next(m, dataToSend(m));
     }
   }
 
@@ -151,9 +152,11 @@ public final class Payload {
    */
   public Stream requestResponseOn(Connection connection, StreamListener listener) {
     PayloadEncoder<Object> e = takeEncoder();
-    return e == null
-        ? connection.requestResponse(metadataToSend(), dataToSend(), listener)
-        : connection.requestResponse(metadata, takeValue(), e, listener);
+    if (e != null) {
+      return connection.requestResponse(metadata, takeValue(), e, listener);
+    }
+    ByteBuf m = metadataToSend();
+    return connection.requestResponse(m, dataToSend(m), listener);
   }
 
   /**
@@ -163,9 +166,11 @@ public final class Payload {
   public Stream requestStreamOn(
       Connection connection, long initialRequestN, StreamListener listener) {
     PayloadEncoder<Object> e = takeEncoder();
-    return e == null
-        ? connection.requestStream(metadataToSend(), dataToSend(), initialRequestN, listener)
-        : connection.requestStream(metadata, takeValue(), e, initialRequestN, listener);
+    if (e != null) {
+      return connection.requestStream(metadata, takeValue(), e, initialRequestN, listener);
+    }
+    ByteBuf m = metadataToSend();
+    return connection.requestStream(m, dataToSend(m), initialRequestN, listener);
   }
 
   /**
@@ -194,9 +199,20 @@ public final class Payload {
     return lent && metadata != null ? metadata.retainedSlice() : metadata;
   }
 
-  /** The data to hand over, as {@link #metadataToSend}. */
-  private ByteBuf dataToSend() {
-    return lent ? data.retainedSlice() : data();
+  /**
+   * The data to hand over, as {@link #metadataToSend}; when it cannot be had (a lent payload's
+   * buffers are gone), {@code metadataSent}, the metadata taken for the same hand-over, is released
+   * if it was a reference of the receiver's own, and the failure thrown.
+   */
+  private ByteBuf dataToSend(ByteBuf metadataSent) {
+    try {
+      return lent ? data.retainedSlice() : data();
+    } catch (RuntimeException e) {
+      if (lent && metadataSent != null) {
+        metadataSent.release();
+      }
+      throw e;
+    }
   }
 
   private Object takeValue() {

@@ -2,10 +2,21 @@ package io.millrace.streams;
 
 import org.reactivestreams.tck.PublisherVerification;
 import org.reactivestreams.tck.TestEnvironment;
-import org.testng.annotations.AfterClass;
-import org.testng.annotations.BeforeClass;
+import org.testng.annotations.AfterMethod;
+import org.testng.annotations.BeforeMethod;
 
-/** A TCK Publisher verification against a server answering with {@link Echo}. */
+/**
+ * A TCK Publisher verification against a server answering with {@link Echo}, on a connection of
+ * each test's own. With one connection per class, {@code
+ * required_spec317_mustSupportACumulativePendingElementCountUpToLongMaxValue} failed in about one
+ * full run of this module in three ("no element within 2000 ms"), at 433695a as well as later. It
+ * follows {@code required_spec317_mustNotSignalOnErrorWhenPendingAboveLongMaxValue}, whose stream
+ * of 2^31-1 payloads with unbounded credit is cancelled after 100; most likely what that stream
+ * still had on its way held the next stream's payloads back on the shared connection (with a
+ * connection per test, five runs in a row were clean). A test's outcome should not depend on the
+ * one before; how long a cancelled unbounded stream keeps a connection busy is an open question of
+ * its own.
+ */
 abstract class EchoPublisherTck<T> extends PublisherVerification<T> {
   Pair pair;
 
@@ -13,12 +24,12 @@ abstract class EchoPublisherTck<T> extends PublisherVerification<T> {
     super(new TestEnvironment(2_000, 50), 1_000);
   }
 
-  @BeforeClass
+  @BeforeMethod
   public void start() throws Exception {
     pair = new Pair(ReactiveResponder.of(new Echo()));
   }
 
-  @AfterClass
+  @AfterMethod
   public void stop() {
     pair.close();
   }

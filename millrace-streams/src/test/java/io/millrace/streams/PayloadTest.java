@@ -17,6 +17,25 @@ import org.junit.jupiter.api.Test;
 class PayloadTest {
 
   @Test
+  void aLentPayloadWhoseDataIsGone_failsToBeSent_withoutKeepingItsOwnersMetadata() {
+    ByteBuf metadata = Unpooled.copiedBuffer("m", StandardCharsets.UTF_8);
+    ByteBuf data = Unpooled.copiedBuffer("d", StandardCharsets.UTF_8);
+    data.release(); // the owner's data is gone, its metadata is not
+    io.millrace.core.Stream stream =
+        (io.millrace.core.Stream)
+            java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(),
+                new Class<?>[] {io.millrace.core.Stream.class},
+                (proxy, method, args) -> {
+                  throw new AssertionError("nothing reaches the stream: " + method.getName());
+                });
+    assertThatThrownBy(() -> Payload.lent(metadata, data).sendOn(stream))
+        .isInstanceOf(io.netty.util.IllegalReferenceCountException.class);
+    assertThat(metadata.refCnt()).as("the reference taken for the send was given back").isOne();
+    metadata.release();
+  }
+
+  @Test
   void aReceivedCopyReadsWithoutABufferAndWrapsOnceWhenAsked() {
     byte[] bytes = "héllo".getBytes(StandardCharsets.UTF_8);
     Payload p = Payload.received(null, bytes);

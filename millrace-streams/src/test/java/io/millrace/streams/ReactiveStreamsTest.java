@@ -12,6 +12,7 @@ import io.millrace.frame.ErrorCode;
 import io.millrace.streams.internal.InboundPublisher;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -669,8 +670,7 @@ class ReactiveStreamsTest {
   }
 
   @Test
-  void aStreamWhoseFirstPayloadCannotBeSent_failsAndStopsItsPublisher_releasingWhatWaits()
-      throws Exception {
+  void aStreamWhoseFirstPayloadCannotBeSent_failsAndStopsItsPublisher() throws Exception {
     // The handler answers on the loop, inside the request's dispatch, before the engine has the
     // sink as the stream's listener: the failed write must stop the Publisher by itself.
     CountDownLatch cancelled = new CountDownLatch(1);
@@ -699,6 +699,65 @@ class ReactiveStreamsTest {
         .isInstanceOf(StreamErrorException.class);
     assertThat(cancelled.await(10, TimeUnit.SECONDS)).as("the Publisher is stopped").isTrue();
     assertThat(made).isNotEmpty().allMatch(b -> b.refCnt() == 0);
+  }
+
+  @Test
+  void aChannelWhoseFirstAnswerCannotBeSent_endsTheHandlersInboundToo() throws Exception {
+    // As above, for a channel: the handler reads the requester's payloads, and its own first
+    // payload fails the stream inside the request's dispatch.
+    CountDownLatch cancelled = new CountDownLatch(1);
+    AtomicReference<Throwable> inboundError = new AtomicReference<>();
+    CountDownLatch inboundEnded = new CountDownLatch(1);
+    pair =
+        new Pair(
+            ReactiveResponder.of(
+                new ReactiveHandler() {
+                  @Override
+                  public Publisher<Payload> requestChannel(
+                      Payload first, Publisher<Payload> payloads) {
+                    Flux.from(payloads)
+                        .subscribe(
+                            p -> {},
+                            e -> {
+                              inboundError.set(e);
+                              inboundEnded.countDown();
+                            },
+                            inboundEnded::countDown);
+                    ByteBuf gone = pair.connection.alloc().buffer(4).writeInt(0);
+                    gone.release();
+                    return Flux.just(Payload.of(gone))
+                        .concatWith(Flux.never())
+                        .doOnCancel(cancelled::countDown);
+                  }
+                }));
+    Flux<Payload> out = Flux.just(Payload.of("a")).concatWith(Flux.never());
+    assertThatThrownBy(() -> Flux.from(pair.requester().requestChannel(out)).blockLast(WAIT))
+        .isInstanceOf(StreamErrorException.class);
+    assertThat(cancelled.await(10, TimeUnit.SECONDS)).as("the answer is stopped").isTrue();
+    assertThat(inboundEnded.await(10, TimeUnit.SECONDS)).as("the inbound hears the end").isTrue();
+    assertThat(inboundError.get()).isInstanceOf(StreamErrorException.class);
+  }
+
+  @Test
+  void aStreamPayloadThatCannotBeHandedOver_failsTheStream_fromAnotherThreadToo() throws Exception {
+    pair =
+        new Pair(
+            ReactiveResponder.of(
+                new ReactiveHandler() {
+                  @Override
+                  public Publisher<Payload> requestStream(Payload payload) {
+                    ByteBuf gone = Unpooled.copiedBuffer("gone", StandardCharsets.UTF_8);
+                    gone.release();
+                    // A lent payload whose buffers are gone cannot even be handed to the stream;
+                    // from another thread it goes out in a drain task, not in the emitter's call.
+                    return Flux.just(Payload.lent(null, gone))
+                        .concatWith(Flux.never())
+                        .subscribeOn(reactor.core.scheduler.Schedulers.single());
+                  }
+                }));
+    assertThatThrownBy(
+            () -> Flux.from(pair.requester().requestStream(Payload.of("x"))).blockLast(WAIT))
+        .isInstanceOf(StreamErrorException.class);
   }
 
   @Test

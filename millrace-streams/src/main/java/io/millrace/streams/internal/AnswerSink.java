@@ -210,6 +210,9 @@ public final class AnswerSink extends LoopDrain implements ResponderSink {
         // here comes with the answer it followed (read the other way round, an answer stored
         // between the two reads would be taken for an empty completion).
         boolean done = upstreamDone;
+        if ((boolean) LOOP_GONE.getVolatile(this)) {
+          return; // a thread that found the loop gone cancelled and released: the loop is going
+        }
         if (!sent && (Payload) WAITING.getVolatile(this) != null) {
           if (!stream.isReady()) {
             return; // not writable, or not its turn: onReady comes back
@@ -274,7 +277,10 @@ public final class AnswerSink extends LoopDrain implements ResponderSink {
     }
   }
 
-  /** The stream's outbound half ended from elsewhere (cancel, error, connection lost). Loop. */
+  /**
+   * The stream's outbound half ended from elsewhere (cancel, error, connection lost), the answer
+   * could not be sent, or the Publisher sent a second payload: cancel it, release what waits. Loop.
+   */
   private void stop() {
     if (finished) {
       return;

@@ -56,7 +56,7 @@ public class OutboundSink extends LoopDrain implements ResponderSink {
   private long sent;
   private boolean finished;
 
-  /** Whether {@link #stop} ended the stream's outbound half from elsewhere. */
+  /** Whether {@link #stop} ended the sink before its Publisher ended by itself. */
   private volatile boolean stopped;
 
   @Override
@@ -180,22 +180,39 @@ public class OutboundSink extends LoopDrain implements ResponderSink {
     return s == null || s.isReady();
   }
 
-  /** Hands {@code p} to the engine (which may fail the stream, and call back, at once). */
+  /**
+   * Hands {@code p} to the engine (which may fail the stream, and call back, at once). A payload
+   * that cannot even be handed over (a lent one whose buffers are gone, an encoder's error thrown
+   * here) fails the stream.
+   */
   private void write(Payload p) {
     sent++;
     Stream s = stream;
     if (s == null) {
       open(p);
-    } else {
+      return;
+    }
+    try {
       p.sendOn(s);
-      if (s.isOutboundDone() && !finished) {
-        // The write failed the stream. While the responder's handler runs (it subscribed this
-        // sink inside the request's dispatch) the engine has no listener to tell, so stop here:
-        // cancel the Publisher and release what waits.
-        stop();
+    } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
+      if (!s.isOutboundDone()) {
+        s.fail(e);
       }
     }
+    if (s.isOutboundDone() && !finished) {
+      // The write failed the stream, and nothing told this sink: it failed here, or the engine
+      // failed it while the responder's handler runs inside the request's dispatch, when the
+      // stream has no listener yet. Stop the Publisher, release what waits, and say so.
+      stop();
+      failedOnWrite(s);
+    }
   }
+
+  /**
+   * A write failed the stream without the engine telling this sink's listener ({@link #write}); the
+   * sink has stopped. Loop only.
+   */
+  protected void failedOnWrite(Stream s) {}
 
   /** Sends what waits, ends the stream when the Publisher has, and asks for more. Loop only. */
   @Override
@@ -280,7 +297,8 @@ public class OutboundSink extends LoopDrain implements ResponderSink {
   protected void finished(Stream s, Throwable error) {}
 
   /**
-   * The stream's outbound half ended from elsewhere (cancel, error, connection lost). Loop only.
+   * The stream's outbound half ended from elsewhere (cancel, error, connection lost) or under a
+   * failed write: cancel the Publisher, release what waits. Loop only.
    */
   protected final void stop() {
     if (finished) {

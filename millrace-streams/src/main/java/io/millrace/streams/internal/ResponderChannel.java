@@ -66,6 +66,15 @@ public final class ResponderChannel implements StreamListener {
     }
 
     @Override
+    protected void failedOnWrite(Stream s) {
+      // The stream failed both ways, and the listener that would tell the inbound half was not
+      // yet the stream's: its subscriber hears it here.
+      inbound.inboundEnded(
+          StreamErrorException.received(
+              ErrorCode.APPLICATION_ERROR, "the answer could not be sent: the stream failed"));
+    }
+
+    @Override
     protected void finished(Stream s, Throwable error) {
       if (error != null) {
         inbound.inboundEnded(error); // the ERROR ended the requester's half too
