@@ -79,7 +79,8 @@ class ReactiveStreamsTest {
     assertThatThrownBy(() -> Mono.from(r.requestResponse(Payload.of("throw"))).block(WAIT))
         .isInstanceOf(StreamErrorException.class)
         .hasMessage("the handler failed");
-    assertThatThrownBy(() -> Flux.from(r.requestStream(Payload.of("fail"))).collectList().block())
+    assertThatThrownBy(
+            () -> Flux.from(r.requestStream(Payload.of("fail"))).collectList().block(WAIT))
         .hasMessage("the handler failed");
   }
 
@@ -95,7 +96,8 @@ class ReactiveStreamsTest {
         .hasMessage("failed by the handler");
     assertThatThrownBy(() -> Mono.from(r.requestResponse(Payload.of("throw"))).block(WAIT))
         .hasMessage("thrown by the handler");
-    assertThatThrownBy(() -> Flux.from(r.requestStream(Payload.of("fail"))).collectList().block())
+    assertThatThrownBy(
+            () -> Flux.from(r.requestStream(Payload.of("fail"))).collectList().block(WAIT))
         .hasMessage("failed after 3");
   }
 
@@ -125,7 +127,10 @@ class ReactiveStreamsTest {
   void aStreamArrivesWholeAndInOrderWhetherDemandIsBoundedOrNot() throws Exception {
     ReactiveRequester r = echo();
     List<String> unbounded =
-        Flux.from(r.requestStream(Payload.of("1000"))).map(Payload::dataUtf8).collectList().block();
+        Flux.from(r.requestStream(Payload.of("1000")))
+            .map(Payload::dataUtf8)
+            .collectList()
+            .block(WAIT);
     List<String> expected =
         IntStream.range(0, 1000).mapToObj(Integer::toString).collect(Collectors.toList());
     assertThat(unbounded).isEqualTo(expected);
@@ -298,7 +303,10 @@ class ReactiveStreamsTest {
                   }
                 }));
     List<Payload> first =
-        Flux.from(pair.requester().requestStream(Payload.of("x"))).take(10).collectList().block();
+        Flux.from(pair.requester().requestStream(Payload.of("x")))
+            .take(10)
+            .collectList()
+            .block(WAIT); // bounded: a stall fails the test instead of hanging the build
     assertThat(first).hasSize(10);
     assertThat(cancelled.await(10, TimeUnit.SECONDS)).isTrue();
     assertThat(pair.connection.activeStreams()).isZero();
