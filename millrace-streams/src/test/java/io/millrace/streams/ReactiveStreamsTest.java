@@ -297,7 +297,11 @@ class ReactiveStreamsTest {
                 new ReactiveHandler() {
                   @Override
                   public Publisher<Payload> requestStream(Payload payload) {
+                    // Without the drop, a tick that finds no demand fails the interval instead
+                    // (its overflow error), and a CANCEL that comes later than the credit's last
+                    // tick, a stall of a dozen milliseconds, would find nothing left to cancel.
                     return Flux.interval(Duration.ofMillis(1))
+                        .onBackpressureDrop()
                         .map(i -> Payload.of(Long.toString(i)))
                         .doOnCancel(cancelled::countDown);
                   }

@@ -23,7 +23,8 @@ import reactor.blockhound.BlockingOperationError;
  * library that Millrace calls and that blocks counts too; blocking by the TCK's or TestNG's own
  * code, and by a peer's library on its own loop in an interop test, is not ours to judge. Logging
  * to the console is allowed (it is how the engine reports, rarely). The blocking call then throws
- * {@link BlockingOperationError}, as BlockHound does, and the test fails after it, with the stack.
+ * {@link BlockingOperationError}, as BlockHound does, and the test fails after it, with the stack;
+ * a wait for a lock or a condition is reported without the throw, which would break the lock.
  *
  * <p>Registered for every test through JUnit's extension auto-detection, like {@link
  * LeakCheckExtension}. Needs {@code -XX:+AllowRedefinitionToAddDeleteMethods} on JDK 13+ (the
@@ -53,6 +54,10 @@ public final class LoopBlockingExtension implements AfterEachCallback, AfterAllC
           .allowBlockingCallsInside("java.util.concurrent.ThreadPoolExecutor", "execute")
           .allowBlockingCallsInside("java.util.concurrent.ForkJoinPool", "execute")
           .allowBlockingCallsInside("java.util.concurrent.ThreadPerTaskExecutor", "execute")
+          // Cancelling a scheduled task (a handler's Flux.interval cancelled by the requester's
+          // CANCEL) takes its scheduler's queue lock for an instant to take the task out.
+          .allowBlockingCallsInside(
+              "java.util.concurrent.ScheduledThreadPoolExecutor$ScheduledFutureTask", "cancel")
           // Netty's integration allows the pooled allocator's arena and chunk locks but not the
           // adaptive allocator's: when two loops contend for its magazines it grows them under a
           // StampedLock held for an array swap (seen on a frame batch's ensureWritable).
@@ -101,7 +106,28 @@ public final class LoopBlockingExtension implements AfterEachCallback, AfterAllC
       report.append("\n\tat ").append(frame);
     }
     BLOCKED.add(report.toString());
+    if (insideLockQueue(stack)) {
+      return; // reported; let it wait (see insideLockQueue)
+    }
     throw new BlockingOperationError(method);
+  }
+
+  /**
+   * Whether the blocking call is a park inside a {@code java.util.concurrent.locks} queue (a lock's
+   * acquire, a condition's await). Throwing there leaves the thread's node in the queue: the next
+   * release wakes that node instead of the thread behind it, which then waits forever. One such
+   * throw on the loop cancelling a {@code Flux.interval} left Reactor's parallel scheduler with a
+   * worker that never woke, and every later interval in the JVM silent (a test hung waiting for its
+   * first payload). Such a call is recorded and fails the test all the same; it just waits as it
+   * would without the detector.
+   */
+  private static boolean insideLockQueue(StackTraceElement[] stack) {
+    for (StackTraceElement frame : stack) {
+      if (frame.getClassName().startsWith("java.util.concurrent.locks.AbstractQueued")) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**
