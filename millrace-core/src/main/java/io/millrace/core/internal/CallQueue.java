@@ -294,8 +294,11 @@ final class CallQueue {
           taken = 0;
         }
         if (budget == 0 && !q.isEmpty()) {
-          // Still holding the flag: the rest runs from a later task, after the loop's I/O.
-          submitDrain();
+          // Still holding the flag: the rest runs after the loop's next poll (IoYield: a task
+          // executed from here would run in this same pass of tasks, before any socket is read).
+          if (!IoYield.afterIo(executor, drainTask)) {
+            submitDrain(); // refused: the loop is going, and this fails what is left
+          }
           return;
         }
         // Clear the flag, then look once more: a call offered before the clear is seen now, one

@@ -6,10 +6,10 @@ import java.util.ArrayDeque;
 /**
  * The producers of one connection that were told to wait ({@link io.millrace.core.Stream#isReady()}
  * said false): because the transport is full, or because this turn's writes are used up. They get
- * {@code onReady} first come, first served, when the transport drains or from the next loop task,
- * until it fills again or the new turn is used up; those still waiting keep their place, and one
- * that has to wait again goes to the back. No producer starves behind the first ones, and no
- * connection's producers keep the loop from its other connections.
+ * {@code onReady} first come, first served, when the transport drains or after the loop next polls
+ * its sockets ({@link IoYield}), until it fills again or the new turn is used up; those still
+ * waiting keep their place, and one that has to wait again goes to the back. No producer starves
+ * behind the first ones, and no connection's producers keep the loop from its other connections.
  *
  * <p>A stream is queued at most once ({@link DefaultStream#WAITING}); one that ends while waiting
  * just loses the flag and is skipped when its turn comes, so removal is O(1) and the stream object
@@ -41,8 +41,8 @@ final class Producers {
   void awaitTurn(DefaultStream stream) {
     add(stream);
     if (!nextTurnScheduled) {
-      nextTurnScheduled = true;
-      executor.execute(nextTurn);
+      // After the loop's next poll, not as the next task: see IoYield.
+      nextTurnScheduled = IoYield.afterIo(executor, nextTurn);
     }
   }
 

@@ -110,6 +110,9 @@ abstract class UriTransportSuite extends TransportSuite {
             .config(options.config)
             .allocator(options.allocator)
             .maxConnections(options.maxConnections);
+    if (options.eventLoopThreads > 0) {
+      builder.eventLoopThreads(options.eventLoopThreads);
+    }
     if (scheme().secure()) {
       builder.tls(serverTls());
     }
