@@ -95,6 +95,7 @@ class LoopBlockingTest {
                   lock.unlock();
                   behind.countDown();
                 });
+        next.setDaemon(true); // does not outlive a failed run
         next.start();
         awaitQueueLength(lock, 2);
         lock.unlock();
@@ -109,8 +110,10 @@ class LoopBlockingTest {
       }
     }
     List<String> blocked = LoopBlockingExtension.drain();
-    assertThat(blocked).hasSize(1);
-    assertThat(blocked.get(0)).contains("ReentrantLock.lock").contains("LoopBlockingTest$2");
+    assertThat(blocked) // a park woken early parks again, and is reported again
+        .isNotEmpty()
+        .allSatisfy(
+            report -> assertThat(report).contains("ReentrantLock.lock", "LoopBlockingTest$2"));
   }
 
   private static void awaitQueueLength(ReentrantLock lock, int waiting)

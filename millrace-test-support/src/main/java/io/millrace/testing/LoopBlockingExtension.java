@@ -106,24 +106,32 @@ public final class LoopBlockingExtension implements AfterEachCallback, AfterAllC
       report.append("\n\tat ").append(frame);
     }
     BLOCKED.add(report.toString());
-    if (insideLockQueue(stack)) {
-      return; // reported; let it wait (see insideLockQueue)
+    if (waitForALock(stack)) {
+      return; // reported; let it wait (see waitForALock)
     }
     throw new BlockingOperationError(method);
   }
 
   /**
-   * Whether the blocking call is a park inside a {@code java.util.concurrent.locks} queue (a lock's
-   * acquire, a condition's await). Throwing there leaves the thread's node in the queue: the next
+   * Whether the blocking call is a wait for a lock, or for a condition of one: a park inside a
+   * {@code ReentrantLock}, {@code ReentrantReadWriteLock}, {@code StampedLock} or a condition's
+   * {@code await}. On JDK 17 throwing there leaves the thread's node in the lock's queue: the next
    * release wakes that node instead of the thread behind it, which then waits forever. One such
    * throw on the loop cancelling a {@code Flux.interval} left Reactor's parallel scheduler with a
    * worker that never woke, and every later interval in the JVM silent (a test hung waiting for its
    * first payload). Such a call is recorded and fails the test all the same; it just waits as it
-   * would without the detector.
+   * would without the detector. Other waits (a latch, a semaphore, a queue's take, Reactor's {@code
+   * block()}) still throw: on the loop they are usually a wait for work only the loop can do, which
+   * would never end.
    */
-  private static boolean insideLockQueue(StackTraceElement[] stack) {
+  private static boolean waitForALock(StackTraceElement[] stack) {
     for (StackTraceElement frame : stack) {
-      if (frame.getClassName().startsWith("java.util.concurrent.locks.AbstractQueued")) {
+      String c = frame.getClassName();
+      if (c.startsWith("java.util.concurrent.locks.ReentrantLock")
+          || c.startsWith("java.util.concurrent.locks.ReentrantReadWriteLock")
+          || c.startsWith("java.util.concurrent.locks.StampedLock")
+          || c.endsWith("QueuedSynchronizer$ConditionObject")
+          || c.endsWith("QueuedLongSynchronizer$ConditionObject")) {
         return true;
       }
     }

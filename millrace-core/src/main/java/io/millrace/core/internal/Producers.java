@@ -37,18 +37,25 @@ final class Producers {
     add(stream);
   }
 
-  /** {@code stream}'s producer used up this turn: it gets onReady from a later loop task. */
+  /** {@code stream}'s producer used up this turn: it gets onReady after the loop's next poll. */
   void awaitTurn(DefaultStream stream) {
     add(stream);
+    scheduleNextTurn();
+  }
+
+  private void scheduleNextTurn() {
     if (!nextTurnScheduled) {
       // After the loop's next poll, not as the next task: see IoYield.
       nextTurnScheduled = IoYield.afterIo(executor, nextTurn);
     }
   }
 
-  /** The transport is writable again: a new turn. */
+  /**
+   * The transport is writable again: the waiting producers go on within this turn. It is not a new
+   * turn: writability can come back inside a task (a flush, the in-JVM transport's reader), and a
+   * turn begins only after the loop has polled its sockets.
+   */
   void writable() {
-    flusher.newTurn();
     wake();
   }
 
@@ -71,6 +78,9 @@ final class Producers {
     DefaultStream stream;
     while (transport.isWritable() && !flusher.turnUsedUp() && (stream = poll()) != null) {
       stream.notifyReady();
+    }
+    if (flusher.turnUsedUp() && waiting != null && !waiting.isEmpty()) {
+      scheduleNextTurn(); // those still waiting go on in the next turn
     }
   }
 
