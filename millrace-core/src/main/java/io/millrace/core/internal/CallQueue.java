@@ -296,7 +296,7 @@ final class CallQueue {
         if (budget == 0 && !q.isEmpty()) {
           // Still holding the flag: the rest runs after the loop's next poll (IoYield: a task
           // executed from here would run in this same pass of tasks, before any socket is read).
-          if (!IoYield.afterIo(executor, drainTask)) {
+          if (!IoYield.afterIo(executor, drainTask, true)) {
             submitDrain(); // refused: the loop is going, and this fails what is left
           }
           return;

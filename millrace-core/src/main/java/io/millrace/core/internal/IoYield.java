@@ -25,24 +25,33 @@ final class IoYield {
   private IoYield() {}
 
   /**
-   * Runs {@code task} on {@code loop}, the caller's own, after its next poll of I/O: as a plain
-   * task when the loop is shutting down or cannot schedule. Returns false, without running it, only
-   * when the loop refused it outright.
+   * Runs {@code task} on {@code loop}, the caller's own, after its next poll of I/O. When the loop
+   * is shutting down, or cannot schedule, it runs as a plain task if {@code mustRun} (work that
+   * fails what it holds once the connection is closed); otherwise it does not run (a producer's
+   * next turn: the connection's close fails its producers, and a shutting-down loop would run plain
+   * tasks that go on adding themselves without end). Returns false, without running it, when it
+   * will not run.
    */
-  static boolean afterIo(EventExecutor loop, Runnable task) {
+  static boolean afterIo(EventExecutor loop, Runnable task, boolean mustRun) {
     if (!loop.isShuttingDown()) {
       try {
-        loop.schedule(task, 0, TimeUnit.NANOSECONDS)
-            .addListener(
-                f -> {
-                  if (f.isCancelled()) {
-                    runSoon(loop, task); // cancelled by the loop's shutdown
-                  }
-                });
+        io.netty.util.concurrent.ScheduledFuture<?> f =
+            loop.schedule(task, 0, TimeUnit.NANOSECONDS);
+        if (mustRun) {
+          f.addListener(
+              done -> {
+                if (done.isCancelled()) {
+                  runSoon(loop, task); // cancelled by the loop's shutdown
+                }
+              });
+        }
         return true;
       } catch (RejectedExecutionException | UnsupportedOperationException e) {
-        // shutting down after all, or an executor without a schedule: a plain task then
+        // shutting down after all, or an executor without a schedule
       }
+    }
+    if (!mustRun) {
+      return false;
     }
     try {
       loop.execute(task);
@@ -52,12 +61,18 @@ final class IoYield {
     }
   }
 
-  /** From the loop's shutdown, which cancelled the scheduled task: it still runs. */
+  /**
+   * From the loop's shutdown, which cancelled the scheduled task: it still runs. Netty's loops
+   * cancel their scheduled tasks on their own thread and notify on it; the task runs on that thread
+   * only.
+   */
   private static void runSoon(EventExecutor loop, Runnable task) {
     try {
       loop.execute(task);
     } catch (RejectedExecutionException e) {
-      task.run(); // the listener runs on the loop's own thread: no task will come after this
+      if (loop.inEventLoop()) {
+        task.run(); // the loop's last pass: no task will come after this one
+      }
     }
   }
 }

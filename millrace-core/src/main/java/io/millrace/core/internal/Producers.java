@@ -45,8 +45,12 @@ final class Producers {
 
   private void scheduleNextTurn() {
     if (!nextTurnScheduled) {
-      // After the loop's next poll, not as the next task: see IoYield.
-      nextTurnScheduled = IoYield.afterIo(executor, nextTurn);
+      // After the loop's next poll, not as the next task (see IoYield); none on a loop that is
+      // shutting down, where the connection's close fails the producers still waiting.
+      nextTurnScheduled = true;
+      if (!IoYield.afterIo(executor, nextTurn, false)) {
+        nextTurnScheduled = false;
+      }
     }
   }
 

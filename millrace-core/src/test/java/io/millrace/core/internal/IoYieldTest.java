@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /** Work continued after the loop's next poll: order against plain tasks, and the loop's end. */
@@ -34,7 +35,8 @@ class IoYieldTest {
                         () -> {
                           order.add("continuation");
                           done.countDown();
-                        }))
+                        },
+                        false))
                 .isTrue();
             loop.execute(
                 () -> {
@@ -62,7 +64,8 @@ class IoYieldTest {
               () -> {
                 assertThat(loop.inEventLoop()).isTrue();
                 ran.countDown();
-              });
+              },
+              true);
           loop.shutdownGracefully(0, 0, TimeUnit.SECONDS);
         });
     assertThat(ran.await(10, TimeUnit.SECONDS)).isTrue();
@@ -77,11 +80,29 @@ class IoYieldTest {
     loop.execute(
         () -> {
           loop.shutdownGracefully(0, 0, TimeUnit.SECONDS);
-          accepted[0] = IoYield.afterIo(loop, ran::countDown);
+          accepted[0] = IoYield.afterIo(loop, ran::countDown, true);
         });
     assertThat(ran.await(10, TimeUnit.SECONDS)).isTrue();
     assertThat(accepted[0]).isTrue();
     assertThat(loop.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
-    assertThat(IoYield.afterIo(loop, () -> {})).isFalse();
+    assertThat(IoYield.afterIo(loop, () -> {}, true)).isFalse();
+  }
+
+  @Test
+  void workThatNeedNotRun_doesNotRunOnALoopShuttingDown() throws Exception {
+    // A producer's next turn: on a loop that is shutting down, plain tasks that add themselves
+    // again would keep the loop from ending; the connection's close fails the producers instead.
+    EventExecutor loop = new DefaultEventExecutor();
+    AtomicInteger ran = new AtomicInteger();
+    boolean[] accepted = {true, true};
+    loop.execute(
+        () -> {
+          accepted[0] = IoYield.afterIo(loop, ran::incrementAndGet, false); // pending, cancelled
+          loop.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+          accepted[1] = IoYield.afterIo(loop, ran::incrementAndGet, false); // refused
+        });
+    assertThat(loop.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(accepted).containsExactly(true, false);
+    assertThat(ran).hasValue(0);
   }
 }
