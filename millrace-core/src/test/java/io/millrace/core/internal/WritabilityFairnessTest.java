@@ -186,4 +186,49 @@ class WritabilityFairnessTest {
             Flusher.WRITES_PER_TURN, Flusher.WRITES_PER_TURN, 10_000 - 2 * Flusher.WRITES_PER_TURN);
     assertThat(otherTaskRanBetween).containsExactly(false, true, true);
   }
+
+  @Test
+  void aTurnUsedUpByOtherWrites_aProducerWaitingForTheTransport_stillGetsTheNextTurn()
+      throws Exception {
+    // Writability that comes back does not start a turn (it can come back inside a task); a
+    // producer it cannot wake because the turn is used up gets the next turn, after the poll,
+    // even when no read comes to start one.
+    int[] told = new int[1];
+    List<Stream> streams = new ArrayList<>();
+    ScriptedTransport t =
+        streamServer(
+            stream -> {
+              streams.add(stream);
+              if (streams.size() > 1) {
+                return null; // the stream the task below writes on
+              }
+              return new StreamListener() {
+                @Override
+                public void onReady(Stream s) {
+                  told[0]++;
+                }
+              };
+            });
+    t.inject(Frames.setup());
+    loop.run(() -> t.writable = false);
+    t.inject(
+        Frames.requestStream(1, 1000, "producer"),
+        Frames.requestStream(3, Integer.MAX_VALUE, "writer"));
+    int toldBefore = loop.call(() -> told[0]);
+    loop.run(
+        () -> {
+          assertThat(streams.get(0).isReady()).isFalse(); // waits for the transport
+          for (int i = 0; i < Flusher.WRITES_PER_TURN; i++) {
+            streams.get(1).next(null, Frames.utf8("w"));
+          }
+          t.writable = true;
+          t.listener().onWritabilityChanged(); // the turn is used up: not told now
+          assertThat(told[0]).isEqualTo(toldBefore);
+        });
+    for (int i = 0; i < 500 && loop.call(() -> told[0]) == toldBefore; i++) {
+      Thread.sleep(10);
+    }
+    assertThat(loop.call(() -> told[0])).as("told in the next turn").isGreaterThan(toldBefore);
+    assertThat(t.take()).hasSizeGreaterThanOrEqualTo(Flusher.WRITES_PER_TURN);
+  }
 }
