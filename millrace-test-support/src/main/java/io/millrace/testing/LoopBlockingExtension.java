@@ -120,9 +120,10 @@ public final class LoopBlockingExtension implements AfterEachCallback, AfterAllC
    * throw on the loop cancelling a {@code Flux.interval} left Reactor's parallel scheduler with a
    * worker that never woke, and every later interval in the JVM silent (a test hung waiting for its
    * first payload). Such a call is recorded and fails the test all the same; it just waits as it
-   * would without the detector. Other waits (a latch, a semaphore, a queue's take, Reactor's {@code
-   * block()}) still throw: on the loop they are usually a wait for work only the loop can do, which
-   * would never end.
+   * would without the detector. A blocking queue's {@code put} and {@code take} wait on a lock and
+   * its conditions, so they are reported the same way. Other waits (a latch, a semaphore, a
+   * future's {@code get}, Reactor's {@code block()}) still throw: on the loop they are usually a
+   * wait for work only the loop can do, which would never end.
    */
   private static boolean waitForALock(StackTraceElement[] stack) {
     for (StackTraceElement frame : stack) {
