@@ -40,6 +40,18 @@ class WritabilityFairnessTest {
             });
   }
 
+  /**
+   * A server whose first request-stream gets {@code producer}; later ones get no listener (streams
+   * a test writes on from a loop task). Every stream is added to {@code streams}.
+   */
+  private ScriptedTransport producerThenWriter(List<Stream> streams, StreamListener producer) {
+    return streamServer(
+        stream -> {
+          streams.add(stream);
+          return streams.size() == 1 ? producer : null;
+        });
+  }
+
   /** A producer that sends one payload per onReady and then reports the transport full. */
   private static final class OneShotProducer implements StreamListener {
     final int index;
@@ -70,20 +82,15 @@ class WritabilityFairnessTest {
     int[] told = new int[1];
     List<Stream> streams = new ArrayList<>();
     ScriptedTransport t =
-        streamServer(
-            stream -> {
-              streams.add(stream);
-              if (streams.size() > 1) {
-                return null; // the stream the task below writes on
+        producerThenWriter(
+            streams,
+            new StreamListener() {
+              @Override
+              public void onReady(Stream st) {
+                told[0]++;
+                toldInsideTheFlush[0] |= flushing[0];
+                st.isReady(); // waits again while the transport is full
               }
-              return new StreamListener() {
-                @Override
-                public void onReady(Stream st) {
-                  told[0]++;
-                  toldInsideTheFlush[0] |= flushing[0];
-                  st.isReady(); // waits again while the transport is full
-                }
-              };
             });
     t.inject(Frames.setup());
     loop.run(() -> t.writable = false);
@@ -196,18 +203,13 @@ class WritabilityFairnessTest {
     int[] told = new int[1];
     List<Stream> streams = new ArrayList<>();
     ScriptedTransport t =
-        streamServer(
-            stream -> {
-              streams.add(stream);
-              if (streams.size() > 1) {
-                return null; // the stream the task below writes on
+        producerThenWriter(
+            streams,
+            new StreamListener() {
+              @Override
+              public void onReady(Stream s) {
+                told[0]++;
               }
-              return new StreamListener() {
-                @Override
-                public void onReady(Stream s) {
-                  told[0]++;
-                }
-              };
             });
     t.inject(Frames.setup());
     loop.run(() -> t.writable = false);

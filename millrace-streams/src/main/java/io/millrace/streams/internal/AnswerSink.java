@@ -180,12 +180,7 @@ public final class AnswerSink extends LoopDrain implements ResponderSink {
    */
   private void send(Payload p) {
     sent = true;
-    try {
-      p.sendOn(stream);
-    } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
-      if (!stream.isOutboundDone()) {
-        stream.fail(e);
-      }
+    if (!Payloads.sendOrFail(p, stream)) {
       stop();
     }
   }

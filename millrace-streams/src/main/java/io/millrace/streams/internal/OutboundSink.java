@@ -180,11 +180,7 @@ public class OutboundSink extends LoopDrain implements ResponderSink {
     return s == null || s.isReady();
   }
 
-  /**
-   * Hands {@code p} to the engine (which may fail the stream, and call back, at once). A payload
-   * that cannot even be handed over (a lent one whose buffers are gone, an encoder's error thrown
-   * here) fails the stream.
-   */
+  /** Hands {@code p} to the engine, or fails the stream ({@link Payloads#sendOrFail}). */
   private void write(Payload p) {
     sent++;
     Stream s = stream;
@@ -192,13 +188,7 @@ public class OutboundSink extends LoopDrain implements ResponderSink {
       open(p);
       return;
     }
-    try {
-      p.sendOn(s);
-    } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
-      if (!s.isOutboundDone()) {
-        s.fail(e);
-      }
-    }
+    Payloads.sendOrFail(p, s);
     if (s.isOutboundDone() && !finished) {
       // The write failed the stream, and nothing told this sink: it failed here, or the engine
       // failed it while the responder's handler runs inside the request's dispatch, when the

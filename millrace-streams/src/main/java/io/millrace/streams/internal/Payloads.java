@@ -1,5 +1,6 @@
 package io.millrace.streams.internal;
 
+import io.millrace.core.Stream;
 import io.millrace.streams.Payload;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -29,6 +30,23 @@ public final class Payloads {
     }
     return Payload.received(
         metadata == null ? null : Unpooled.wrappedBuffer(heapBytes(metadata)), heapBytes(data));
+  }
+
+  /**
+   * Hands {@code p} to {@code stream} (the engine may fail the stream, and call back, at once). A
+   * payload that cannot even be handed over (a lent one whose buffers are gone, an encoder's error
+   * thrown here) fails the stream instead, and false says so. Loop only.
+   */
+  static boolean sendOrFail(Payload p, Stream stream) {
+    try {
+      p.sendOn(stream);
+      return true;
+    } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
+      if (!stream.isOutboundDone()) {
+        stream.fail(e);
+      }
+      return false;
+    }
   }
 
   private static final byte[] NO_BYTES = new byte[0];
