@@ -645,9 +645,17 @@ final class RunCommand implements Callable<Integer> {
       List<Double> server = new ArrayList<>();
       List<Double> gcClient = new ArrayList<>();
       List<Double> gcServer = new ArrayList<>();
+      List<Double> cpuClient = new ArrayList<>();
+      List<Double> cpuServer = new ArrayList<>();
       for (RunResult r : group) {
         if (r.ok()) {
           medians.add(r.median);
+          if (!Double.isNaN(r.cpuClient)) {
+            cpuClient.add(r.cpuClient);
+          }
+          if (!Double.isNaN(r.cpuServer)) {
+            cpuServer.add(r.cpuServer);
+          }
           client.add(r.allocClient);
           server.add(r.allocServer);
           if (!Double.isNaN(r.gcClient)) {
@@ -668,6 +676,8 @@ final class RunCommand implements Callable<Integer> {
         s.allocServer = Stats.median(server);
         s.gcClient = Stats.median(gcClient);
         s.gcServer = Stats.median(gcServer);
+        s.cpuClient = Stats.median(cpuClient);
+        s.cpuServer = Stats.median(cpuServer);
         s.rounds = medians.size();
       }
       out.add(s);
@@ -706,7 +716,7 @@ final class RunCommand implements Callable<Integer> {
     return String.format(
         Locale.ROOT,
         "%-25s %4d B %-5s %-21s %,12.0f msg/s (%,.0f - %,.0f)  alloc B/msg client %s server %s"
-            + "  GC %% client %s server %s",
+            + "  CPU ns/msg client %s server %s  GC %% client %s server %s",
         r.label(),
         r.size,
         r.heap,
@@ -716,8 +726,15 @@ final class RunCommand implements Callable<Integer> {
         r.max,
         bytes(r.allocClient),
         bytes(r.allocServer),
+        nanos(r.cpuClient),
+        nanos(r.cpuServer),
         percent(r.gcClient),
         percent(r.gcServer));
+  }
+
+  /** Nanoseconds per message with one decimal, or - when unknown. */
+  private static String nanos(double nanos) {
+    return Double.isNaN(nanos) ? "-" : String.format(Locale.ROOT, "%.1f", nanos);
   }
 
   /** A share (0..1) for the CSV, or - when unknown (as the byte columns). */
@@ -855,7 +872,7 @@ final class RunCommand implements Callable<Integer> {
         String.format(
             Locale.ROOT,
             "Throughput (heap %s), msgs/s: median (min - max%s); %s; allocated bytes per message"
-                + " client/server%n",
+                + " client/server; CPU ns per message client/server%n",
             largeHeap,
             rounds == 1 ? " of the seconds" : " of the rounds' medians, " + rounds + " rounds",
             rpcLevel()
@@ -880,14 +897,16 @@ final class RunCommand implements Callable<Integer> {
         out.append(
             String.format(
                 Locale.ROOT,
-                "  %-21s %,12.0f (%,.0f - %,.0f) %14s  %s/%s%n",
+                "  %-21s %,12.0f (%,.0f - %,.0f) %14s  %s/%s  %s/%s%n",
                 r.system,
                 r.median,
                 r.min,
                 r.max,
                 ratio(r, ours, grpc, rpcLevel()),
                 bytes(r.allocClient),
-                bytes(r.allocServer)));
+                bytes(r.allocServer),
+                nanos(r.cpuClient),
+                nanos(r.cpuServer)));
       }
     }
     if (!skipHeap) {
@@ -951,14 +970,15 @@ final class RunCommand implements Callable<Integer> {
       w.println(
           "system,level,interaction,payload_bytes,heap,gc,msgs_per_sec_median,msgs_per_sec_min,"
               + "msgs_per_sec_max,alloc_bytes_per_msg_client,alloc_bytes_per_msg_server,resume,"
-              + "transport,io,round,gc_share_client,gc_share_server");
+              + "transport,io,round,gc_share_client,gc_share_server,cpu_ns_per_msg_client,"
+              + "cpu_ns_per_msg_server");
       for (RunResult r : results) {
         if (!r.ok()) {
           continue;
         }
         w.printf(
             Locale.ROOT,
-            "%s,%s,%s,%d,%s,%s,%.0f,%.0f,%.0f,%s,%s,%s,%s,%s,%d,%s,%s%n",
+            "%s,%s,%s,%d,%s,%s,%.0f,%.0f,%.0f,%s,%s,%s,%s,%s,%d,%s,%s,%s,%s%n",
             r.baseSystem,
             level,
             r.label(),
@@ -975,7 +995,9 @@ final class RunCommand implements Callable<Integer> {
             r.io == null ? "default" : r.io,
             r.round,
             share(r.gcClient),
-            share(r.gcServer));
+            share(r.gcServer),
+            nanos(r.cpuClient),
+            nanos(r.cpuServer));
       }
     }
     if (!latencies.isEmpty()) {

@@ -21,6 +21,15 @@ final class RunResult {
   double gcClient = Double.NaN;
 
   double gcServer = Double.NaN;
+
+  /**
+   * Each process's CPU time (all its threads) over the measured window per message, in nanoseconds;
+   * NaN: unknown. On a virtual machine whose host takes time away from it (steal), throughput
+   * swings with the host's load while these stay near the work each message costs.
+   */
+  double cpuClient = Double.NaN;
+
+  double cpuServer = Double.NaN;
   String failure;
 
   /** The system's own name, without the transport suffix {@link #system} has off TCP. */
@@ -87,16 +96,18 @@ final class RunResult {
   }
 
   /**
-   * One {@code TICK} line: time, cumulative messages, cumulative bytes allocated, and the
-   * cumulative milliseconds of garbage collection (-1 when the line has none).
+   * One {@code TICK} line: time, cumulative messages, cumulative bytes allocated, the process's
+   * cumulative CPU nanoseconds and the cumulative milliseconds of garbage collection (-1 when the
+   * line has none).
    */
-  record Tick(long millis, long count, long allocated, long gcMillis) {
+  record Tick(long millis, long count, long allocated, long cpuNanos, long gcMillis) {
     static Tick parse(String line) {
       String[] parts = line.split(" ");
       return new Tick(
           Long.parseLong(parts[1]),
           Long.parseLong(parts[2]),
           Long.parseLong(parts[3]),
+          parts.length > 4 ? Long.parseLong(parts[4]) : -1,
           parts.length > 5 ? Long.parseLong(parts[5]) : -1);
     }
   }
@@ -112,9 +123,19 @@ final class RunResult {
     return (double) (last.gcMillis() - first.gcMillis()) / (last.millis() - first.millis());
   }
 
+  /** CPU nanoseconds between {@code first} and {@code last} per message; NaN: unknown. */
+  private static double cpuPerMessage(Tick first, Tick last, long messages) {
+    if (first == null || first.cpuNanos() < 0 || last.cpuNanos() < 0 || messages <= 0) {
+      return Double.NaN;
+    }
+    return (double) (last.cpuNanos() - first.cpuNanos()) / messages;
+  }
+
   /**
    * Fills the throughput figures from the client's ticks between measurement start and end, and the
-   * allocation figures from both sides over the same window.
+   * allocation and CPU figures from both sides over the same window. Both sides' CPU is divided by
+   * the same message count (the one the throughput comes from), so the two add up to what a message
+   * costs the pair.
    */
   void compute(List<Tick> clientTicks, List<Tick> serverTicks, long start, long end) {
     // Messages are counted where they arrive: fire-and-forget at the server (a client's count of
@@ -164,6 +185,10 @@ final class RunResult {
       allocClient = (double) (clientLast.allocated() - clientFirst.allocated()) / messages;
     }
     gcClient = gcShare(clientFirst, clientLast);
+    if (clientFirst != null) {
+      cpuClient =
+          cpuPerMessage(clientFirst, clientLast, countBetween(counted, clientFirst, clientLast));
+    }
     Tick serverFirst = null;
     Tick serverLast = null;
     for (Tick t : serverTicks) {
@@ -180,6 +205,28 @@ final class RunResult {
               / (serverLast.count() - serverFirst.count());
     }
     gcServer = gcShare(serverFirst, serverLast);
+    if (serverFirst != null) {
+      cpuServer =
+          cpuPerMessage(serverFirst, serverLast, countBetween(counted, serverFirst, serverLast));
+    }
+  }
+
+  /**
+   * Messages the counting side saw between the times of two ticks of either side: the counting
+   * side's ticks nearest those times (the two processes tick on the same whole seconds).
+   */
+  private static long countBetween(List<Tick> counted, Tick from, Tick to) {
+    return nearest(counted, to.millis()).count() - nearest(counted, from.millis()).count();
+  }
+
+  private static Tick nearest(List<Tick> ticks, long millis) {
+    Tick best = ticks.get(0);
+    for (Tick t : ticks) {
+      if (Math.abs(t.millis() - millis) < Math.abs(best.millis() - millis)) {
+        best = t;
+      }
+    }
+    return best;
   }
 
   boolean ok() {
