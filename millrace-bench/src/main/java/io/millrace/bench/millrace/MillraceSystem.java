@@ -517,7 +517,7 @@ public final class MillraceSystem implements BenchSystem {
   }
 
   /** Counts payloads and grants {@link #BATCH} more each time a batch arrived. */
-  private static class BatchingConsumer implements StreamListener {
+  static class BatchingConsumer implements StreamListener {
     private final LongAdder received;
     private int sinceRequest;
 

@@ -1,0 +1,130 @@
+package io.millrace.bench.millrace;
+
+import io.millrace.core.internal.ConnectionEngine;
+import io.millrace.core.internal.Transport;
+import io.millrace.core.internal.TransportListener;
+import io.millrace.frame.FrameHeader;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.util.concurrent.EventExecutor;
+import java.net.SocketAddress;
+import java.util.ArrayDeque;
+
+/**
+ * One direction of an in-memory connection for single-threaded benchmarks: what the engine writes
+ * (frames and batches of frames with their 3-byte length prefixes, as over TCP) waits here until
+ * {@link #deliverTo} hands it to the peer's engine as a read. Its executor is Netty's embedded
+ * event loop, which counts every thread as in the loop, so one JMH thread drives both engines; the
+ * engines' own tasks run when {@link #deliverTo} runs them.
+ */
+final class PipeTransport implements Transport {
+  private final EmbeddedChannel channel = new EmbeddedChannel();
+  private final ArrayDeque<ByteBuf> written = new ArrayDeque<>();
+
+  @Override
+  public void setListener(TransportListener listener) {}
+
+  @Override
+  public EventExecutor executor() {
+    return channel.eventLoop();
+  }
+
+  @Override
+  public ByteBufAllocator alloc() {
+    return ByteBufAllocator.DEFAULT;
+  }
+
+  @Override
+  public int headroom() {
+    return FrameHeader.LENGTH_PREFIX_SIZE;
+  }
+
+  @Override
+  public void write(ByteBuf frame) {
+    frame.setMedium(frame.readerIndex(), frame.readableBytes() - FrameHeader.LENGTH_PREFIX_SIZE);
+    written.add(frame);
+  }
+
+  @Override
+  public boolean coalescesFrames() {
+    return true;
+  }
+
+  @Override
+  public void writeFrames(ByteBuf frames, int frameCount) {
+    written.add(frames);
+  }
+
+  @Override
+  public void flush() {}
+
+  @Override
+  public boolean isWritable() {
+    return true;
+  }
+
+  @Override
+  public long queuedBytes() {
+    return 0;
+  }
+
+  @Override
+  public void setReading(boolean reading) {}
+
+  @Override
+  public void close() {
+    release();
+    channel.close();
+  }
+
+  @Override
+  public void closeGracefully(long timeoutMillis) {
+    close();
+  }
+
+  @Override
+  public SocketAddress remoteAddress() {
+    return channel.remoteAddress();
+  }
+
+  @Override
+  public SocketAddress localAddress() {
+    return channel.localAddress();
+  }
+
+  /**
+   * Runs this side's due tasks, then hands every frame written so far to {@code peer} as one read
+   * (the frames are lent, as the TCP transport lends them) and ends the read. Returns the frames
+   * delivered.
+   */
+  int deliverTo(ConnectionEngine peer) {
+    channel.runPendingTasks();
+    if (written.isEmpty()) {
+      return 0;
+    }
+    int frames = 0;
+    ByteBuf b;
+    while ((b = written.poll()) != null) {
+      try {
+        while (b.isReadable()) {
+          int length = b.readUnsignedMedium();
+          peer.onFrame(b.readSlice(length));
+          frames++;
+        }
+      } finally {
+        b.release();
+      }
+    }
+    peer.onReadComplete();
+    return frames;
+  }
+
+  /** Releases what was written and never delivered. */
+  void release() {
+    ByteBuf b;
+    while ((b = written.poll()) != null) {
+      b.release();
+    }
+  }
+}

@@ -1,0 +1,156 @@
+package io.millrace.bench.millrace;
+
+import io.millrace.bench.BenchSystem;
+import io.millrace.bench.Systems;
+import io.millrace.core.Acceptor;
+import io.millrace.core.ConnectionConfig;
+import io.millrace.core.Responder;
+import io.millrace.core.internal.ConnectionEngine;
+import io.netty.buffer.ByteBuf;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import org.openjdk.jmh.annotations.AuxCounters;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * An endless request-stream between a client and a server engine on one thread, through {@link
+ * PipeTransport}s instead of sockets: the bench's own responder and consumer of each system (the
+ * core, a flavour, an RPC flavour), with the same credit, but no system calls and no second core.
+ * The socket bench's throughput on this virtual machine swings with the host's load, by 4x between
+ * runs of one build on some days; this one measures what a payload costs both sides together in
+ * Java, steadily enough to compare two builds or two systems in a minute.
+ *
+ * <p>{@code items} (an auxiliary counter, per second) is the figure: payloads received by the
+ * client. {@code pump} itself is one exchange (the client's frames read by the server, then the
+ * server's by the client), about a thousand payloads.
+ *
+ * <p>{@code java -jar millrace-bench/target/millrace-bench.jar jmh StreamPipe -p
+ * system=millrace,millrace-reactor}, pinned with {@code taskset -c 1}.
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Warmup(iterations = 5, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(1)
+public class StreamPipeBenchmark {
+  @Param({
+    "millrace",
+    "millrace-reactor",
+    "millrace-rxjava",
+    "millrace-mutiny",
+    "millrace-rpc",
+    "millrace-rpc-rxjava",
+    "millrace-rpc-mutiny"
+  })
+  String system;
+
+  @Param({"8"})
+  int size;
+
+  /** Payloads received, reported per second. */
+  @AuxCounters(AuxCounters.Type.OPERATIONS)
+  @State(Scope.Thread)
+  public static class Items {
+    public long items;
+  }
+
+  private final LongAdder received = new LongAdder();
+  private final LongAdder handled = new LongAdder();
+  private ByteBuf request;
+  private ByteBuf response;
+  private PipeTransport toServer;
+  private PipeTransport toClient;
+  private ConnectionEngine server;
+  private ConnectionEngine client;
+  private FlavourSystem.Calls calls;
+  private long counted;
+
+  @Setup(Level.Trial)
+  public void setUp() {
+    request = MillraceSystem.payload(size);
+    response = MillraceSystem.payload(size);
+    BenchSystem bench = Systems.byName(system);
+    Acceptor acceptor;
+    ConnectionConfig clientConfig;
+    if (bench instanceof FlavourSystem flavour) {
+      acceptor = flavour.acceptor(response, handled);
+      clientConfig = flavour.clientConfig();
+    } else if (bench instanceof MillraceSystem) {
+      Responder core = MillraceSystem.responder(response, handled);
+      acceptor = (setup, connection) -> core;
+      clientConfig = ConnectionConfig.DEFAULT;
+    } else {
+      throw new IllegalArgumentException(system + " is not a Millrace system");
+    }
+    toServer = new PipeTransport();
+    toClient = new PipeTransport();
+    server = ConnectionEngine.server(toClient, ConnectionConfig.DEFAULT, acceptor, null);
+    server.start(null, null);
+    client = ConnectionEngine.client(toServer, clientConfig, null);
+    client.start(null, null);
+    if (bench instanceof FlavourSystem flavour) {
+      calls = flavour.calls(client, request);
+      calls.startStream(received);
+    } else {
+      client
+          .executor()
+          .execute(
+              () ->
+                  client.requestStream(
+                      null,
+                      request,
+                      MillraceSystem.INITIAL,
+                      new MillraceSystem.BatchingConsumer(received)));
+    }
+    for (int i = 0; i < 100 && received.sum() == 0; i++) {
+      exchange();
+    }
+    if (received.sum() == 0) {
+      throw new IllegalStateException(system + ": no payload arrived");
+    }
+    counted = received.sum();
+  }
+
+  private void exchange() {
+    toServer.deliverTo(server);
+    toClient.deliverTo(client);
+  }
+
+  @Benchmark
+  public void pump(Items items) {
+    exchange();
+    long now = received.sum();
+    items.items += now - counted;
+    counted = now;
+  }
+
+  @TearDown(Level.Trial)
+  public void tearDown() {
+    if (!server.isOpen() || !client.isOpen()) {
+      throw new IllegalStateException("an engine closed during the benchmark: results are void");
+    }
+    if (calls != null) {
+      calls.stop();
+    }
+    client.dispose();
+    server.dispose();
+    exchange();
+    toServer.release();
+    toClient.release();
+    request.unwrap().release();
+    response.unwrap().release();
+  }
+}
