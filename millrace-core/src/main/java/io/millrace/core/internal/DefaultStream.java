@@ -170,9 +170,24 @@ final class DefaultStream implements Stream {
     return true;
   }
 
+  /**
+   * The next payload. {@link #send} written out, as in the encoder's variant: payloads of a stream
+   * often come from below a deep chain of a reactive library's operators, and one call level less
+   * lets the JIT inline the frame writing into that chain (its inlining stops 15 levels down).
+   */
   @Override
   public void next(ByteBuf metadata, ByteBuf data) {
-    send(metadata, data, FrameHeader.FLAG_NEXT);
+    if (!takeSendCredit(metadata, data)) {
+      return;
+    }
+    int flags = payloadFlags(FrameHeader.FLAG_NEXT);
+    try {
+      engine.writer().payload(id, flags, metadata, data);
+    } catch (RuntimeException e) {
+      unusableBuffer(e);
+      return;
+    }
+    afterPayload(flags);
   }
 
   @Override
@@ -182,7 +197,17 @@ final class DefaultStream implements Stream {
 
   @Override
   public <T> void next(ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
-    send(metadata, value, encoder, FrameHeader.FLAG_NEXT);
+    if (!takeSendCredit(metadata, null)) {
+      return;
+    }
+    int flags = payloadFlags(FrameHeader.FLAG_NEXT);
+    try {
+      engine.writer().payload(id, flags, metadata, value, encoder);
+    } catch (RuntimeException | StackOverflowError | AssertionError | LinkageError e) {
+      unencodable(e);
+      return;
+    }
+    afterPayload(flags);
   }
 
   @Override
@@ -208,12 +233,16 @@ final class DefaultStream implements Stream {
     try {
       engine.writer().payload(id, flags, metadata, data);
     } catch (RuntimeException e) {
-      // An unreadable buffer (released by mistake): this stream fails, the connection does not.
-      engine.logUnusableBuffer(this, e);
-      failBothWays(ErrorCode.APPLICATION_ERROR, "the application sent an unusable payload buffer");
+      unusableBuffer(e);
       return;
     }
     afterPayload(flags);
+  }
+
+  /** An unreadable buffer (released by mistake): this stream fails, the connection does not. */
+  private void unusableBuffer(RuntimeException e) {
+    engine.logUnusableBuffer(this, e);
+    failBothWays(ErrorCode.APPLICATION_ERROR, "the application sent an unusable payload buffer");
   }
 
   private <T> void send(ByteBuf metadata, T value, PayloadEncoder<? super T> encoder, int flags) {
@@ -224,14 +253,19 @@ final class DefaultStream implements Stream {
     try {
       engine.writer().payload(id, flags, metadata, value, encoder);
     } catch (RuntimeException | StackOverflowError | AssertionError | LinkageError e) {
-      // The encoder failed (a deeply nested message, a bug in it) or the metadata buffer was
-      // unusable: as for an unusable buffer, the stream fails and the call does not hang.
-      engine.logUnusablePayload(this, e);
-      failBothWays(
-          ErrorCode.APPLICATION_ERROR, "the application sent a payload it could not encode");
+      unencodable(e);
       return;
     }
     afterPayload(flags);
+  }
+
+  /**
+   * The encoder failed (a deeply nested message, a bug in it) or the metadata buffer was unusable:
+   * as for an unusable buffer, the stream fails and the call does not hang.
+   */
+  private void unencodable(Throwable e) {
+    engine.logUnusablePayload(this, e);
+    failBothWays(ErrorCode.APPLICATION_ERROR, "the application sent a payload it could not encode");
   }
 
   /**

@@ -97,7 +97,8 @@ public class OutboundSink extends LoopDrain implements ResponderSink {
     // On the loop, with nothing waiting before it, a payload goes straight out, also while drain()
     // is asking the Publisher for more (a synchronous Publisher emits inside that request): drain
     // then sees "missed" and asks again once the request returns, one batch at a time.
-    if (loop.inEventLoop() && queueEmpty() && !finished && writeNow(p)) {
+    if (loop.inEventLoop() && queueEmpty() && !finished && canWrite()) {
+      write(p);
       drain(); // ask for more (or mark the running drain to)
       return;
     }
@@ -166,21 +167,17 @@ public class OutboundSink extends LoopDrain implements ResponderSink {
    */
   protected void endedUnopened(Throwable error) {}
 
-  /** Writes one payload if the stream can take it now. Loop only. */
-  private boolean writeNow(Payload p) {
-    if (!canWrite()) {
-      return false;
-    }
-    write(p);
-    return true;
-  }
-
   private boolean canWrite() {
     Stream s = stream;
     return s == null || s.isReady();
   }
 
-  /** Hands {@code p} to the engine, or fails the stream ({@link Payloads#sendOrFail}). */
+  /**
+   * Hands {@code p} to the engine, or fails the stream (as {@link Payloads#sendOrFail} does,
+   * written out here: every payload of a stream passes this way, often below a deep chain of the
+   * library's operators, and one call level less lets the JIT inline the engine's frame writing
+   * into it).
+   */
   private void write(Payload p) {
     sent++;
     Stream s = stream;
@@ -188,7 +185,11 @@ public class OutboundSink extends LoopDrain implements ResponderSink {
       open(p);
       return;
     }
-    Payloads.sendOrFail(p, s);
+    try {
+      p.sendOn(s);
+    } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
+      Payloads.failUnsent(s, e);
+    }
     if (s.isOutboundDone() && !finished) {
       // The write failed the stream, and nothing told this sink: it failed here, or the engine
       // failed it while the responder's handler runs inside the request's dispatch, when the

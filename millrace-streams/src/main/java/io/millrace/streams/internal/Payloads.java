@@ -42,10 +42,15 @@ public final class Payloads {
       p.sendOn(stream);
       return true;
     } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
-      if (!stream.isOutboundDone()) {
-        stream.fail(e);
-      }
+      failUnsent(stream, e);
       return false;
+    }
+  }
+
+  /** {@code stream} could not be handed a payload ({@link #sendOrFail}): it fails. Loop only. */
+  static void failUnsent(Stream stream, Throwable e) {
+    if (!stream.isOutboundDone()) {
+      stream.fail(e);
     }
   }
 
