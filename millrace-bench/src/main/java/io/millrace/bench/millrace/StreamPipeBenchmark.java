@@ -7,6 +7,9 @@ import io.millrace.core.ConnectionConfig;
 import io.millrace.core.Responder;
 import io.millrace.core.internal.ConnectionEngine;
 import io.netty.buffer.ByteBuf;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import org.openjdk.jmh.annotations.AuxCounters;
@@ -44,7 +47,12 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.SECONDS)
 @Warmup(iterations = 5, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(1)
+@Fork(
+    value = 1,
+    jvmArgsAppend = {
+      "-Djmh.executor=CUSTOM",
+      "-Djmh.executor.class=io.millrace.bench.millrace.StreamPipeBenchmark$LoopThreads"
+    })
 public class StreamPipeBenchmark {
   @Param({
     "millrace",
@@ -127,6 +135,23 @@ public class StreamPipeBenchmark {
   private void exchange() {
     toServer.deliverTo(server);
     toClient.deliverTo(client);
+  }
+
+  /**
+   * JMH's threads for this benchmark: Netty's kind ({@code FastThreadLocalThread}), as the event
+   * loops are, so that the engines' and the RPC layer's thread-locals take the same path they take
+   * there (on another thread, the RPC layer's coders are not reused at all).
+   */
+  public static final class LoopThreads extends ThreadPoolExecutor {
+    public LoopThreads(int maxThreads, String prefix) {
+      super(
+          maxThreads,
+          maxThreads,
+          1,
+          TimeUnit.MINUTES,
+          new LinkedBlockingQueue<>(),
+          new DefaultThreadFactory(prefix, true));
+    }
   }
 
   @Benchmark
