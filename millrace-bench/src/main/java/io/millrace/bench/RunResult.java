@@ -124,7 +124,7 @@ final class RunResult {
   }
 
   /** CPU nanoseconds between {@code first} and {@code last} per message; NaN: unknown. */
-  private static double cpuPerMessage(Tick first, Tick last, long messages) {
+  private static double cpuPerMessage(Tick first, Tick last, double messages) {
     if (first == null || first.cpuNanos() < 0 || last.cpuNanos() < 0 || messages <= 0) {
       return Double.NaN;
     }
@@ -134,8 +134,8 @@ final class RunResult {
   /**
    * Fills the throughput figures from the client's ticks between measurement start and end, and the
    * allocation and CPU figures from both sides over the same window. Both sides' CPU is divided by
-   * the same message count (the one the throughput comes from), so the two add up to what a message
-   * costs the pair.
+   * the messages of the side the throughput counts, over each side's own interval, so the two add
+   * up to what a message costs the pair.
    */
   void compute(List<Tick> clientTicks, List<Tick> serverTicks, long start, long end) {
     // Messages are counted where they arrive: fire-and-forget at the server (a client's count of
@@ -212,21 +212,29 @@ final class RunResult {
   }
 
   /**
-   * Messages the counting side saw between the times of two ticks of either side: the counting
-   * side's ticks nearest those times (the two processes tick on the same whole seconds).
+   * Messages the counting side saw between the times of two ticks of either side. The two processes
+   * tick once a second but not on the same instants (the server on whole seconds of the clock, the
+   * client from its measurement's start), so the counting side's cumulative count is interpolated
+   * at those times: each side's CPU is set against the messages of its own interval.
    */
-  private static long countBetween(List<Tick> counted, Tick from, Tick to) {
-    return nearest(counted, to.millis()).count() - nearest(counted, from.millis()).count();
+  private static double countBetween(List<Tick> counted, Tick from, Tick to) {
+    return countAt(counted, to.millis()) - countAt(counted, from.millis());
   }
 
-  private static Tick nearest(List<Tick> ticks, long millis) {
-    Tick best = ticks.get(0);
+  /** The cumulative count at {@code millis}, linear between ticks, held at the ends. */
+  static double countAt(List<Tick> ticks, long millis) {
+    Tick before = null;
     for (Tick t : ticks) {
-      if (Math.abs(t.millis() - millis) < Math.abs(best.millis() - millis)) {
-        best = t;
+      if (t.millis() >= millis) {
+        if (before == null || t.millis() == millis) {
+          return t.count();
+        }
+        double share = (double) (millis - before.millis()) / (t.millis() - before.millis());
+        return before.count() + share * (t.count() - before.count());
       }
+      before = t;
     }
-    return best;
+    return before == null ? 0 : before.count();
   }
 
   boolean ok() {

@@ -16,7 +16,8 @@ import java.util.ArrayDeque;
  * (frames and batches of frames with their 3-byte length prefixes, as over TCP) waits here until
  * {@link #deliverTo} hands it to the peer's engine as a read. Its executor is Netty's embedded
  * event loop, which counts every thread as in the loop, so one JMH thread drives both engines; the
- * engines' own tasks run when {@link #deliverTo} runs them.
+ * engines' own tasks run when {@link #deliverTo} runs them. Nothing tells the engine that the pipe
+ * closed: whoever made the engines disposes of them.
  */
 final class PipeTransport implements Transport {
   private final EmbeddedChannel channel = new EmbeddedChannel();
@@ -74,8 +75,8 @@ final class PipeTransport implements Transport {
 
   @Override
   public void close() {
+    channel.close(); // runs what is pending, which may still write
     release();
-    channel.close();
   }
 
   @Override
@@ -100,6 +101,7 @@ final class PipeTransport implements Transport {
    */
   int deliverTo(ConnectionEngine peer) {
     channel.runPendingTasks();
+    channel.checkException(); // a task's failure (the embedded loop keeps it) fails the benchmark
     if (written.isEmpty()) {
       return 0;
     }

@@ -90,6 +90,20 @@ public class StreamPipeBenchmark {
   public void setUp() {
     request = MillraceSystem.payload(size);
     response = MillraceSystem.payload(size);
+    try {
+      connect();
+    } catch (RuntimeException | Error e) {
+      try {
+        tearDown(); // releases what was made; the setup's failure is the one reported
+      } catch (RuntimeException | Error t) {
+        e.addSuppressed(t);
+      }
+      throw e;
+    }
+    counted = received.sum();
+  }
+
+  private void connect() {
     BenchSystem bench = Systems.byName(system);
     Acceptor acceptor;
     ConnectionConfig clientConfig;
@@ -129,7 +143,6 @@ public class StreamPipeBenchmark {
     if (received.sum() == 0) {
       throw new IllegalStateException(system + ": no payload arrived");
     }
-    counted = received.sum();
   }
 
   private void exchange() {
@@ -158,24 +171,48 @@ public class StreamPipeBenchmark {
   public void pump(Items items) {
     exchange();
     long now = received.sum();
+    if (now == counted && ++idleExchanges == STALLED) {
+      // The consumer grants credit as it reads, so an exchange carries payloads: a stream that
+      // stopped would otherwise be reported as a low rate.
+      throw new IllegalStateException(system + ": " + STALLED + " exchanges carried nothing");
+    } else if (now != counted) {
+      idleExchanges = 0;
+    }
     items.items += now - counted;
     counted = now;
   }
 
+  /** Exchanges in a row without a payload after which the stream counts as stalled. */
+  private static final int STALLED = 100;
+
+  private int idleExchanges;
+
   @TearDown(Level.Trial)
   public void tearDown() {
-    if (!server.isOpen() || !client.isOpen()) {
+    boolean closed = server != null && !server.isOpen() || client != null && !client.isOpen();
+    try {
+      if (calls != null) {
+        calls.stop();
+      }
+      if (client != null) {
+        client.dispose();
+      }
+      if (server != null) {
+        server.dispose();
+      }
+      if (server != null && client != null) {
+        exchange();
+      }
+    } finally {
+      if (toServer != null) {
+        toServer.close();
+        toClient.close();
+      }
+      request.unwrap().release();
+      response.unwrap().release();
+    }
+    if (closed) {
       throw new IllegalStateException("an engine closed during the benchmark: results are void");
     }
-    if (calls != null) {
-      calls.stop();
-    }
-    client.dispose();
-    server.dispose();
-    exchange();
-    toServer.release();
-    toClient.release();
-    request.unwrap().release();
-    response.unwrap().release();
   }
 }

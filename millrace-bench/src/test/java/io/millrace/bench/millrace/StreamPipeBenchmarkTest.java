@@ -23,7 +23,7 @@ class StreamPipeBenchmarkTest {
     StreamPipeBenchmark b = new StreamPipeBenchmark();
     b.system = system;
     b.size = 8;
-    b.setUp();
+    b.setUp(); // releases what it made when it fails
     StreamPipeBenchmark.Items items = new StreamPipeBenchmark.Items();
     try {
       for (int i = 0; i < 50; i++) {
