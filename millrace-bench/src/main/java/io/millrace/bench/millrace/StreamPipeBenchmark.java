@@ -33,7 +33,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * core, a flavour, an RPC flavour), with the same credit, but no system calls and no second core.
  * The socket bench's throughput on this virtual machine swings with the host's load, by 4x between
  * runs of one build on some days; this one measures what a payload costs both sides together in
- * Java, steadily enough to compare two builds or two systems in a minute.
+ * Java. Its iterations spread by about 15 %, but whole forks of some systems by up to half
+ * (docs/benchmarks.md, thirty-first session): compare builds over several forks.
  *
  * <p>{@code items} (an auxiliary counter, per second) is the figure: payloads received by the
  * client. {@code pump} itself is one exchange (the client's frames read by the server, then the
