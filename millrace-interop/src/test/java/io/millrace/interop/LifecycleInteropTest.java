@@ -185,7 +185,10 @@ class LifecycleInteropTest {
                                         inboundEnd.complete(
                                             "error " + e.getClass().getSimpleName()),
                                     () -> inboundEnd.complete("complete"));
+                            // Without the drop, a tick that finds no demand fails the interval
+                            // (its overflow error) when the CANCEL is slower than the credit.
                             return Flux.interval(Duration.ofMillis(10))
+                                .onBackpressureDrop()
                                 .map(i -> payload("r" + i, null))
                                 .doOnCancel(outboundCancelled::countDown);
                           }
@@ -270,7 +273,12 @@ class LifecycleInteropTest {
     List<Received> items =
         rsocket
             .requestChannel(
+                // rsocket-java sends the first tick with the request and the responder grants
+                // no more: without the drop, the next tick fails the interval (its overflow
+                // error) unless the CANCEL reached rsocket-java within 10 ms, which a loaded
+                // machine missed once in CI.
                 Flux.interval(Duration.ofMillis(10))
+                    .onBackpressureDrop()
                     .map(i -> payload("j" + i, null))
                     .doOnCancel(javaOutboundCancelled::countDown))
             .map(Interop::receive)
