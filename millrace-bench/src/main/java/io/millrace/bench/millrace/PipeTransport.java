@@ -1,45 +1,21 @@
 package io.millrace.bench.millrace;
 
+import io.millrace.bench.jmh.DiscardingTransport;
 import io.millrace.core.internal.ConnectionEngine;
-import io.millrace.core.internal.Transport;
-import io.millrace.core.internal.TransportListener;
 import io.millrace.frame.FrameHeader;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
-import io.netty.channel.embedded.EmbeddedChannel;
-import io.netty.util.concurrent.EventExecutor;
-import java.net.SocketAddress;
 import java.util.ArrayDeque;
 
 /**
  * One direction of an in-memory connection for single-threaded benchmarks: what the engine writes
  * (frames and batches of frames with their 3-byte length prefixes, as over TCP) waits here until
  * {@link #deliverTo} hands it to the peer's engine as a read. Its executor is Netty's embedded
- * event loop, which counts every thread as in the loop, so one JMH thread drives both engines; the
- * engines' own tasks run when {@link #deliverTo} runs them. Nothing tells the engine that the pipe
- * closed: whoever made the engines disposes of them.
+ * event loop ({@link DiscardingTransport}), which counts every thread as in the loop, so one JMH
+ * thread drives both engines; the engines' own tasks run when {@link #deliverTo} runs them. Nothing
+ * tells the engine that the pipe closed: whoever made the engines disposes of them.
  */
-final class PipeTransport implements Transport {
-  private final EmbeddedChannel channel = new EmbeddedChannel();
+final class PipeTransport extends DiscardingTransport {
   private final ArrayDeque<ByteBuf> written = new ArrayDeque<>();
-
-  @Override
-  public void setListener(TransportListener listener) {}
-
-  @Override
-  public EventExecutor executor() {
-    return channel.eventLoop();
-  }
-
-  @Override
-  public ByteBufAllocator alloc() {
-    return ByteBufAllocator.DEFAULT;
-  }
-
-  @Override
-  public int headroom() {
-    return FrameHeader.LENGTH_PREFIX_SIZE;
-  }
 
   @Override
   public void write(ByteBuf frame) {
@@ -58,40 +34,9 @@ final class PipeTransport implements Transport {
   }
 
   @Override
-  public void flush() {}
-
-  @Override
-  public boolean isWritable() {
-    return true;
-  }
-
-  @Override
-  public long queuedBytes() {
-    return 0;
-  }
-
-  @Override
-  public void setReading(boolean reading) {}
-
-  @Override
   public void close() {
-    channel.close(); // runs what is pending, which may still write
+    super.close(); // runs what is pending, which may still write
     release();
-  }
-
-  @Override
-  public void closeGracefully(long timeoutMillis) {
-    close();
-  }
-
-  @Override
-  public SocketAddress remoteAddress() {
-    return channel.remoteAddress();
-  }
-
-  @Override
-  public SocketAddress localAddress() {
-    return channel.localAddress();
   }
 
   /**

@@ -2,23 +2,22 @@ package io.millrace.bench.millrace;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.openjdk.jmh.annotations.Param;
 
 /** The in-memory pipe carries each system's endless stream, as the benchmark drives it. */
 class StreamPipeBenchmarkTest {
 
+  /** The systems the benchmark measures by default (its {@code system} parameter's values). */
+  static Stream<String> systems() throws NoSuchFieldException {
+    return Stream.of(
+        StreamPipeBenchmark.class.getDeclaredField("system").getAnnotation(Param.class).value());
+  }
+
   @ParameterizedTest
-  @ValueSource(
-      strings = {
-        "millrace",
-        "millrace-reactor",
-        "millrace-rxjava",
-        "millrace-mutiny",
-        "millrace-rpc",
-        "millrace-rpc-rxjava",
-        "millrace-rpc-mutiny"
-      })
+  @MethodSource("systems")
   void everyExchangeDeliversPayloads_andTheEnginesStayOpen(String system) {
     StreamPipeBenchmark b = new StreamPipeBenchmark();
     b.system = system;
