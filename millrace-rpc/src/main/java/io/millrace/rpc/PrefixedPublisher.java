@@ -1,10 +1,13 @@
 package io.millrace.rpc;
 
+import io.millrace.core.PayloadEncoder;
 import io.millrace.streams.Payload;
 import io.millrace.streams.internal.ReadsBuffersInPlace;
 import io.millrace.streams.internal.ReadsInPlace;
 import io.millrace.streams.internal.SerialSubscription;
+import io.millrace.streams.internal.TakesEncoded;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -26,6 +29,10 @@ import org.reactivestreams.Subscription;
  * returns (parsing it), and {@code dropped} must not keep one. Over a source of payloads from the
  * streams layer, {@code dataMapper} (when given) reads the data of those it lends in place, with no
  * payload made for them ({@link ReadsBuffersInPlace}).
+ *
+ * <p>Messages to the streams layer ({@link #encoding}): a message small enough to be written
+ * straight into its frame goes to a subscriber that {@link TakesEncoded} as its parts, with no
+ * payload made for it.
  */
 final class PrefixedPublisher<T, R>
     implements Publisher<R>, Subscriber<T>, Subscription, ReadsBuffersInPlace {
@@ -34,6 +41,9 @@ final class PrefixedPublisher<T, R>
   private final Function<T, R> mapper;
   private final Consumer<T> dropped;
   private final Function<ByteBuf, R> dataMapper;
+  private final PayloadEncoder<T> encoder; // non-null: R is Payload, see encoding()
+  private final Function<T, R> serialize; // with encoder: a message too long for the frame
+  private TakesEncoded takesEncoded; // the downstream, when encoder is set and it takes parts
 
   private final SerialSubscription upstream = new SerialSubscription();
   private Subscriber<? super R> downstream;
@@ -43,7 +53,7 @@ final class PrefixedPublisher<T, R>
   /** {@code first} null: no first item. */
   PrefixedPublisher(
       Supplier<R> first, Publisher<T> source, Function<T, R> mapper, Consumer<T> dropped) {
-    this(first, source, mapper, dropped, null);
+    this(first, source, mapper, dropped, null, null, null);
   }
 
   /**
@@ -64,24 +74,50 @@ final class PrefixedPublisher<T, R>
           }
         },
         Payload::release,
-        parse);
+        parse,
+        null,
+        null);
+  }
+
+  /**
+   * Over a caller's messages, without metadata: written by the marshaller's encoder straight into
+   * the frame when {@link ResponsePublisher#encodesInFrame}, else serialized into a buffer first.
+   */
+  static <T> PrefixedPublisher<T, Payload> encoding(
+      Supplier<Payload> first,
+      Publisher<T> source,
+      Marshaller<T> marshaller,
+      ByteBufAllocator alloc) {
+    return new PrefixedPublisher<>(
+        first,
+        source,
+        r -> ResponsePublisher.message(marshaller, r, alloc),
+        unused -> {},
+        null,
+        marshaller.encoder(),
+        r -> Payload.of(marshaller.serialize(r, alloc)));
   }
 
   /**
    * {@code dataMapper}: {@code mapper} for a payload's data alone, used for the payloads the source
-   * lends (a source of payloads only; null: they go through {@code mapper}).
+   * lends (a source of payloads only; null: they go through {@code mapper}). {@code encoder} and
+   * {@code serialize}: see {@link #encoding} (null: none).
    */
   private PrefixedPublisher(
       Supplier<R> first,
       Publisher<T> source,
       Function<T, R> mapper,
       Consumer<T> dropped,
-      Function<ByteBuf, R> dataMapper) {
+      Function<ByteBuf, R> dataMapper,
+      PayloadEncoder<T> encoder,
+      Function<T, R> serialize) {
     this.first = first;
     this.source = source;
     this.mapper = mapper;
     this.dropped = dropped;
     this.dataMapper = dataMapper;
+    this.encoder = encoder;
+    this.serialize = serialize;
   }
 
   @Override
@@ -91,6 +127,7 @@ final class PrefixedPublisher<T, R>
       return;
     }
     downstream = subscriber;
+    takesEncoded = encoder != null && subscriber instanceof TakesEncoded t ? t : null;
     subscriber.onSubscribe(this);
   }
 
@@ -148,6 +185,22 @@ final class PrefixedPublisher<T, R>
       dropped.accept(item);
       return;
     }
+    TakesEncoded direct = takesEncoded;
+    if (direct != null) {
+      boolean inFrame;
+      try {
+        inFrame = ResponsePublisher.encodesInFrame(encoder, item);
+      } catch (RuntimeException e) {
+        fail(e);
+        return;
+      }
+      if (inFrame) {
+        direct.onNextEncoded(null, item, encoder);
+      } else {
+        emitMapped(serialize, item);
+      }
+      return;
+    }
     emitMapped(mapper, item);
   }
 
@@ -174,12 +227,17 @@ final class PrefixedPublisher<T, R>
     try {
       mapped = f.apply(item);
     } catch (RuntimeException e) {
-      done = true;
-      upstream.cancel();
-      downstream.onError(Status.fromThrowable(e).asException());
+      fail(e);
       return;
     }
     downstream.onNext(mapped);
+  }
+
+  /** A mapping failed: the source is cancelled, the subscriber told the status it stands for. */
+  private void fail(RuntimeException e) {
+    done = true;
+    upstream.cancel();
+    downstream.onError(Status.fromThrowable(e).asException());
   }
 
   @Override

@@ -6,6 +6,7 @@ import io.millrace.streams.Payload;
 import io.millrace.streams.internal.Relay;
 import io.millrace.streams.internal.Scalar;
 import io.millrace.streams.internal.SerialSubscription;
+import io.millrace.streams.internal.TakesEncoded;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
@@ -30,8 +31,10 @@ import org.reactivestreams.Subscription;
  *
  * <p>The deadline timer is the one signal source besides the handler. When a call has a deadline, a
  * response's emission and the claim of the end hold a lock, so that no response is signalled while
- * the timer ends the call; the lock is never held while serializing or running user code. Calls
- * without a deadline pay nothing for it.
+ * the timer ends the call. A message that needs a buffer of its own is serialized before the lock
+ * is taken, but what the sink does within the emission runs under it: on the event loop, writing
+ * the message into the frame and asking the handler's Publisher for more. Calls without a deadline
+ * pay nothing for it.
  */
 final class ResponsePublisher<Resp>
     implements Publisher<Payload>, Subscriber<Resp>, Subscription, Relay.Target {
@@ -60,6 +63,14 @@ final class ResponsePublisher<Resp>
 
   private final SerialSubscription upstream = new SerialSubscription();
   private Subscriber<? super Payload> downstream;
+
+  /**
+   * The downstream, when it takes a stream's responses as their parts ({@link TakesEncoded}): a
+   * response that goes straight out then makes no payload. Null for unary calls (their one answer
+   * goes another way) and other subscribers.
+   */
+  private TakesEncoded takesEncoded;
+
   private volatile long requested;
   private long emitted;
   private volatile int state;
@@ -112,6 +123,7 @@ final class ResponsePublisher<Resp>
       return;
     }
     downstream = subscriber;
+    takesEncoded = !unary && subscriber instanceof TakesEncoded t ? t : null;
     subscriber.onSubscribe(this);
     if (source != null && state == RUNNING) {
       if (unary && Scalar.is(source)) {
@@ -201,9 +213,21 @@ final class ResponsePublisher<Resp>
       onError(new NullPointerException("a handler emitted null"));
       return;
     }
-    Payload payload;
+    // A stream's response small enough for the frame goes to a sink that takes it as its parts
+    // with no payload made (direct non-null, metadata the response's own); any other as a payload.
+    TakesEncoded direct = takesEncoded;
+    ByteBuf metadata = null;
+    Payload payload = null;
     try {
-      payload = toPayload(value);
+      boolean inFrame = encodesInFrame(encoder, value);
+      if (direct != null && inFrame) {
+        metadata = routing ? null : responseMetadata(context, alloc, emitted == 0, false);
+      } else {
+        direct = null;
+        payload =
+            response(
+                context, marshaller, encoder, routing, alloc, value, inFrame, emitted == 0, unary);
+      }
     } catch (RuntimeException e) {
       upstream.cancel();
       onError(e);
@@ -211,15 +235,31 @@ final class ResponsePublisher<Resp>
     }
     if (serialized) {
       synchronized (this) {
-        emit(payload);
+        emit(direct, metadata, value, payload);
       }
+    } else {
+      emit(direct, metadata, value, payload);
+    }
+  }
+
+  private void emit(TakesEncoded direct, ByteBuf metadata, Resp value, Payload payload) {
+    if (direct != null) {
+      sendEncoded(direct, metadata, value);
     } else {
       emit(payload);
     }
   }
 
-  private Payload toPayload(Resp value) {
-    return response(context, marshaller, encoder, routing, alloc, value, emitted == 0, unary);
+  /** {@link #emit} of a stream's response as its parts: the same checks, no payload. */
+  private void sendEncoded(TakesEncoded direct, ByteBuf metadata, Resp value) {
+    if (state != RUNNING) {
+      if (metadata != null) {
+        metadata.release();
+      }
+      return;
+    }
+    emitted++;
+    direct.onNextEncoded(metadata, value, encoder);
   }
 
   /**
@@ -236,7 +276,30 @@ final class ResponsePublisher<Resp>
       Resp value,
       boolean first,
       boolean last) {
-    ByteBuf data = encodesInFrame(encoder, value) ? null : marshaller.serialize(value, alloc);
+    return response(
+        context,
+        marshaller,
+        encoder,
+        routing,
+        alloc,
+        value,
+        encodesInFrame(encoder, value),
+        first,
+        last);
+  }
+
+  /** {@link #response} of a value whose {@link #encodesInFrame} is known: {@code inFrame}. */
+  private static <Resp> Payload response(
+      ServerContext context,
+      Marshaller<Resp> marshaller,
+      PayloadEncoder<Resp> encoder,
+      boolean routing,
+      ByteBufAllocator alloc,
+      Resp value,
+      boolean inFrame,
+      boolean first,
+      boolean last) {
+    ByteBuf data = inFrame ? null : marshaller.serialize(value, alloc);
     if (routing) {
       return data == null ? Payload.encoded(null, value, encoder) : Payload.of(data);
     }

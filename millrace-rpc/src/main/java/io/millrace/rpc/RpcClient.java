@@ -241,15 +241,13 @@ public final class RpcClient {
     // One call per subscription: each gets its own outbound stream, closed when the call ends.
     return subscriber -> {
       PrefixedPublisher<Req, Payload> outbound =
-          new PrefixedPublisher<>(
-              routing
-                  ? null
-                  : () -> Payload.of(header(method, options, timeout, true), Unpooled.EMPTY_BUFFER),
-              requests,
-              routing
-                  ? routedMessages(method)
-                  : r -> ResponsePublisher.message(marshaller, r, alloc),
-              unused -> {});
+          routing
+              ? new PrefixedPublisher<>(null, requests, routedMessages(method), unused -> {})
+              : PrefixedPublisher.encoding(
+                  () -> Payload.of(header(method, options, timeout, true), Unpooled.EMPTY_BUFFER),
+                  requests,
+                  marshaller,
+                  alloc);
       new ResponseReader<>(
               () -> requester.requestChannel(outbound),
               method.responseMarshaller(),

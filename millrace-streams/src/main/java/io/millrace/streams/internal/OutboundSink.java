@@ -1,8 +1,10 @@
 package io.millrace.streams.internal;
 
+import io.millrace.core.PayloadEncoder;
 import io.millrace.core.Stream;
 import io.millrace.core.StreamListener;
 import io.millrace.streams.Payload;
+import io.netty.buffer.ByteBuf;
 import io.netty.util.concurrent.EventExecutor;
 import java.lang.System.Logger.Level;
 import java.util.Queue;
@@ -25,7 +27,7 @@ import org.reactivestreams.Subscription;
  * the stream when nothing waits before it; from other threads payloads wait in a queue that one
  * loop task (coalesced) drains, so a burst costs one wake-up.
  */
-public class OutboundSink extends LoopDrain implements ResponderSink {
+public class OutboundSink extends LoopDrain implements ResponderSink, TakesEncoded {
   private static final System.Logger LOG = System.getLogger(OutboundSink.class.getName());
 
   private final long prefetch;
@@ -90,7 +92,7 @@ public class OutboundSink extends LoopDrain implements ResponderSink {
   }
 
   @Override
-  public void onNext(Payload p) {
+  public final void onNext(Payload p) { // final: onNextEncoded's items do not pass here
     if (p == null) {
       throw new NullPointerException("payload"); // rule 2.13
     }
@@ -104,6 +106,28 @@ public class OutboundSink extends LoopDrain implements ResponderSink {
     }
     queue().offer(p);
     signal();
+  }
+
+  /**
+   * {@link #onNext} of an encoded payload, with no payload made when it goes straight out: the
+   * value goes to the stream's {@link Stream#next(ByteBuf, Object, PayloadEncoder)} as it would
+   * from the payload.
+   */
+  @Override
+  public <T> void onNextEncoded(ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
+    Stream s;
+    if (loop.inEventLoop() && (s = stream) != null && queueEmpty() && !finished && s.isReady()) {
+      sent++;
+      try {
+        s.next(metadata, value, encoder);
+      } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
+        Payloads.failUnsent(s, e);
+      }
+      afterWrite(s);
+      drain();
+      return;
+    }
+    onNext(Payload.encoded(metadata, value, encoder)); // to be queued, or to open the stream
   }
 
   @Override
@@ -190,6 +214,11 @@ public class OutboundSink extends LoopDrain implements ResponderSink {
     } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
       Payloads.failUnsent(s, e);
     }
+    afterWrite(s);
+  }
+
+  /** After a payload was handed to {@code s}, or failed to be. */
+  private void afterWrite(Stream s) {
     if (s.isOutboundDone() && !finished) {
       // The write failed the stream, and nothing told this sink: it failed here, or the engine
       // failed it while the responder's handler runs inside the request's dispatch, when the
@@ -200,8 +229,8 @@ public class OutboundSink extends LoopDrain implements ResponderSink {
   }
 
   /**
-   * A write failed the stream without the engine telling this sink's listener ({@link #write}); the
-   * sink has stopped. Loop only.
+   * A write failed the stream without the engine telling this sink's listener ({@link #afterWrite},
+   * after a payload or an encoded item); the sink has stopped. Loop only.
    */
   protected void failedOnWrite(Stream s) {}
 

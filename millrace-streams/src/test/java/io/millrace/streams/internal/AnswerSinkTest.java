@@ -19,7 +19,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.reactivestreams.Subscription;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.SignalType;
@@ -237,22 +236,6 @@ class AnswerSinkTest {
     sink.onSubscribe(second);
     assertThat(second.cancelled).isTrue();
     assertThat(first.cancelled).isFalse();
-  }
-
-  /** A Subscription that records what is asked of it. */
-  private static final class Requests implements Subscription {
-    final AtomicLong requested = new AtomicLong();
-    volatile boolean cancelled;
-
-    @Override
-    public void request(long n) {
-      requested.addAndGet(n);
-    }
-
-    @Override
-    public void cancel() {
-      cancelled = true;
-    }
   }
 
   /** A request-response stream on the responder's side that records what is sent on it. */

@@ -1,0 +1,284 @@
+package io.millrace.streams.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.millrace.core.Connection;
+import io.millrace.core.PayloadEncoder;
+import io.millrace.core.Stream;
+import io.millrace.streams.Payload;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.DefaultEventLoop;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * An outbound stream's sink taking items as their parts ({@link TakesEncoded}), against a stand-in
+ * stream, without sockets: what goes straight out, what waits and keeps its place, and what a
+ * failed write does.
+ */
+class OutboundSinkEncodedTest {
+  private final DefaultEventLoop loop = new DefaultEventLoop();
+  private final RecordingStream stream = new RecordingStream();
+
+  @AfterEach
+  void stop() throws InterruptedException {
+    loop.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
+    stream.frame.release();
+  }
+
+  /** Writes an ASCII string's bytes, allocating nothing; "boom" fails. */
+  private static final PayloadEncoder<String> ASCII =
+      new PayloadEncoder<>() {
+        @Override
+        public int length(String value) {
+          return value.length();
+        }
+
+        @Override
+        public void encode(String value, ByteBuf out, int index, int length) {
+          if (value.equals("boom")) {
+            throw new IllegalStateException("cannot encode " + value);
+          }
+          for (int i = 0; i < length; i++) {
+            out.setByte(index + i, value.charAt(i));
+          }
+        }
+      };
+
+  private static ByteBuf direct(String s) {
+    return ByteBufAllocator.DEFAULT.directBuffer().writeBytes(s.getBytes(StandardCharsets.UTF_8));
+  }
+
+  private <T> T onLoop(Callable<T> task) throws Exception {
+    return loop.submit(task).get(5, TimeUnit.SECONDS);
+  }
+
+  private void onLoop(Runnable task) throws Exception {
+    loop.submit(task).get(5, TimeUnit.SECONDS);
+  }
+
+  private OutboundSink subscribed(Requests upstream) throws Exception {
+    OutboundSink sink = new OutboundSink(loop, stream, 16);
+    onLoop(() -> sink.onSubscribe(upstream));
+    return sink;
+  }
+
+  @Test
+  void onTheLoop_anItemGoesStraightToTheStream_asItsValueAndEncoder() throws Exception {
+    Requests upstream = new Requests();
+    OutboundSink sink = subscribed(upstream);
+    assertThat(upstream.requested).as("the window").hasValue(16);
+    ByteBuf metadata = direct("m");
+    onLoop(() -> sink.onNextEncoded(metadata, "a", ASCII));
+    onLoop(() -> sink.onNextEncoded(null, "b", ASCII));
+    assertThat(stream.events).containsExactly("encoded a meta m", "encoded b");
+    assertThat(metadata.refCnt()).as("taken over by the stream, which released it").isZero();
+  }
+
+  @Test
+  void onTheLoop_anItemThatGoesStraightOut_makesNoPayload() throws Exception {
+    OutboundSink sink = subscribed(new Requests());
+    stream.record = false;
+    int items = 20_000;
+    Callable<Long> send =
+        () -> {
+          com.sun.management.ThreadMXBean threads =
+              (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+          long before = threads.getCurrentThreadAllocatedBytes();
+          for (int i = 0; i < items; i++) {
+            sink.onNextEncoded(null, "x", ASCII);
+          }
+          return threads.getCurrentThreadAllocatedBytes() - before;
+        };
+    onLoop(send); // the first run's classes load and initialize
+    long allocated = onLoop(send);
+    assertThat(stream.sent).hasValue(2L * items);
+    // A payload is 32 bytes: one per item would be 640,000.
+    assertThat(allocated).as("counted here").isNotNegative().isLessThan(items);
+  }
+
+  @Test
+  void whileTheStreamCannotTakeIt_anItemWaits_andGoesOnReady() throws Exception {
+    stream.ready = false;
+    OutboundSink sink = subscribed(new Requests());
+    onLoop(() -> sink.onNextEncoded(null, "waited", ASCII));
+    assertThat(stream.events).isEmpty();
+    stream.ready = true;
+    onLoop(() -> sink.onReady(stream));
+    assertThat(stream.events).containsExactly("encoded waited");
+  }
+
+  @Test
+  void anItemDoesNotOvertakeOneThatWaits_onTheLoopOrFromAnotherThread() throws Exception {
+    stream.ready = false;
+    OutboundSink sink = subscribed(new Requests());
+    sink.onNext(Payload.of(direct("first"))); // from this thread: it waits, the stream not ready
+    onLoop(() -> {}); // the drain that found it could not go
+    stream.ready = true; // credit came; onReady has not been told yet
+    onLoop(() -> sink.onNextEncoded(null, "second", ASCII));
+    sink.onNextEncoded(null, "third", ASCII); // from this thread
+    onLoop(() -> {});
+    assertThat(stream.events).containsExactly("next first", "encoded second", "encoded third");
+  }
+
+  @Test
+  void anItemThatWaits_isReleasedWhenThePeerCancels() throws Exception {
+    stream.ready = false;
+    Requests upstream = new Requests();
+    OutboundSink sink = subscribed(upstream);
+    ByteBuf metadata = direct("m");
+    onLoop(() -> sink.onNextEncoded(metadata, "kept", ASCII));
+    assertThat(metadata.refCnt()).as("waiting").isOne();
+    onLoop(() -> sink.onCancel(stream));
+    assertThat(metadata.refCnt()).isZero();
+    assertThat(upstream.cancelled).isTrue();
+    assertThat(stream.events).isEmpty();
+  }
+
+  @Test
+  void anItemThatCannotBeEncoded_failsTheStream_andCancelsThePublisher() throws Exception {
+    Requests upstream = new Requests();
+    OutboundSink sink = subscribed(upstream);
+    onLoop(() -> sink.onNextEncoded(null, "boom", ASCII));
+    ByteBuf metadata = direct("m");
+    onLoop(() -> sink.onNextEncoded(metadata, "after", ASCII)); // it had not seen the cancel yet
+    assertThat(stream.events).containsExactly("fail IllegalStateException");
+    assertThat(upstream.cancelled).isTrue();
+    assertThat(sink.isStopped()).isTrue();
+    assertThat(metadata.refCnt()).as("released, not sent").isZero();
+  }
+
+  @Test
+  void onAStreamNotOpenedYet_theFirstItemOpensItAsAPayload() throws Exception {
+    List<String> opened = new CopyOnWriteArrayList<>();
+    OutboundSink sink =
+        new OutboundSink(loop, null, 16) {
+          @Override
+          protected void open(Payload first) {
+            opened.add(first.data().toString(StandardCharsets.UTF_8));
+            first.release();
+          }
+        };
+    onLoop(() -> sink.onSubscribe(new Requests()));
+    onLoop(() -> sink.onNextEncoded(null, "opens", ASCII));
+    assertThat(opened).containsExactly("opens");
+  }
+
+  /**
+   * A stream with plenty of credit that records what is sent on it, encoding values as the engine
+   * would (a failure fails the stream). Written out, not a proxy, so that it allocates nothing per
+   * item when it does not record.
+   */
+  private static final class RecordingStream implements Stream {
+    final List<String> events = new CopyOnWriteArrayList<>();
+    final AtomicLong sent = new AtomicLong();
+    final ByteBuf frame = Unpooled.buffer(256); // what each value is encoded into, reused
+    volatile boolean record = true;
+    volatile boolean ready = true;
+    volatile boolean done;
+
+    @Override
+    public int streamId() {
+      return 1;
+    }
+
+    @Override
+    public long credit() {
+      return Long.MAX_VALUE;
+    }
+
+    @Override
+    public boolean isReady() {
+      return ready && !done;
+    }
+
+    @Override
+    public void next(ByteBuf metadata, ByteBuf data) {
+      events.add("next " + data.toString(StandardCharsets.UTF_8) + meta(metadata));
+      data.release();
+      sent.incrementAndGet();
+    }
+
+    @Override
+    public <T> void next(ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
+      String meta = meta(metadata);
+      int length = encoder.length(value);
+      try {
+        encoder.encode(value, frame, 0, length);
+        if (record) {
+          events.add("encoded " + frame.toString(0, length, StandardCharsets.UTF_8) + meta);
+        }
+        sent.incrementAndGet();
+      } catch (RuntimeException e) {
+        fail(e); // as the engine's streams do
+      }
+    }
+
+    private static String meta(ByteBuf metadata) {
+      if (metadata == null) {
+        return "";
+      }
+      String m = " meta " + metadata.toString(StandardCharsets.UTF_8);
+      metadata.release();
+      return m;
+    }
+
+    @Override
+    public void nextAndComplete(ByteBuf metadata, ByteBuf data) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public void complete() {
+      events.add("complete");
+      done = true;
+    }
+
+    @Override
+    public void error(int errorCode, String message) {
+      events.add("error " + errorCode);
+      done = true;
+    }
+
+    @Override
+    public void fail(Throwable cause) {
+      events.add("fail " + cause.getClass().getSimpleName());
+      done = true;
+    }
+
+    @Override
+    public void request(long n) {}
+
+    @Override
+    public void cancel() {}
+
+    @Override
+    public Connection connection() {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public boolean isCancelled() {
+      return false;
+    }
+
+    @Override
+    public boolean isInboundDone() {
+      return false;
+    }
+
+    @Override
+    public boolean isOutboundDone() {
+      return done;
+    }
+  }
+}
