@@ -20,7 +20,8 @@ public interface Marshaller<T> {
   /**
    * An encoder that writes values straight into the outbound frame, or null (the default) to have
    * them {@link #serialize}d into a buffer of their own. The values it is given are written later,
-   * on the connection's event loop, so it suits immutable values only (protobuf messages).
+   * on the connection's event loop, so it suits immutable values only (protobuf messages). Read
+   * once per call, when the call starts; it must not throw.
    */
   default PayloadEncoder<T> encoder() {
     return null;

@@ -186,7 +186,7 @@ final class PrefixedPublisher<T, R>
       return;
     }
     TakesEncoded direct = takesEncoded;
-    if (direct != null) {
+    if (direct != null && item != null) { // a null goes to the mapper, which fails the call
       boolean inFrame;
       try {
         inFrame = ResponsePublisher.encodesInFrame(encoder, item);

@@ -182,6 +182,22 @@ class EncodedResponsesTest {
             "complete");
   }
 
+  @Test
+  void aChannelsRequests_toASubscriberThatTakesNoParts_arePayloads() {
+    PrefixedPublisher<StringValue, Payload> requests =
+        PrefixedPublisher.encoding(
+            null,
+            Flux.just(text("a"), text(LONG), text("b")),
+            TestService.ECHO.requestMarshaller(),
+            alloc());
+    Recorder recorder = new Recorder(true);
+    requests.subscribe(recorder);
+    recorder.subscription.request(10);
+    assertThat(recorder.signals)
+        .containsExactly(
+            "payload a", "payload " + LONG.length() + " chars", "payload b", "complete");
+  }
+
   private static ByteBufAllocator alloc() {
     return ByteBufAllocator.DEFAULT;
   }

@@ -115,6 +115,12 @@ public class OutboundSink extends LoopDrain implements ResponderSink, TakesEncod
    */
   @Override
   public <T> void onNextEncoded(ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
+    if (value == null || encoder == null) {
+      if (metadata != null) {
+        metadata.release();
+      }
+      throw new NullPointerException(value == null ? "value" : "encoder"); // rule 2.13
+    }
     Stream s;
     if (loop.inEventLoop() && (s = stream) != null && queueEmpty() && !finished && s.isReady()) {
       sent++;

@@ -1,6 +1,7 @@
 package io.millrace.streams.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.millrace.core.Connection;
 import io.millrace.core.PayloadEncoder;
@@ -27,7 +28,7 @@ import org.junit.jupiter.api.Test;
  */
 class OutboundSinkEncodedTest {
   private final DefaultEventLoop loop = new DefaultEventLoop();
-  private final RecordingStream stream = new RecordingStream();
+  private final RecordingStream stream = new RecordingStream(loop);
 
   @AfterEach
   void stop() throws InterruptedException {
@@ -93,13 +94,17 @@ class OutboundSinkEncodedTest {
         () -> {
           com.sun.management.ThreadMXBean threads =
               (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+          if (!threads.isThreadAllocatedMemorySupported()
+              || !threads.isThreadAllocatedMemoryEnabled()) {
+            return -1L;
+          }
           long before = threads.getCurrentThreadAllocatedBytes();
           for (int i = 0; i < items; i++) {
             sink.onNextEncoded(null, "x", ASCII);
           }
           return threads.getCurrentThreadAllocatedBytes() - before;
         };
-    onLoop(send); // the first run's classes load and initialize
+    assumeTrue(onLoop(send) >= 0, "this JVM counts no allocation per thread"); // and warms up
     long allocated = onLoop(send);
     assertThat(stream.sent).hasValue(2L * items);
     // A payload is 32 bytes: one per item would be 640,000.
@@ -141,7 +146,43 @@ class OutboundSinkEncodedTest {
     onLoop(() -> sink.onCancel(stream));
     assertThat(metadata.refCnt()).isZero();
     assertThat(upstream.cancelled).isTrue();
+    // One more that the Publisher emitted before it saw the cancel, with the stream ready again.
+    stream.ready = true;
+    ByteBuf late = direct("late");
+    onLoop(() -> sink.onNextEncoded(late, "late", ASCII));
+    assertThat(late.refCnt()).as("released, not sent").isZero();
     assertThat(stream.events).isEmpty();
+  }
+
+  @Test
+  void aStreamThatThrows_isFailed_andThePublisherCancelled() throws Exception {
+    Requests upstream = new Requests();
+    OutboundSink sink = subscribed(upstream);
+    onLoop(() -> sink.onNextEncoded(null, "throws", ASCII));
+    assertThat(stream.events).containsExactly("fail IllegalArgumentException");
+    assertThat(upstream.cancelled).isTrue();
+    assertThat(sink.isStopped()).isTrue();
+  }
+
+  @Test
+  void aNullValueOrEncoder_isRefused_andTheMetadataReleased() throws Exception {
+    OutboundSink sink = subscribed(new Requests());
+    ByteBuf m1 = direct("m");
+    ByteBuf m2 = direct("m");
+    assertThat(onLoop(() -> refused(() -> sink.onNextEncoded(m1, null, ASCII)))).isTrue();
+    assertThat(onLoop(() -> refused(() -> sink.onNextEncoded(m2, "x", null)))).isTrue();
+    assertThat(m1.refCnt()).isZero();
+    assertThat(m2.refCnt()).isZero();
+    assertThat(stream.events).isEmpty();
+  }
+
+  private static boolean refused(Runnable r) {
+    try {
+      r.run();
+      return false;
+    } catch (NullPointerException e) {
+      return true;
+    }
   }
 
   @Test
@@ -179,12 +220,17 @@ class OutboundSinkEncodedTest {
    * item when it does not record.
    */
   private static final class RecordingStream implements Stream {
+    final DefaultEventLoop loop;
     final List<String> events = new CopyOnWriteArrayList<>();
     final AtomicLong sent = new AtomicLong();
     final ByteBuf frame = Unpooled.buffer(256); // what each value is encoded into, reused
     volatile boolean record = true;
     volatile boolean ready = true;
     volatile boolean done;
+
+    RecordingStream(DefaultEventLoop loop) {
+      this.loop = loop;
+    }
 
     @Override
     public int streamId() {
@@ -203,7 +249,7 @@ class OutboundSinkEncodedTest {
 
     @Override
     public void next(ByteBuf metadata, ByteBuf data) {
-      events.add("next " + data.toString(StandardCharsets.UTF_8) + meta(metadata));
+      events.add(onLoop() + "next " + data.toString(StandardCharsets.UTF_8) + meta(metadata));
       data.release();
       sent.incrementAndGet();
     }
@@ -211,16 +257,25 @@ class OutboundSinkEncodedTest {
     @Override
     public <T> void next(ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
       String meta = meta(metadata);
+      if ("throws".equals(value)) {
+        throw new IllegalArgumentException("a stream that throws"); // as Stream's default does
+      }
       int length = encoder.length(value);
       try {
         encoder.encode(value, frame, 0, length);
         if (record) {
-          events.add("encoded " + frame.toString(0, length, StandardCharsets.UTF_8) + meta);
+          events.add(
+              onLoop() + "encoded " + frame.toString(0, length, StandardCharsets.UTF_8) + meta);
         }
         sent.incrementAndGet();
       } catch (RuntimeException e) {
         fail(e); // as the engine's streams do
       }
+    }
+
+    /** Nothing on the loop; a marker off it, where nothing may be sent. */
+    private String onLoop() {
+      return loop.inEventLoop() ? "" : "OFF THE LOOP: ";
     }
 
     private static String meta(ByteBuf metadata) {
