@@ -8,12 +8,8 @@ import io.millrace.streams.Payload;
 import io.millrace.streams.internal.TakesEncoded;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
-import org.reactivestreams.Subscriber;
-import org.reactivestreams.Subscription;
 import reactor.core.publisher.Flux;
 
 /**
@@ -211,18 +207,12 @@ class EncodedResponsesTest {
   }
 
   /** Records signals as the streams layer would take them; releases what it is given. */
-  private static class Recorder implements Subscriber<Payload> {
-    final List<String> signals = new CopyOnWriteArrayList<>();
+  private static class Recorder extends SignalRecorder<Payload> {
     final boolean requests; // a channel's requests: the payload with metadata is the call header
-    Subscription subscription;
 
     Recorder(boolean requests) {
+      super(0); // the test asks
       this.requests = requests;
-    }
-
-    @Override
-    public void onSubscribe(Subscription s) {
-      subscription = s;
     }
 
     @Override
@@ -239,16 +229,6 @@ class EncodedResponsesTest {
       } finally {
         p.release();
       }
-    }
-
-    @Override
-    public void onError(Throwable t) {
-      signals.add("error " + t);
-    }
-
-    @Override
-    public void onComplete() {
-      signals.add("complete");
     }
 
     <T> void onParts(ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
