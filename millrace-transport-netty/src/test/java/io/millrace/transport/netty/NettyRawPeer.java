@@ -18,7 +18,7 @@ import io.netty.handler.ssl.SslHandler;
 import io.netty.util.ReferenceCountUtil;
 import java.time.Duration;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -46,7 +46,8 @@ final class NettyRawPeer implements TransportSuite.RawPeer {
 
   static NettyRawPeer open(TransportUri uri, IoKind kind, ClientTls tls) throws Exception {
     EventLoopGroup group = EventLoops.newGroup(kind, 1, "raw-peer");
-    BlockingQueue<Object> inbound = new LinkedBlockingQueue<>();
+    // Lock-free offers: the peer's event loop never waits on the test thread that polls.
+    BlockingQueue<Object> inbound = new LinkedTransferQueue<>();
     ChannelPromise[] ready = new ChannelPromise[1];
     boolean messages = uri.scheme().webSocket();
     Bootstrap bootstrap =
