@@ -5,6 +5,8 @@ import io.millrace.bench.Systems;
 import io.millrace.core.Acceptor;
 import io.millrace.core.ConnectionConfig;
 import io.millrace.core.Responder;
+import io.millrace.core.Stream;
+import io.millrace.core.StreamListener;
 import io.millrace.core.internal.ConnectionEngine;
 import io.netty.buffer.ByteBuf;
 import io.netty.util.concurrent.DefaultThreadFactory;
@@ -28,17 +30,18 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * An endless request-stream between a client and a server engine on one thread, through {@link
- * PipeTransport}s instead of sockets: the bench's own responder and consumer of each system (the
- * core, a flavour, an RPC flavour), with the same credit, but no system calls and no second core.
- * The socket bench's throughput on this virtual machine swings with the host's load, by 4x between
- * runs of one build on some days; this one measures what a payload costs both sides together in
- * Java. Its iterations spread by about 15 %, but whole forks of some systems by up to half
- * (docs/benchmarks.md, thirty-first session): compare builds over several forks.
+ * An endless request-stream (or a window of request-responses) between a client and a server engine
+ * on one thread, through {@link PipeTransport}s instead of sockets: the bench's own responder and
+ * consumer of each system (the core, a flavour, an RPC flavour), with the same credit, but no
+ * system calls and no second core. The socket bench's throughput on this virtual machine swings
+ * with the host's load, by 4x between runs of one build on some days; this one measures what a
+ * payload costs both sides together in Java. Its iterations spread by about 15 %, but whole forks
+ * of some systems by up to half (docs/benchmarks.md, thirty-first session): compare builds over
+ * several forks.
  *
- * <p>{@code items} (an auxiliary counter, per second) is the figure: payloads received by the
- * client. {@code pump} itself is one exchange (the client's frames read by the server, then the
- * server's by the client), about a thousand payloads.
+ * <p>{@code items} (an auxiliary counter, per second) is the figure: payloads (or answers) received
+ * by the client. {@code pump} itself is one exchange (the client's frames read by the server, then
+ * the server's by the client), about a thousand payloads.
  *
  * <p>{@code java -jar millrace-bench/target/millrace-bench.jar jmh StreamPipe -p
  * system=millrace,millrace-reactor}, pinned with {@code taskset -c 1}.
@@ -68,6 +71,27 @@ public class StreamPipeBenchmark {
 
   @Param({"8"})
   int size;
+
+  /**
+   * {@code request-stream}: one endless stream. {@code request-response}: {@link #WINDOW} calls in
+   * flight, each answered call replaced by a new one from its answer's callback on the client's
+   * loop, as the socket bench's throughput mode keeps them.
+   */
+  @Param({"request-stream"})
+  String interaction;
+
+  /** Request-response calls kept in flight: the socket bench's default window. */
+  static final int WINDOW = 1024;
+
+  /**
+   * Which side runs the flavour's code, the other running the core's: {@code both}, {@code client}
+   * (the flavour's consumer against the core's responder) or {@code server} (the core's consumer
+   * against the flavour's responder). One side at a time tells where a flavour's extra time per
+   * payload goes. The core's responder answers any request with the raw payload, so the RPC systems
+   * take {@code both} only.
+   */
+  @Param({"both"})
+  String flavourSide;
 
   /** Payloads received, reported per second. */
   @AuxCounters(AuxCounters.Type.OPERATIONS)
@@ -106,26 +130,58 @@ public class StreamPipeBenchmark {
 
   private void connect() {
     BenchSystem bench = Systems.byName(system);
-    Acceptor acceptor;
-    ConnectionConfig clientConfig;
-    if (bench instanceof FlavourSystem flavour) {
-      acceptor = flavour.acceptor(response, handled);
-      clientConfig = flavour.clientConfig();
-    } else if (bench instanceof MillraceSystem) {
-      Responder core = MillraceSystem.responder(response, handled);
-      acceptor = (setup, connection) -> core;
-      clientConfig = ConnectionConfig.DEFAULT;
-    } else {
+    if (!(bench instanceof FlavourSystem) && !(bench instanceof MillraceSystem)) {
       throw new IllegalArgumentException(system + " is not a Millrace system");
     }
+    boolean flavourServer;
+    boolean flavourClient;
+    switch (flavourSide) {
+      case "both" -> flavourServer = flavourClient = bench instanceof FlavourSystem;
+      case "client", "server" -> {
+        if (!(bench instanceof FlavourSystem) || system.startsWith("millrace-rpc")) {
+          throw new IllegalArgumentException(
+              system + " runs with flavourSide=both only (the other side would be the core's)");
+        }
+        flavourClient = flavourSide.equals("client");
+        flavourServer = !flavourClient;
+      }
+      default -> throw new IllegalArgumentException("flavourSide: both, client or server");
+    }
+    FlavourSystem flavour = flavourServer || flavourClient ? (FlavourSystem) bench : null;
+    Acceptor acceptor;
+    if (flavourServer) {
+      acceptor = flavour.acceptor(response, handled);
+    } else {
+      Responder core = MillraceSystem.responder(response, handled);
+      acceptor = (setup, connection) -> core;
+    }
+    ConnectionConfig clientConfig =
+        flavourClient ? flavour.clientConfig() : ConnectionConfig.DEFAULT;
     toServer = new PipeTransport();
     toClient = new PipeTransport();
     server = ConnectionEngine.server(toClient, ConnectionConfig.DEFAULT, acceptor, null);
     server.start(null, null);
     client = ConnectionEngine.client(toServer, clientConfig, null);
     client.start(null, null);
-    if (bench instanceof FlavourSystem flavour) {
+    if (flavourClient) {
       calls = flavour.calls(client, request);
+    }
+    switch (interaction) {
+      case "request-stream" -> startStream();
+      case "request-response" -> client.executor().execute(this::startCalls);
+      default ->
+          throw new IllegalArgumentException("interaction: request-stream or request-response");
+    }
+    for (int i = 0; i < 100 && received.sum() == 0; i++) {
+      exchange();
+    }
+    if (received.sum() == 0) {
+      throw new IllegalStateException(system + ": no payload arrived");
+    }
+  }
+
+  private void startStream() {
+    if (calls != null) {
       calls.startStream(received);
     } else {
       client
@@ -138,11 +194,34 @@ public class StreamPipeBenchmark {
                       MillraceSystem.INITIAL,
                       new MillraceSystem.BatchingConsumer(received)));
     }
-    for (int i = 0; i < 100 && received.sum() == 0; i++) {
-      exchange();
-    }
-    if (received.sum() == 0) {
-      throw new IllegalStateException(system + ": no payload arrived");
+  }
+
+  /** Starts {@link #WINDOW} calls, each answer starting the next. On the client's loop. */
+  private void startCalls() {
+    if (calls != null) {
+      Runnable again =
+          new Runnable() {
+            @Override
+            public void run() {
+              received.increment();
+              calls.requestResponse(this);
+            }
+          };
+      for (int i = 0; i < WINDOW; i++) {
+        calls.requestResponse(again);
+      }
+    } else {
+      StreamListener again =
+          new StreamListener() {
+            @Override
+            public void onNext(Stream stream, ByteBuf metadata, ByteBuf data) {
+              received.increment();
+              client.requestResponse(null, request, this);
+            }
+          };
+      for (int i = 0; i < WINDOW; i++) {
+        client.requestResponse(null, request, again);
+      }
     }
   }
 
