@@ -14,6 +14,7 @@ import io.millrace.streams.internal.Payloads;
 import io.millrace.streams.internal.ReadsInPlace;
 import io.millrace.streams.internal.ResponderChannel;
 import io.millrace.streams.internal.ResponderSink;
+import io.millrace.streams.internal.Scalar;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.lang.System.Logger.Level;
@@ -83,9 +84,56 @@ public final class ReactiveResponder implements Responder {
       return answerInPlace(stream, metadata, data);
     }
     Payload p = received(metadata, data);
-    AnswerSink sink = new AnswerSink(stream);
-    answer(REQUEST_RESPONSE, p, sink, null);
-    return sink;
+    if (executor != null) {
+      AnswerSink sink = new AnswerSink(stream);
+      answer(REQUEST_RESPONSE, p, sink, null);
+      return sink;
+    }
+    Publisher<Payload> answer;
+    try {
+      answer = handler.requestResponse(p);
+      if (answer == null) {
+        throw new NullPointerException("the handler returned no Publisher");
+      }
+    } catch (Throwable t) {
+      AnswerSink sink = new AnswerSink(stream);
+      refuse(sink, t);
+      return sink;
+    }
+    return send(stream, answer);
+  }
+
+  /**
+   * Sends a request-response's answer, given on the loop: at once when its outcome can be had by a
+   * call ({@link Scalar}: {@code Mono.just} and the like) and the stream can take it now, with no
+   * subscription and no sink; else through an {@link AnswerSink} subscribed to it. Returns the
+   * stream's listener.
+   */
+  private static StreamListener send(Stream stream, Publisher<Payload> answer) {
+    if (!Scalar.is(answer) || !stream.isReady()) {
+      AnswerSink sink = new AnswerSink(stream);
+      subscribe(answer, sink);
+      return sink;
+    }
+    Payload value;
+    try {
+      value = Scalar.call(answer);
+    } catch (VirtualMachineError e) {
+      stream.fail(e); // the call ends, then the error goes on up (as Scalar.signal does)
+      throw e;
+    } catch (Throwable t) {
+      if (LOG.isLoggable(Level.DEBUG)) {
+        LOG.log(Level.DEBUG, "stream " + stream.streamId() + " fails: " + t, t);
+      }
+      stream.fail(t); // what an AnswerSink does with the error
+      return ANSWERED;
+    }
+    if (value == null) {
+      stream.complete(); // an empty answer
+    } else {
+      Payloads.sendOrFail(value, stream); // the answer completes the call in the same frame
+    }
+    return ANSWERED;
   }
 
   /** A request-response for an {@link AnswersInPlace} handler, on the loop. */
@@ -104,12 +152,13 @@ public final class ReactiveResponder implements Responder {
       }
       return ANSWERED;
     }
-    AnswerSink sink = new AnswerSink(stream);
-    subscribe(answer, sink);
-    return sink;
+    return send(stream, answer);
   }
 
-  /** The listener of a request-response answered in place: nothing more will happen on it. */
+  /**
+   * The listener of a request-response answered in place, or whose answer went out at once: nothing
+   * more will happen on it.
+   */
   private static final StreamListener ANSWERED = new StreamListener() {};
 
   @Override

@@ -1,6 +1,7 @@
 package io.millrace.reactor.internal;
 
 import io.millrace.streams.internal.Relay;
+import java.util.concurrent.Callable;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import reactor.core.CoreSubscriber;
@@ -14,21 +15,42 @@ import reactor.core.CoreSubscriber;
  * guard (see {@link Relay}). The relay subscribes through {@link Publisher#subscribe}, so the
  * Publisher's assembly hooks still apply.
  */
-public final class DirectAnswer<T> implements Publisher<T> {
-  private final Publisher<T> source;
+public class DirectAnswer<T> implements Publisher<T> {
+  final Publisher<T> source;
 
   private DirectAnswer(Publisher<T> source) {
     this.source = source;
   }
 
-  /** {@code source} (null stays null), relaying to each subscriber as a CoreSubscriber. */
+  /**
+   * {@code source} (null stays null), relaying to each subscriber as a CoreSubscriber. A source
+   * whose outcome can be had by a call ({@code Mono.just}, {@code Mono.fromCallable} and the like:
+   * {@link io.millrace.streams.internal.Scalar}) stays callable through the relay, so that the
+   * responder can take a request-response's answer without subscribing.
+   */
   public static <T> Publisher<T> of(Publisher<T> source) {
-    return source == null ? null : new DirectAnswer<>(source);
+    if (source == null) {
+      return null;
+    }
+    return source instanceof Callable ? new Known<>(source) : new DirectAnswer<>(source);
   }
 
   @Override
   public void subscribe(Subscriber<? super T> subscriber) {
     source.subscribe(new CoreRelay<>(subscriber));
+  }
+
+  /** A relay of a source that is also a {@link Callable}: calling it calls the source. */
+  private static final class Known<T> extends DirectAnswer<T> implements Callable<T> {
+    Known(Publisher<T> source) {
+      super(source);
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public T call() throws Exception {
+      return ((Callable<T>) source).call();
+    }
   }
 
   private static final class CoreRelay<T> extends Relay<T> implements CoreSubscriber<T> {

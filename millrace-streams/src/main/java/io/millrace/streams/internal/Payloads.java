@@ -37,7 +37,7 @@ public final class Payloads {
    * payload that cannot even be handed over (a lent one whose buffers are gone, an encoder's error
    * thrown here) fails the stream instead, and false says so. Loop only.
    */
-  static boolean sendOrFail(Payload p, Stream stream) {
+  public static boolean sendOrFail(Payload p, Stream stream) {
     try {
       p.sendOn(stream);
       return true;

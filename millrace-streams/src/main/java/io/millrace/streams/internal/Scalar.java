@@ -119,6 +119,15 @@ public final class Scalar {
   }
 
   /**
+   * {@code p}'s outcome, taken now on this thread: the item, null when there is none, or the error
+   * thrown.
+   */
+  @SuppressWarnings("unchecked")
+  public static <T> T call(Publisher<T> p) throws Exception {
+    return ((Callable<T>) p).call();
+  }
+
+  /**
    * Signals {@code p}'s outcome to {@code s} as a subscription would have, but with no {@code
    * onSubscribe} and regardless of demand (the caller has checked it): the item if there is one,
    * then completion; or the error.

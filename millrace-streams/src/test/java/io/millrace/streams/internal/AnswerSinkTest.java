@@ -2,13 +2,10 @@ package io.millrace.streams.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.millrace.core.Connection;
-import io.millrace.core.Stream;
 import io.millrace.streams.Payload;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.DefaultEventLoop;
-import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -30,7 +27,7 @@ import reactor.core.scheduler.Schedulers;
  */
 class AnswerSinkTest {
   private final DefaultEventLoop loop = new DefaultEventLoop();
-  private final FakeStream fake = new FakeStream();
+  private final AnswerStream fake = new AnswerStream(loop);
 
   @AfterEach
   void stop() throws InterruptedException {
@@ -46,7 +43,7 @@ class AnswerSinkTest {
     return answer(fake, answer);
   }
 
-  private AnswerSink answer(FakeStream on, org.reactivestreams.Publisher<Payload> answer)
+  private AnswerSink answer(AnswerStream on, org.reactivestreams.Publisher<Payload> answer)
       throws Exception {
     AnswerSink sink = new AnswerSink(on.stream);
     loop.submit(() -> answer.subscribe(sink)).get(5, TimeUnit.SECONDS);
@@ -68,7 +65,7 @@ class AnswerSinkTest {
 
   @Test
   void anEmptyAnswerCompletesTheStream_aFailureFailsIt() throws Exception {
-    FakeStream failed = new FakeStream();
+    AnswerStream failed = new AnswerStream(loop);
     answer(Mono.empty());
     answer(failed, Mono.error(new IllegalStateException("no")));
     settle();
@@ -103,7 +100,7 @@ class AnswerSinkTest {
     ExecutorService publisher = Executors.newSingleThreadExecutor();
     try {
       for (int i = 0; i < 1_000; i++) {
-        FakeStream on = new FakeStream();
+        AnswerStream on = new AnswerStream(loop);
         AnswerSink sink = new AnswerSink(on.stream);
         Requests upstream = new Requests();
         loop.submit(() -> sink.onSubscribe(upstream)).get(5, TimeUnit.SECONDS);
@@ -236,82 +233,5 @@ class AnswerSinkTest {
     sink.onSubscribe(second);
     assertThat(second.cancelled).isTrue();
     assertThat(first.cancelled).isFalse();
-  }
-
-  /** A request-response stream on the responder's side that records what is sent on it. */
-  private final class FakeStream {
-    final List<String> events = new CopyOnWriteArrayList<>();
-    final List<String> threads = new CopyOnWriteArrayList<>();
-    volatile boolean ready = true;
-    volatile boolean done;
-
-    final Connection connection =
-        (Connection)
-            Proxy.newProxyInstance(
-                Connection.class.getClassLoader(),
-                new Class<?>[] {Connection.class},
-                (proxy, method, args) -> {
-                  switch (method.getName()) {
-                    case "executor" -> {
-                      return loop;
-                    }
-                    case "toString" -> {
-                      return "connection";
-                    }
-                    default -> throw new UnsupportedOperationException(method.getName());
-                  }
-                });
-
-    final Stream stream =
-        (Stream)
-            Proxy.newProxyInstance(
-                Stream.class.getClassLoader(),
-                new Class<?>[] {Stream.class},
-                (proxy, method, args) -> {
-                  switch (method.getName()) {
-                    case "connection" -> {
-                      return connection;
-                    }
-                    case "isReady" -> {
-                      return ready && !done;
-                    }
-                    case "isOutboundDone" -> {
-                      return done;
-                    }
-                    case "streamId" -> {
-                      return 1;
-                    }
-                    case "next" -> {
-                      ByteBuf metadata = (ByteBuf) args[0];
-                      ByteBuf data = (ByteBuf) args[1];
-                      record("next " + data.toString(StandardCharsets.UTF_8));
-                      data.release();
-                      if (metadata != null) {
-                        metadata.release();
-                      }
-                      done = true;
-                      return null;
-                    }
-                    case "complete" -> {
-                      record("complete");
-                      done = true;
-                      return null;
-                    }
-                    case "fail" -> {
-                      record("fail " + ((Throwable) args[0]).getClass().getSimpleName());
-                      done = true;
-                      return null;
-                    }
-                    case "toString" -> {
-                      return "stream";
-                    }
-                    default -> throw new UnsupportedOperationException(method.getName());
-                  }
-                });
-
-    private void record(String event) {
-      events.add(event);
-      threads.add(Thread.currentThread().getName());
-    }
   }
 }

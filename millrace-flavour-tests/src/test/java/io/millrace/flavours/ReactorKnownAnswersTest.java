@@ -1,0 +1,130 @@
+package io.millrace.flavours;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.millrace.core.Connection;
+import io.millrace.core.StreamErrorException;
+import io.millrace.reactor.ReactorHandler;
+import io.millrace.reactor.ReactorRequester;
+import io.millrace.reactor.ReactorResponder;
+import io.millrace.streams.Payload;
+import io.millrace.transport.netty.MillraceClient;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Hooks;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Operators;
+
+/**
+ * A Reactor responder's request-response answers that are known when the handler returns ({@code
+ * Mono.just}, {@code Mono.fromCallable}, {@code Mono.fromSupplier}, {@code Mono.error}, {@code
+ * Mono.empty}) are taken by a call instead of a subscription: each is taken once, with its outcome,
+ * and an operator hook that wraps the answer still sees it subscribed.
+ */
+class ReactorKnownAnswersTest {
+  private static final Duration WAIT = Duration.ofSeconds(10);
+
+  private final List<AutoCloseable> closing = new ArrayList<>();
+
+  @AfterEach
+  void close() throws Exception {
+    Hooks.resetOnEachOperator("test");
+    for (AutoCloseable c : closing) {
+      c.close();
+    }
+  }
+
+  @Test
+  void eachKindOfKnownAnswer_isTakenOncePerCall_withItsOutcome() throws Exception {
+    AtomicInteger called = new AtomicInteger();
+    ReactorRequester requester =
+        ReactorRequester.of(
+            connect(
+                new ReactorHandler() {
+                  @Override
+                  public Mono<Payload> requestResponse(Payload payload) {
+                    String kind = payload.dataUtf8();
+                    payload.release();
+                    return switch (kind) {
+                      case "callable" ->
+                          Mono.fromCallable(() -> Payload.of("call " + called.incrementAndGet()));
+                      case "supplier" ->
+                          Mono.fromSupplier(() -> Payload.of("supply " + called.incrementAndGet()));
+                      case "failing" ->
+                          Mono.fromCallable(
+                              () -> {
+                                called.incrementAndGet();
+                                throw new IllegalStateException("no");
+                              });
+                      case "error" -> Mono.error(StreamErrorException.application("refused"));
+                      case "empty" -> Mono.empty();
+                      default -> Mono.just(Payload.of("just " + kind));
+                    };
+                  }
+                }));
+    assertThat(answer(requester, "callable")).isEqualTo("call 1");
+    assertThat(answer(requester, "callable")).isEqualTo("call 2");
+    assertThat(answer(requester, "supplier")).isEqualTo("supply 3");
+    assertThat(answer(requester, "x")).isEqualTo("just x");
+    assertThat(answer(requester, "empty")).isNull();
+    assertThatThrownBy(() -> answer(requester, "failing")).isInstanceOf(StreamErrorException.class);
+    assertThat(called).hasValue(4); // the failing callable too, once
+    assertThatThrownBy(() -> answer(requester, "error"))
+        .isInstanceOf(StreamErrorException.class)
+        .hasMessageContaining("refused");
+  }
+
+  @Test
+  void anOperatorHookStillSeesTheAnswerSubscribed() throws Exception {
+    AtomicInteger subscribed = new AtomicInteger(); // on the server's loop: the answer's
+    Thread test = Thread.currentThread(); // where the caller's Mono is subscribed (block)
+    Hooks.onEachOperator(
+        "test",
+        Operators.lift(
+            (operator, subscriber) -> {
+              if (Thread.currentThread() != test) {
+                subscribed.incrementAndGet();
+              }
+              return subscriber;
+            }));
+    ReactorRequester requester =
+        ReactorRequester.of(
+            connect(
+                new ReactorHandler() {
+                  @Override
+                  public Mono<Payload> requestResponse(Payload payload) {
+                    payload.release();
+                    return Mono.just(Payload.of("hooked"));
+                  }
+                }));
+    assertThat(answer(requester, "x")).isEqualTo("hooked");
+    assertThat(subscribed.get()).isPositive();
+  }
+
+  private static String answer(ReactorRequester requester, String request) {
+    Payload p = requester.requestResponse(Payload.of(request)).block(WAIT);
+    if (p == null) {
+      return null;
+    }
+    try {
+      return p.dataUtf8();
+    } finally {
+      p.release();
+    }
+  }
+
+  private Connection connect(ReactorHandler handler) throws Exception {
+    Server server = Server.millrace(ReactorResponder.of(handler));
+    closing.add(server);
+    MillraceClient client =
+        MillraceClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
+    closing.add(0, client::shutdownNow);
+    return client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS);
+  }
+}
