@@ -8,15 +8,19 @@ import io.millrace.core.StreamErrorException;
 import io.millrace.reactor.ReactorHandler;
 import io.millrace.reactor.ReactorRequester;
 import io.millrace.reactor.ReactorResponder;
+import io.millrace.reactor.internal.DirectAnswer;
 import io.millrace.streams.Payload;
 import io.millrace.transport.netty.MillraceClient;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.reactivestreams.Publisher;
+import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Hooks;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
@@ -35,6 +39,7 @@ class ReactorKnownAnswersTest {
   @AfterEach
   void close() throws Exception {
     Hooks.resetOnEachOperator("test");
+    Hooks.resetOnLastOperator("test");
     for (AutoCloseable c : closing) {
       c.close();
     }
@@ -105,6 +110,56 @@ class ReactorKnownAnswersTest {
                 }));
     assertThat(answer(requester, "x")).isEqualTo("hooked");
     assertThat(subscribed.get()).isPositive();
+  }
+
+  @Test
+  void aKnownAnswerIsCalled_notSubscribed_unlessAnOnLastOperatorHookWouldWrapIt() throws Exception {
+    AtomicInteger subscribed = new AtomicInteger();
+    ReactorRequester requester =
+        ReactorRequester.of(
+            connect(
+                new ReactorHandler() {
+                  @Override
+                  public Mono<Payload> requestResponse(Payload payload) {
+                    payload.release();
+                    return new Known("known", subscribed);
+                  }
+                }));
+    assertThat(answer(requester, "x")).isEqualTo("known");
+    assertThat(subscribed).hasValue(0);
+    Hooks.onLastOperator("test", Operators.lift((operator, subscriber) -> subscriber));
+    assertThat(answer(requester, "x")).isEqualTo("known");
+    assertThat(subscribed).hasValue(1); // through the hook's operator
+  }
+
+  @Test
+  void anErrorThatIsNotAnException_comesOutOfTheCallAsItself() {
+    AssertionError error = new AssertionError("x");
+    Publisher<Payload> answer = DirectAnswer.of(Mono.error(error));
+    assertThat(answer).isInstanceOf(Callable.class);
+    assertThatThrownBy(() -> ((Callable<?>) answer).call()).isSameAs(error);
+  }
+
+  /** A Mono known at once, like Mono.just, that counts its subscriptions. */
+  private static final class Known extends Mono<Payload> implements Callable<Payload> {
+    private final String text;
+    private final AtomicInteger subscribed;
+
+    Known(String text, AtomicInteger subscribed) {
+      this.text = text;
+      this.subscribed = subscribed;
+    }
+
+    @Override
+    public Payload call() {
+      return Payload.of(text);
+    }
+
+    @Override
+    public void subscribe(CoreSubscriber<? super Payload> actual) {
+      subscribed.incrementAndGet();
+      Mono.just(Payload.of(text)).subscribe(actual);
+    }
   }
 
   private static String answer(ReactorRequester requester, String request) {

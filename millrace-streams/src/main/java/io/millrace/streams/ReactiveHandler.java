@@ -16,6 +16,11 @@ import org.reactivestreams.Subscriber;
  * failure, an exception thrown by a method, or a null Publisher sends APPLICATION_ERROR with the
  * message. Cancellation by the peer cancels the returned Publisher's subscription.
  *
+ * <p>A request-response's Publisher that is also a {@link java.util.concurrent.Callable} follows
+ * Reactor's convention for such sources: {@code call()} gives its one item, null for none, or
+ * throws its error, doing what a subscription would. On the event loop such an answer is taken by
+ * that call instead of a subscription.
+ *
  * <p>Threading: the methods run on the connection's event loop unless {@link
  * StreamsOptions#handlerExecutor()} is set; the returned Publishers may emit on any thread, and are
  * asked for no more than the peer's credit allows.

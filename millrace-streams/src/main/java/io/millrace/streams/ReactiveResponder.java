@@ -32,6 +32,13 @@ import org.reactivestreams.Subscription;
  * handler, and the Publisher it returns is subscribed and sent on the stream with end-to-end
  * backpressure (never more requested from it than the peer's credit allows, nothing while the
  * transport is not writable).
+ *
+ * <p>A request-response's answer that is known when the handler returns on the event loop (a
+ * Publisher that is also a {@link java.util.concurrent.Callable}, as Reactor's {@code Mono.just},
+ * {@code Mono.fromCallable}, {@code Mono.error} and {@code Mono.empty} are) is taken by calling it
+ * and sent at once, without a subscription, when the stream can take it: what Reactor's own
+ * operators do with such sources. It saves the answer's sink, its subscription and their atomic
+ * updates on every call (docs/benchmarks.md, thirty-third session).
  */
 public final class ReactiveResponder implements Responder {
   private static final System.Logger LOG = System.getLogger(ReactiveResponder.class.getName());
@@ -118,14 +125,13 @@ public final class ReactiveResponder implements Responder {
     Payload value;
     try {
       value = Scalar.call(answer);
-    } catch (VirtualMachineError e) {
-      stream.fail(e); // the call ends, then the error goes on up (as Scalar.signal does)
-      throw e;
     } catch (Throwable t) {
+      // What an AnswerSink does with the error its Publisher signals, an Error included (Reactor's
+      // scalar Monos signal whatever their call throws): the call fails, the connection stays.
       if (LOG.isLoggable(Level.DEBUG)) {
         LOG.log(Level.DEBUG, "stream " + stream.streamId() + " fails: " + t, t);
       }
-      stream.fail(t); // what an AnswerSink does with the error
+      stream.fail(t);
       return ANSWERED;
     }
     if (value == null) {

@@ -65,7 +65,9 @@ public final class MillraceReactorSystem extends FlavourSystem {
     return new Calls() {
       @Override
       void requestResponse(Runnable onResponse) {
-        requester.requestResponse(Payload.of(payload)).subscribe(p -> onResponse.run());
+        requester
+            .requestResponse(Payload.of(payload))
+            .subscribe(p -> onResponse.run(), e -> {}); // a call failed as the run ends
       }
 
       @Override

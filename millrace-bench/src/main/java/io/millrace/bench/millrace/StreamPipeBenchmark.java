@@ -138,7 +138,7 @@ public class StreamPipeBenchmark {
     switch (flavourSide) {
       case "both" -> flavourServer = flavourClient = bench instanceof FlavourSystem;
       case "client", "server" -> {
-        if (!(bench instanceof FlavourSystem) || system.startsWith("millrace-rpc")) {
+        if (!(bench instanceof FlavourSystem) || bench instanceof RpcFlavourSystem) {
           throw new IllegalArgumentException(
               system + " runs with flavourSide=both only (the other side would be the core's)");
         }

@@ -4,7 +4,10 @@ import io.millrace.streams.internal.Relay;
 import java.util.concurrent.Callable;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
+import reactor.core.CorePublisher;
 import reactor.core.CoreSubscriber;
+import reactor.core.Exceptions;
+import reactor.core.publisher.Operators;
 
 /**
  * A Mono or Flux whose subscribers are relayed as Reactor {@link CoreSubscriber}s.
@@ -13,7 +16,8 @@ import reactor.core.CoreSubscriber;
  * StrictSubscriber}, which serialises each signal with atomic updates and defers requests made
  * inside {@code onSubscribe}: a cost on every item of a stream. Millrace's subscribers need neither
  * guard (see {@link Relay}). The relay subscribes through {@link Publisher#subscribe}, so the
- * Publisher's assembly hooks still apply.
+ * Publisher's assembly hooks still apply. A source known at once may be called instead of
+ * subscribed ({@link #of}), as Reactor's own operators call such sources.
  */
 public class DirectAnswer<T> implements Publisher<T> {
   final Publisher<T> source;
@@ -26,13 +30,19 @@ public class DirectAnswer<T> implements Publisher<T> {
    * {@code source} (null stays null), relaying to each subscriber as a CoreSubscriber. A source
    * whose outcome can be had by a call ({@code Mono.just}, {@code Mono.fromCallable} and the like:
    * {@link io.millrace.streams.internal.Scalar}) stays callable through the relay, so that the
-   * responder can take a request-response's answer without subscribing.
+   * responder can take a request-response's answer without subscribing; not while an {@code
+   * onLastOperator} hook would wrap it at subscription, which the call would skip.
    */
   public static <T> Publisher<T> of(Publisher<T> source) {
     if (source == null) {
       return null;
     }
-    return source instanceof Callable ? new Known<>(source) : new DirectAnswer<>(source);
+    if (source instanceof Callable && source instanceof CorePublisher<T> core) {
+      if (Operators.onLastAssembly(core) == core) { // no hook: the source itself
+        return new Known<>(source);
+      }
+    }
+    return new DirectAnswer<>(source);
   }
 
   @Override
@@ -46,11 +56,25 @@ public class DirectAnswer<T> implements Publisher<T> {
       super(source);
     }
 
+    /**
+     * The source's outcome. An error that is not an Exception comes out as itself, as a
+     * subscription signals it, not in the wrapper Reactor's {@code Mono.error} throws it in.
+     */
     @Override
     @SuppressWarnings("unchecked")
     public T call() throws Exception {
-      return ((Callable<T>) source).call();
+      try {
+        return ((Callable<T>) source).call();
+      } catch (Exception e) {
+        Throwable t = Exceptions.unwrap(e);
+        throw t == e ? e : DirectAnswer.<RuntimeException>rethrown(t);
+      }
     }
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <E extends Throwable> E rethrown(Throwable t) throws E {
+    throw (E) t;
   }
 
   private static final class CoreRelay<T> extends Relay<T> implements CoreSubscriber<T> {

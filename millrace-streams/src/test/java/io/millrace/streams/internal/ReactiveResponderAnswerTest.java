@@ -113,6 +113,17 @@ class ReactiveResponderAnswerTest {
   }
 
   @Test
+  void aKnownAnswerThatThrowsAnError_failsItsStreamOnly() throws Exception {
+    Known answer =
+        new Known(
+            () -> {
+              throw new StackOverflowError();
+            });
+    serve(answer); // does not throw into the engine, which would close the connection
+    assertThat(fake.events).containsExactly("fail StackOverflowError");
+  }
+
+  @Test
   void aKnownAnswerTheStreamCannotTakeYet_waitsInASink_untilItIsReady() throws Exception {
     fake.ready = false;
     Known answer = new Known(() -> Payload.of(direct("later")));
