@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.reactivestreams.Publisher;
@@ -49,30 +50,23 @@ class ReactorKnownAnswersTest {
   void eachKindOfKnownAnswer_isTakenOncePerCall_withItsOutcome() throws Exception {
     AtomicInteger called = new AtomicInteger();
     ReactorRequester requester =
-        ReactorRequester.of(
-            connect(
-                new ReactorHandler() {
-                  @Override
-                  public Mono<Payload> requestResponse(Payload payload) {
-                    String kind = payload.dataUtf8();
-                    payload.release();
-                    return switch (kind) {
-                      case "callable" ->
-                          Mono.fromCallable(() -> Payload.of("call " + called.incrementAndGet()));
-                      case "supplier" ->
-                          Mono.fromSupplier(() -> Payload.of("supply " + called.incrementAndGet()));
-                      case "failing" ->
-                          Mono.fromCallable(
-                              () -> {
-                                called.incrementAndGet();
-                                throw new IllegalStateException("no");
-                              });
-                      case "error" -> Mono.error(StreamErrorException.application("refused"));
-                      case "empty" -> Mono.empty();
-                      default -> Mono.just(Payload.of("just " + kind));
-                    };
-                  }
-                }));
+        answering(
+            kind ->
+                switch (kind) {
+                  case "callable" ->
+                      Mono.fromCallable(() -> Payload.of("call " + called.incrementAndGet()));
+                  case "supplier" ->
+                      Mono.fromSupplier(() -> Payload.of("supply " + called.incrementAndGet()));
+                  case "failing" ->
+                      Mono.fromCallable(
+                          () -> {
+                            called.incrementAndGet();
+                            throw new IllegalStateException("no");
+                          });
+                  case "error" -> Mono.error(StreamErrorException.application("refused"));
+                  case "empty" -> Mono.empty();
+                  default -> Mono.just(Payload.of("just " + kind));
+                });
     assertThat(answer(requester, "callable")).isEqualTo("call 1");
     assertThat(answer(requester, "callable")).isEqualTo("call 2");
     assertThat(answer(requester, "supplier")).isEqualTo("supply 3");
@@ -98,16 +92,7 @@ class ReactorKnownAnswersTest {
               }
               return subscriber;
             }));
-    ReactorRequester requester =
-        ReactorRequester.of(
-            connect(
-                new ReactorHandler() {
-                  @Override
-                  public Mono<Payload> requestResponse(Payload payload) {
-                    payload.release();
-                    return Mono.just(Payload.of("hooked"));
-                  }
-                }));
+    ReactorRequester requester = answering(request -> Mono.just(Payload.of("hooked")));
     assertThat(answer(requester, "x")).isEqualTo("hooked");
     assertThat(subscribed.get()).isPositive();
   }
@@ -115,16 +100,7 @@ class ReactorKnownAnswersTest {
   @Test
   void aKnownAnswerIsCalled_notSubscribed_unlessAnOnLastOperatorHookWouldWrapIt() throws Exception {
     AtomicInteger subscribed = new AtomicInteger();
-    ReactorRequester requester =
-        ReactorRequester.of(
-            connect(
-                new ReactorHandler() {
-                  @Override
-                  public Mono<Payload> requestResponse(Payload payload) {
-                    payload.release();
-                    return new Known("known", subscribed);
-                  }
-                }));
+    ReactorRequester requester = answering(request -> new Known("known", subscribed));
     assertThat(answer(requester, "x")).isEqualTo("known");
     assertThat(subscribed).hasValue(0);
     Hooks.onLastOperator("test", Operators.lift((operator, subscriber) -> subscriber));
@@ -172,6 +148,22 @@ class ReactorKnownAnswersTest {
     } finally {
       p.release();
     }
+  }
+
+  /**
+   * A requester connected to a Reactor server answering each request's text with {@code answer}.
+   */
+  private ReactorRequester answering(Function<String, Mono<Payload>> answer) throws Exception {
+    return ReactorRequester.of(
+        connect(
+            new ReactorHandler() {
+              @Override
+              public Mono<Payload> requestResponse(Payload payload) {
+                String request = payload.dataUtf8();
+                payload.release();
+                return answer.apply(request);
+              }
+            }));
   }
 
   private Connection connect(ReactorHandler handler) throws Exception {
