@@ -70,7 +70,12 @@ public final class AnswerPublisher implements Publisher<Payload>, Subscription, 
 
   private boolean readsBuffers;
 
-  private volatile int state = IDLE;
+  /**
+   * IDLE (0) when made: no initializer, which would be a volatile store in the constructor, a full
+   * fence on x86 on every call.
+   */
+  private volatile int state;
+
   private volatile int subscribed;
   private volatile boolean onSubscribeReturned;
   private volatile boolean requested;
@@ -291,7 +296,9 @@ public final class AnswerPublisher implements Publisher<Payload>, Subscription, 
 
   @Override
   public void onComplete(Stream s) {
-    if (STATE.compareAndSet(this, STARTED, DONE)) {
+    // Read first: after an answer this is the engine's completion, which finds DONE, and a failed
+    // compareAndSet is a locked instruction all the same.
+    if (state == STARTED && STATE.compareAndSet(this, STARTED, DONE)) {
       downstream.onComplete(); // completed without an answer: an empty one
     }
   }
