@@ -18,8 +18,8 @@ import org.reactivestreams.Subscriber;
  *
  * <p>A request-response's Publisher that is also a {@link java.util.concurrent.Callable} follows
  * Reactor's convention for such sources: {@code call()} gives its one item, null for none, or
- * throws its error, doing what a subscription would. On the event loop such an answer is taken by
- * that call instead of a subscription.
+ * throws its error, doing what a subscription would. On the event loop such an answer may be taken
+ * by that call instead of a subscription (when the stream can take it at once).
  *
  * <p>Threading: the methods run on the connection's event loop unless {@link
  * StreamsOptions#handlerExecutor()} is set; the returned Publishers may emit on any thread, and are

@@ -38,7 +38,10 @@ import org.reactivestreams.Subscription;
  * {@code Mono.fromCallable}, {@code Mono.error} and {@code Mono.empty} are) is taken by calling it
  * and sent at once, without a subscription, when the stream can take it: what Reactor's own
  * operators do with such sources. It saves the answer's sink, its subscription and their atomic
- * updates on every call (docs/benchmarks.md, thirty-third session).
+ * updates on every call (docs/benchmarks.md, thirty-third session). The Reactor flavour's responder
+ * hands such answers over only while no {@code onLastOperator} hook would wrap them at
+ * subscription; a handler of this interface that returns Reactor's types itself gets the call
+ * whatever hooks are installed.
  */
 public final class ReactiveResponder implements Responder {
   private static final System.Logger LOG = System.getLogger(ReactiveResponder.class.getName());
@@ -126,8 +129,9 @@ public final class ReactiveResponder implements Responder {
     try {
       value = Scalar.call(answer);
     } catch (Throwable t) {
-      // What an AnswerSink does with the error its Publisher signals, an Error included (Reactor's
-      // scalar Monos signal whatever their call throws): the call fails, the connection stays.
+      // As the subscription path ends, an Error included (Reactor's scalar Monos signal an
+      // Exception, and an Error thrown from their request reaches subscribe()'s catch): the call
+      // fails, the connection stays.
       if (LOG.isLoggable(Level.DEBUG)) {
         LOG.log(Level.DEBUG, "stream " + stream.streamId() + " fails: " + t, t);
       }

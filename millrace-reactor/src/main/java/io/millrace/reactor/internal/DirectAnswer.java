@@ -31,7 +31,8 @@ public class DirectAnswer<T> implements Publisher<T> {
    * whose outcome can be had by a call ({@code Mono.just}, {@code Mono.fromCallable} and the like:
    * {@link io.millrace.streams.internal.Scalar}) stays callable through the relay, so that the
    * responder can take a request-response's answer without subscribing; not while an {@code
-   * onLastOperator} hook would wrap it at subscription, which the call would skip.
+   * onLastOperator} hook would wrap it at subscription, which the call would skip (to tell, the
+   * hooks run here once more for such a source, and what they make is dropped).
    */
   public static <T> Publisher<T> of(Publisher<T> source) {
     if (source == null) {
@@ -66,8 +67,10 @@ public class DirectAnswer<T> implements Publisher<T> {
       try {
         return ((Callable<T>) source).call();
       } catch (Exception e) {
+        // Only the wrapper Mono.error puts around a non-Exception: a subscription signals any
+        // other exception as it is, a wrapped one included.
         Throwable t = Exceptions.unwrap(e);
-        throw t == e ? e : DirectAnswer.<RuntimeException>rethrown(t);
+        throw t == e || t instanceof Exception ? e : DirectAnswer.<RuntimeException>rethrown(t);
       }
     }
   }
