@@ -420,32 +420,12 @@ public final class MillraceSystem implements BenchSystem {
 
     @Override
     public void startStream(LongAdder received) {
-      connection
-          .executor()
-          .execute(
-              () ->
-                  connection.requestStream(null, payload, INITIAL, new BatchingConsumer(received)));
+      MillraceSystem.startStream(connection, payload, received);
     }
 
     @Override
     public void startChannel(LongAdder received) {
-      connection
-          .executor()
-          .execute(
-              () ->
-                  connection.requestChannel(
-                      null,
-                      payload,
-                      BATCH,
-                      false,
-                      new BatchingConsumer(received) {
-                        @Override
-                        public void onReady(Stream stream) {
-                          while (stream.isReady()) {
-                            stream.next(null, payload);
-                          }
-                        }
-                      }));
+      MillraceSystem.startChannel(connection, payload, received);
     }
 
     @Override
@@ -517,6 +497,41 @@ public final class MillraceSystem implements BenchSystem {
   }
 
   /** Counts payloads and grants {@link #BATCH} more each time a batch arrived. */
+  /**
+   * Starts an endless request-stream of {@code payload} on {@code connection}'s loop, its payloads
+   * counted into {@code received} (the core's consumer, granting credit as it reads).
+   */
+  static void startStream(Connection connection, ByteBuf payload, LongAdder received) {
+    connection
+        .executor()
+        .execute(
+            () -> connection.requestStream(null, payload, INITIAL, new BatchingConsumer(received)));
+  }
+
+  /**
+   * Starts an endless request-channel on {@code connection}'s loop: {@code payload} sent whenever
+   * the stream is ready, the answers counted into {@code received}.
+   */
+  static void startChannel(Connection connection, ByteBuf payload, LongAdder received) {
+    connection
+        .executor()
+        .execute(
+            () ->
+                connection.requestChannel(
+                    null,
+                    payload,
+                    BATCH,
+                    false,
+                    new BatchingConsumer(received) {
+                      @Override
+                      public void onReady(Stream stream) {
+                        while (stream.isReady()) {
+                          stream.next(null, payload);
+                        }
+                      }
+                    }));
+  }
+
   static class BatchingConsumer implements StreamListener {
     private final LongAdder received;
     private int sinceRequest;

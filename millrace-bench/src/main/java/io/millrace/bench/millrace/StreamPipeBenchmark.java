@@ -73,7 +73,8 @@ public class StreamPipeBenchmark {
   int size;
 
   /**
-   * {@code request-stream}: one endless stream. {@code request-response}: {@link #WINDOW} calls in
+   * {@code request-stream}: one endless stream. {@code request-channel}: one endless channel, the
+   * server echoing what the client sends. {@code request-response}: {@link #WINDOW} calls in
    * flight, each answered call replaced by a new one from its answer's callback on the client's
    * loop, as the socket bench's throughput mode keeps them.
    */
@@ -167,32 +168,30 @@ public class StreamPipeBenchmark {
       calls = flavour.calls(client, request);
     }
     switch (interaction) {
-      case "request-stream" -> startStream();
+      case "request-stream" -> {
+        if (calls != null) {
+          calls.startStream(received);
+        } else {
+          MillraceSystem.startStream(client, request, received);
+        }
+      }
+      case "request-channel" -> {
+        if (calls != null) {
+          calls.startChannel(received);
+        } else {
+          MillraceSystem.startChannel(client, request, received);
+        }
+      }
       case "request-response" -> client.executor().execute(this::startCalls);
       default ->
-          throw new IllegalArgumentException("interaction: request-stream or request-response");
+          throw new IllegalArgumentException(
+              "interaction: request-stream, request-channel or request-response");
     }
     for (int i = 0; i < 100 && received.sum() == 0; i++) {
       exchange();
     }
     if (received.sum() == 0) {
       throw new IllegalStateException(system + ": no payload arrived");
-    }
-  }
-
-  private void startStream() {
-    if (calls != null) {
-      calls.startStream(received);
-    } else {
-      client
-          .executor()
-          .execute(
-              () ->
-                  client.requestStream(
-                      null,
-                      request,
-                      MillraceSystem.INITIAL,
-                      new MillraceSystem.BatchingConsumer(received)));
     }
   }
 

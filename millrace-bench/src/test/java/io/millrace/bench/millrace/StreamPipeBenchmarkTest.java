@@ -26,6 +26,13 @@ class StreamPipeBenchmarkTest {
     pumps(system, "both", "request-stream");
   }
 
+  /** A channel's echoes come back in every exchange. */
+  @ParameterizedTest
+  @ValueSource(strings = {"millrace", "millrace-reactor", "millrace-rpc"})
+  void channelsEchoEveryExchange(String system) {
+    pumps(system, "both", "request-channel");
+  }
+
   /** Every exchange answers calls, and a new call follows each answer. */
   @ParameterizedTest
   @ValueSource(strings = {"millrace", "millrace-reactor", "millrace-rpc"})
