@@ -101,10 +101,7 @@ public final class ReactiveResponder implements Responder {
     }
     Publisher<Payload> answer;
     try {
-      answer = handler.requestResponse(p);
-      if (answer == null) {
-        throw new NullPointerException("the handler returned no Publisher");
-      }
+      answer = handlerAnswer(REQUEST_RESPONSE, p, null);
     } catch (Throwable t) {
       AnswerSink sink = new AnswerSink(stream);
       refuse(sink, t);
@@ -261,20 +258,26 @@ public final class ReactiveResponder implements Responder {
       int kind, Payload request, ResponderSink sink, ResponderChannel channel) {
     Publisher<Payload> answer;
     try {
-      answer =
-          switch (kind) {
-            case REQUEST_RESPONSE -> handler.requestResponse(request);
-            case REQUEST_STREAM -> handler.requestStream(request);
-            default -> handler.requestChannel(request, channel.inbound());
-          };
-      if (answer == null) {
-        throw new NullPointerException("the handler returned no Publisher");
-      }
+      answer = handlerAnswer(kind, request, channel);
     } catch (Throwable t) {
       refuse(sink, t);
       return;
     }
     subscribe(answer, sink);
+  }
+
+  /** The handler's Publisher for a request of {@code kind}; a null one throws. */
+  private Publisher<Payload> handlerAnswer(int kind, Payload request, ResponderChannel channel) {
+    Publisher<Payload> answer =
+        switch (kind) {
+          case REQUEST_RESPONSE -> handler.requestResponse(request);
+          case REQUEST_STREAM -> handler.requestStream(request);
+          default -> handler.requestChannel(request, channel.inbound());
+        };
+    if (answer == null) {
+      throw new NullPointerException("the handler returned no Publisher");
+    }
+    return answer;
   }
 
   /** Ends {@code sink}'s stream with {@code t}: there is no answer to subscribe it to. */

@@ -1,6 +1,7 @@
 package io.millrace.reactor.internal;
 
 import io.millrace.streams.internal.Relay;
+import io.millrace.streams.internal.Scalar;
 import java.util.concurrent.Callable;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
@@ -29,10 +30,10 @@ public class DirectAnswer<T> implements Publisher<T> {
   /**
    * {@code source} (null stays null), relaying to each subscriber as a CoreSubscriber. A source
    * whose outcome can be had by a call ({@code Mono.just}, {@code Mono.fromCallable} and the like:
-   * {@link io.millrace.streams.internal.Scalar}) stays callable through the relay, so that the
-   * responder can take a request-response's answer without subscribing; not while an {@code
-   * onLastOperator} hook would wrap it at subscription, which the call would skip (to tell, the
-   * hooks run here once more for such a source, and what they make is dropped).
+   * {@link Scalar}) stays callable through the relay, so that the responder can take a
+   * request-response's answer without subscribing; not while an {@code onLastOperator} hook would
+   * wrap it at subscription, which the call would skip (to tell, the hooks run here once more for
+   * such a source, and what they make is dropped).
    */
   public static <T> Publisher<T> of(Publisher<T> source) {
     if (source == null) {
@@ -70,14 +71,9 @@ public class DirectAnswer<T> implements Publisher<T> {
         // Only the wrapper Mono.error puts around a non-Exception: a subscription signals any
         // other exception as it is, a wrapped one included.
         Throwable t = Exceptions.unwrap(e);
-        throw t == e || t instanceof Exception ? e : DirectAnswer.<RuntimeException>rethrown(t);
+        throw t == e || t instanceof Exception ? e : Scalar.<RuntimeException>rethrown(t);
       }
     }
-  }
-
-  @SuppressWarnings("unchecked")
-  private static <E extends Throwable> E rethrown(Throwable t) throws E {
-    throw (E) t;
   }
 
   private static final class CoreRelay<T> extends Relay<T> implements CoreSubscriber<T> {

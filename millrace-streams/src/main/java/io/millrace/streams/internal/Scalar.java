@@ -113,8 +113,9 @@ public final class Scalar {
     }
   }
 
+  /** Throws {@code t} as it is, checked or not (the compiler sees an unchecked throw). */
   @SuppressWarnings("unchecked")
-  private static <E extends Throwable> E rethrown(Throwable t) throws E {
+  public static <E extends Throwable> E rethrown(Throwable t) throws E {
     throw (E) t;
   }
 

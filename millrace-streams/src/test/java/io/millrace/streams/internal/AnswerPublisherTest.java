@@ -53,17 +53,13 @@ class AnswerPublisherTest {
     return AnswerPublisher.of(fake.connection(), options, Payload.of(request));
   }
 
-  private static ByteBuf direct(String s) {
-    return ByteBufAllocator.DEFAULT.directBuffer().writeBytes(s.getBytes(StandardCharsets.UTF_8));
-  }
-
   private void onLoop(Runnable task) throws Exception {
     loop.submit(task).get(5, TimeUnit.SECONDS);
   }
 
   @Test
   void theRequestGoesOutOnTheFirstDemand_onceOnSubscribeHasReturned_andOnlyOnce() throws Exception {
-    ByteBuf request = direct("hi");
+    ByteBuf request = Buffers.direct("hi");
     Recorder r =
         new Recorder(
             s -> {
@@ -82,7 +78,7 @@ class AnswerPublisherTest {
 
   @Test
   void noDemand_noCall() {
-    ByteBuf request = direct("hi");
+    ByteBuf request = Buffers.direct("hi");
     Recorder r = new Recorder(s -> {});
     call(request).subscribe(r);
     assertThat(fake.calls).hasValue(0);
@@ -97,7 +93,7 @@ class AnswerPublisherTest {
   void theAnswerIsDeliveredAndCompletedOnTheLoop_theEnginesCompletionAfterItIsIgnored()
       throws Exception {
     Recorder r = new Recorder(s -> s.request(1));
-    call(direct("hi")).subscribe(r); // from the test's thread, not the loop
+    call(Buffers.direct("hi")).subscribe(r); // from the test's thread, not the loop
     StreamListener l = fake.listener;
     ByteBuf answer = Unpooled.copiedBuffer("ok", StandardCharsets.UTF_8);
     onLoop(
@@ -120,7 +116,7 @@ class AnswerPublisherTest {
   @Test
   void anAnswerWithoutAPayloadCompletesEmpty() throws Exception {
     Recorder r = new Recorder(s -> s.request(1));
-    call(direct("hi")).subscribe(r);
+    call(Buffers.direct("hi")).subscribe(r);
     onLoop(() -> fake.listener.onComplete(fake.stream));
     assertThat(r.events).containsExactly("complete");
   }
@@ -128,7 +124,7 @@ class AnswerPublisherTest {
   @Test
   void thePeersErrorFailsTheCallWithItsCodeAndMessage() throws Exception {
     Recorder r = new Recorder(s -> s.request(1));
-    call(direct("hi")).subscribe(r);
+    call(Buffers.direct("hi")).subscribe(r);
     onLoop(() -> fake.listener.onError(fake.stream, 0x00000301, "no such user"));
     assertThat(r.events).containsExactly("error StreamErrorException");
     StreamErrorException e = (StreamErrorException) r.error;
@@ -139,7 +135,7 @@ class AnswerPublisherTest {
   @Test
   void aCancelAfterTheSend_cancelsTheStreamOnTheLoop_andSilencesALateAnswer() throws Exception {
     Recorder r = new Recorder(s -> s.request(1));
-    call(direct("hi")).subscribe(r);
+    call(Buffers.direct("hi")).subscribe(r);
     r.subscription.cancel();
     r.subscription.cancel();
     loop.submit(() -> {}).get(5, TimeUnit.SECONDS); // the cancel task ran before this one
@@ -156,7 +152,7 @@ class AnswerPublisherTest {
   void aCancelWhileTheCallIsBeingMade_cancelsTheStreamOnceItIsKnown() throws Exception {
     Recorder r = new Recorder(s -> {});
     fake.whileCalling = () -> r.subscription.cancel(); // before the connection returns the stream
-    call(direct("hi")).subscribe(r);
+    call(Buffers.direct("hi")).subscribe(r);
     r.subscription.request(1);
     loop.submit(() -> {}).get(5, TimeUnit.SECONDS);
     assertThat(fake.calls).hasValue(1);
@@ -167,7 +163,7 @@ class AnswerPublisherTest {
   @Test
   void aNonPositiveRequestBeforeTheSend_failsTheCall_sendsNothing_releasesTheRequest()
       throws Exception {
-    ByteBuf request = direct("hi");
+    ByteBuf request = Buffers.direct("hi");
     Recorder r = new Recorder(s -> s.request(0));
     call(request).subscribe(r);
     r.awaitEnd();
@@ -181,7 +177,7 @@ class AnswerPublisherTest {
   @Test
   void aNonPositiveRequestAfterTheSend_cancelsTheCallAndFailsIt() throws Exception {
     Recorder r = new Recorder(s -> s.request(1));
-    call(direct("hi")).subscribe(r);
+    call(Buffers.direct("hi")).subscribe(r);
     r.subscription.request(-1);
     r.awaitEnd();
     loop.submit(() -> {}).get(5, TimeUnit.SECONDS);
@@ -193,7 +189,7 @@ class AnswerPublisherTest {
   void aRefusedHandOff_failsTheCallWithTheReason_onTheLoop() throws Exception {
     fake.refuse = new RejectedExecutionException("the hand-off is full");
     Recorder r = new Recorder(s -> s.request(1));
-    call(direct("hi")).subscribe(r);
+    call(Buffers.direct("hi")).subscribe(r);
     r.awaitEnd();
     assertThat(r.events).containsExactly("error RejectedExecutionException");
     assertThat(r.threads).allMatch(t -> t.startsWith("defaultEventLoop"));
@@ -207,7 +203,7 @@ class AnswerPublisherTest {
     fake.whileCalling =
         () -> fake.listener.onError(fake.stream, ErrorCode.CANCELED, "the loop is shut down");
     Recorder r = new Recorder(s -> s.request(1));
-    call(direct("hi")).subscribe(r);
+    call(Buffers.direct("hi")).subscribe(r);
     assertThat(r.events).containsExactly("error StreamErrorException");
     assertThat(r.threads).containsExactly(Thread.currentThread().getName());
     r.subscription.cancel();
@@ -220,7 +216,7 @@ class AnswerPublisherTest {
     fake.whileCalling =
         () -> fake.listener.onError(fake.stream, ErrorCode.REJECTED, "the connection is closing");
     Recorder r = new Recorder(s -> s.request(1));
-    onLoop(() -> call(direct("hi")).subscribe(r));
+    onLoop(() -> call(Buffers.direct("hi")).subscribe(r));
     assertThat(r.events).containsExactly("error StreamErrorException");
     assertThat(((StreamErrorException) r.error).errorCode()).isEqualTo(ErrorCode.REJECTED);
     assertThat(r.threads).allMatch(t -> t.startsWith("defaultEventLoop"));
@@ -231,14 +227,14 @@ class AnswerPublisherTest {
   void anErrorThrownBySending_endsTheCall_notTheCaller() throws Exception {
     fake.refuse = new StackOverflowError("a deeply nested value");
     Recorder r = new Recorder(s -> s.request(1));
-    call(direct("hi")).subscribe(r);
+    call(Buffers.direct("hi")).subscribe(r);
     r.awaitEnd();
     assertThat(r.events).containsExactly("error StackOverflowError");
   }
 
   @Test
   void aSubscriberWhoseOnSubscribeThrows_getsNothingSent_andTheRequestIsReleased() {
-    ByteBuf request = direct("hi");
+    ByteBuf request = Buffers.direct("hi");
     AnswerPublisher p = call(request);
     Recorder r =
         new Recorder(
@@ -262,7 +258,7 @@ class AnswerPublisherTest {
             events.add("onSubscribe returned");
           }
         };
-    onLoop(() -> call(direct("hi")).subscribe(r)); // on the loop the error is told at once
+    onLoop(() -> call(Buffers.direct("hi")).subscribe(r)); // on the loop the error is told at once
     assertThat(r.events).containsExactly("onSubscribe returned", "error IllegalArgumentException");
   }
 
@@ -276,7 +272,7 @@ class AnswerPublisherTest {
             subscription.cancel();
           }
         };
-    call(direct("hi")).subscribe(r);
+    call(Buffers.direct("hi")).subscribe(r);
     ByteBuf answer = Unpooled.copiedBuffer("ok", StandardCharsets.UTF_8);
     onLoop(() -> fake.listener.onNext(fake.stream, null, answer));
     loop.submit(() -> {}).get(5, TimeUnit.SECONDS);
@@ -291,7 +287,7 @@ class AnswerPublisherTest {
     for (int i = 0; i < 2_000; i++) {
       int cancelsBefore = fake.cancels.get();
       Recorder r = new Recorder(s -> s.request(1));
-      call(direct("hi")).subscribe(r);
+      call(Buffers.direct("hi")).subscribe(r);
       StreamListener l = fake.listener;
       loop.execute(() -> l.onNext(fake.stream, null, answer));
       r.subscription.cancel();
@@ -315,7 +311,7 @@ class AnswerPublisherTest {
       for (int i = 0; i < 2_000; i++) {
         int callsBefore = fake.calls.get();
         int cancelsBefore = fake.cancels.get();
-        ByteBuf request = direct("hi");
+        ByteBuf request = Buffers.direct("hi");
         Recorder r = new Recorder(s -> {});
         call(request).subscribe(r);
         Future<?> cancelling = other.submit(() -> r.subscription.cancel());
@@ -335,7 +331,7 @@ class AnswerPublisherTest {
 
   @Test
   void aSecondSubscriberIsRefused_theFirstCallGoesOn() throws Exception {
-    AnswerPublisher p = call(direct("hi"));
+    AnswerPublisher p = call(Buffers.direct("hi"));
     Recorder first = new Recorder(s -> s.request(1));
     Recorder second = new Recorder(s -> s.request(1));
     p.subscribe(first);
@@ -362,7 +358,7 @@ class AnswerPublisherTest {
       }
     }
     InPlace r = new InPlace();
-    call(direct("hi")).subscribe(r);
+    call(Buffers.direct("hi")).subscribe(r);
     ByteBuf metadata = Unpooled.copiedBuffer("m", StandardCharsets.UTF_8);
     ByteBuf answer = Unpooled.copiedBuffer("ok", StandardCharsets.UTF_8);
     onLoop(() -> fake.listener.onNext(fake.stream, metadata, answer));
@@ -380,13 +376,13 @@ class AnswerPublisherTest {
       }
     }
     Lent lent = new Lent();
-    call(direct("hi")).subscribe(lent);
+    call(Buffers.direct("hi")).subscribe(lent);
     ByteBuf answer = Unpooled.copiedBuffer("ok", StandardCharsets.UTF_8);
     onLoop(() -> fake.listener.onNext(fake.stream, null, answer));
     assertThat(lent.payload.data()).as("the engine's own buffer").isSameAs(answer);
 
     Recorder zeroCopy = new Recorder(s -> s.request(1));
-    call(StreamsOptions.builder().zeroCopy(true).build(), direct("hi")).subscribe(zeroCopy);
+    call(StreamsOptions.builder().zeroCopy(true).build(), Buffers.direct("hi")).subscribe(zeroCopy);
     onLoop(() -> fake.listener.onNext(fake.stream, null, answer));
     assertThat(answer.refCnt()).as("a retained view for the subscriber").isEqualTo(2);
     zeroCopy.payload.release();

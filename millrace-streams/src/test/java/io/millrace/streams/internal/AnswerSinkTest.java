@@ -4,9 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.millrace.streams.Payload;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.DefaultEventLoop;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
@@ -34,10 +32,6 @@ class AnswerSinkTest {
     loop.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
   }
 
-  private static ByteBuf direct(String s) {
-    return ByteBufAllocator.DEFAULT.directBuffer().writeBytes(s.getBytes(StandardCharsets.UTF_8));
-  }
-
   /** Subscribes a new sink to {@code answer} on the loop, as the responder does, and returns it. */
   private AnswerSink answer(org.reactivestreams.Publisher<Payload> answer) throws Exception {
     return answer(fake, answer);
@@ -57,7 +51,7 @@ class AnswerSinkTest {
   @Test
   void aMonosAnswerGoesOutWithTheCompletion_andTheMonoEndsByItself() throws Exception {
     List<SignalType> ends = new CopyOnWriteArrayList<>();
-    answer(Mono.just(Payload.of(direct("ok"))).doFinally(ends::add));
+    answer(Mono.just(Payload.of(Buffers.direct("ok"))).doFinally(ends::add));
     settle();
     assertThat(fake.events).containsExactly("next ok");
     assertThat(ends).as("a success, not a cancel").containsExactly(SignalType.ON_COMPLETE);
@@ -80,7 +74,7 @@ class AnswerSinkTest {
     Requests upstream = new Requests();
     loop.submit(() -> sink.onSubscribe(upstream)).get(5, TimeUnit.SECONDS);
     assertThat(upstream.requested).hasValue(1);
-    loop.submit(() -> sink.onNext(Payload.of(direct("ok")))).get(5, TimeUnit.SECONDS);
+    loop.submit(() -> sink.onNext(Payload.of(Buffers.direct("ok")))).get(5, TimeUnit.SECONDS);
     assertThat(fake.events).containsExactly("next ok");
     assertThat(upstream.requested).as("one past the answer").hasValue(2);
     loop.submit(() -> sink.onComplete()).get(5, TimeUnit.SECONDS);
@@ -104,7 +98,7 @@ class AnswerSinkTest {
         AnswerSink sink = new AnswerSink(on.stream);
         Requests upstream = new Requests();
         loop.submit(() -> sink.onSubscribe(upstream)).get(5, TimeUnit.SECONDS);
-        ByteBuf b = direct("x" + i);
+        ByteBuf b = Buffers.direct("x" + i);
         Future<?> emitted =
             publisher.submit(
                 () -> {
@@ -126,7 +120,7 @@ class AnswerSinkTest {
 
   @Test
   void anAnswerThatCannotBeHandedOver_failsTheStream_andCancelsThePublisher() throws Exception {
-    ByteBuf gone = direct("gone");
+    ByteBuf gone = Buffers.direct("gone");
     gone.release();
     List<SignalType> ends = new CopyOnWriteArrayList<>();
     AnswerSink sink =
@@ -145,7 +139,7 @@ class AnswerSinkTest {
         Flux.range(0, 3)
             .map(
                 i -> {
-                  ByteBuf b = direct(Integer.toString(i));
+                  ByteBuf b = Buffers.direct(Integer.toString(i));
                   made.add(b);
                   return Payload.of(b);
                 })
@@ -158,7 +152,9 @@ class AnswerSinkTest {
 
   @Test
   void anAnswerFromAnotherThread_goesOutOnTheLoop() throws Exception {
-    answer(Mono.fromCallable(() -> Payload.of(direct("late"))).subscribeOn(Schedulers.single()));
+    answer(
+        Mono.fromCallable(() -> Payload.of(Buffers.direct("late")))
+            .subscribeOn(Schedulers.single()));
     for (int i = 0; i < 100 && fake.events.isEmpty(); i++) {
       Thread.sleep(10);
     }
@@ -171,7 +167,8 @@ class AnswerSinkTest {
   void nothingIsAskedWhileTheStreamCannotTakeIt_theAnswerFollowsOnReady() throws Exception {
     fake.ready = false;
     AtomicLong asked = new AtomicLong();
-    AnswerSink sink = answer(Mono.just(Payload.of(direct("ok"))).doOnRequest(asked::addAndGet));
+    AnswerSink sink =
+        answer(Mono.just(Payload.of(Buffers.direct("ok"))).doOnRequest(asked::addAndGet));
     settle();
     assertThat(asked).hasValue(0);
     assertThat(fake.events).isEmpty();
@@ -187,7 +184,7 @@ class AnswerSinkTest {
     fake.ready = false;
     AnswerSink sent = new AnswerSink(fake.stream);
     sent.onSubscribe(new Requests());
-    sent.onNext(Payload.of(direct("waited")));
+    sent.onNext(Payload.of(Buffers.direct("waited")));
     settle();
     assertThat(fake.events).isEmpty();
     fake.ready = true;
@@ -198,7 +195,7 @@ class AnswerSinkTest {
     AnswerSink dropped = new AnswerSink(fake.stream);
     Requests upstream = new Requests();
     dropped.onSubscribe(upstream);
-    ByteBuf b = direct("dropped");
+    ByteBuf b = Buffers.direct("dropped");
     dropped.onNext(Payload.of(b));
     settle();
     loop.submit(() -> dropped.onCancel(fake.stream)).get(5, TimeUnit.SECONDS);
@@ -217,7 +214,7 @@ class AnswerSinkTest {
     assertThat(upstream.requested).hasValue(1);
     loop.submit(() -> sink.onCancel(fake.stream)).get(5, TimeUnit.SECONDS);
     assertThat(upstream.cancelled).isTrue();
-    ByteBuf late = direct("late");
+    ByteBuf late = Buffers.direct("late");
     sink.onNext(Payload.of(late)); // from another thread, after the cancel
     settle();
     assertThat(late.refCnt()).isZero();

@@ -8,7 +8,6 @@ import io.millrace.core.PayloadEncoder;
 import io.millrace.core.Stream;
 import io.millrace.streams.Payload;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.DefaultEventLoop;
 import java.lang.management.ManagementFactory;
@@ -55,10 +54,6 @@ class OutboundSinkEncodedTest {
         }
       };
 
-  private static ByteBuf direct(String s) {
-    return ByteBufAllocator.DEFAULT.directBuffer().writeBytes(s.getBytes(StandardCharsets.UTF_8));
-  }
-
   private <T> T onLoop(Callable<T> task) throws Exception {
     return loop.submit(task).get(5, TimeUnit.SECONDS);
   }
@@ -78,7 +73,7 @@ class OutboundSinkEncodedTest {
     Requests upstream = new Requests();
     OutboundSink sink = subscribed(upstream);
     assertThat(upstream.requested).as("the window").hasValue(16);
-    ByteBuf metadata = direct("m");
+    ByteBuf metadata = Buffers.direct("m");
     onLoop(() -> sink.onNextEncoded(metadata, "a", ASCII));
     onLoop(() -> sink.onNextEncoded(null, "b", ASCII));
     assertThat(stream.events).containsExactly("encoded a meta m", "encoded b");
@@ -126,7 +121,8 @@ class OutboundSinkEncodedTest {
   void anItemDoesNotOvertakeOneThatWaits_onTheLoopOrFromAnotherThread() throws Exception {
     stream.ready = false;
     OutboundSink sink = subscribed(new Requests());
-    sink.onNext(Payload.of(direct("first"))); // from this thread: it waits, the stream not ready
+    sink.onNext(
+        Payload.of(Buffers.direct("first"))); // from this thread: it waits, the stream not ready
     onLoop(() -> {}); // the drain that found it could not go
     stream.ready = true; // credit came; onReady has not been told yet
     onLoop(() -> sink.onNextEncoded(null, "second", ASCII));
@@ -140,7 +136,7 @@ class OutboundSinkEncodedTest {
     stream.ready = false;
     Requests upstream = new Requests();
     OutboundSink sink = subscribed(upstream);
-    ByteBuf metadata = direct("m");
+    ByteBuf metadata = Buffers.direct("m");
     onLoop(() -> sink.onNextEncoded(metadata, "kept", ASCII));
     assertThat(metadata.refCnt()).as("waiting").isOne();
     onLoop(() -> sink.onCancel(stream));
@@ -148,7 +144,7 @@ class OutboundSinkEncodedTest {
     assertThat(upstream.cancelled).isTrue();
     // One more that the Publisher emitted before it saw the cancel, with the stream ready again.
     stream.ready = true;
-    ByteBuf late = direct("late");
+    ByteBuf late = Buffers.direct("late");
     onLoop(() -> sink.onNextEncoded(late, "late", ASCII));
     assertThat(late.refCnt()).as("released, not sent").isZero();
     assertThat(stream.events).isEmpty();
@@ -167,8 +163,8 @@ class OutboundSinkEncodedTest {
   @Test
   void aNullValueOrEncoder_isRefused_andTheMetadataReleased() throws Exception {
     OutboundSink sink = subscribed(new Requests());
-    ByteBuf m1 = direct("m");
-    ByteBuf m2 = direct("m");
+    ByteBuf m1 = Buffers.direct("m");
+    ByteBuf m2 = Buffers.direct("m");
     assertThat(onLoop(() -> refused(() -> sink.onNextEncoded(m1, null, ASCII)))).isTrue();
     assertThat(onLoop(() -> refused(() -> sink.onNextEncoded(m2, "x", null)))).isTrue();
     assertThat(m1.refCnt()).isZero();
@@ -190,7 +186,7 @@ class OutboundSinkEncodedTest {
     Requests upstream = new Requests();
     OutboundSink sink = subscribed(upstream);
     onLoop(() -> sink.onNextEncoded(null, "boom", ASCII));
-    ByteBuf metadata = direct("m");
+    ByteBuf metadata = Buffers.direct("m");
     onLoop(() -> sink.onNextEncoded(metadata, "after", ASCII)); // it had not seen the cancel yet
     assertThat(stream.events).containsExactly("fail IllegalStateException");
     assertThat(upstream.cancelled).isTrue();

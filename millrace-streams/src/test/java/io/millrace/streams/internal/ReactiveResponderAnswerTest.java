@@ -7,9 +7,7 @@ import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveHandler;
 import io.millrace.streams.ReactiveResponder;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.DefaultEventLoop;
-import java.nio.charset.StandardCharsets;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -30,10 +28,6 @@ class ReactiveResponderAnswerTest {
   @AfterEach
   void stop() throws InterruptedException {
     loop.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
-  }
-
-  private static ByteBuf direct(String s) {
-    return ByteBufAllocator.DEFAULT.directBuffer().writeBytes(s.getBytes(StandardCharsets.UTF_8));
   }
 
   /**
@@ -72,7 +66,7 @@ class ReactiveResponderAnswerTest {
             return answer;
           }
         };
-    ByteBuf request = direct("ask");
+    ByteBuf request = Buffers.direct("ask");
     try {
       return loop.submit(
               () -> ReactiveResponder.of(handler).requestResponse(fake.stream, null, request))
@@ -84,7 +78,7 @@ class ReactiveResponderAnswerTest {
 
   @Test
   void aKnownAnswerGoesOutAtOnce_unsubscribed() throws Exception {
-    Known answer = new Known(() -> Payload.of(direct("ok")));
+    Known answer = new Known(() -> Payload.of(Buffers.direct("ok")));
     StreamListener listener = serve(answer);
     assertThat(fake.events).containsExactly("next ok");
     assertThat(fake.threads).allMatch(t -> t.startsWith("defaultEventLoop"));
@@ -126,7 +120,7 @@ class ReactiveResponderAnswerTest {
   @Test
   void aKnownAnswerTheStreamCannotTakeYet_waitsInASink_untilItIsReady() throws Exception {
     fake.ready = false;
-    Known answer = new Known(() -> Payload.of(direct("later")));
+    Known answer = new Known(() -> Payload.of(Buffers.direct("later")));
     StreamListener listener = serve(answer);
     assertThat(listener).isInstanceOf(AnswerSink.class);
     assertThat(answer.subscribed).hasValue(1);
@@ -142,7 +136,7 @@ class ReactiveResponderAnswerTest {
     Publisher<Payload> answer =
         s -> {
           subscribed.incrementAndGet();
-          Scalar.known(Payload.of(direct("subscribed")), null).subscribe(s);
+          Scalar.known(Payload.of(Buffers.direct("subscribed")), null).subscribe(s);
         };
     StreamListener listener = serve(answer);
     assertThat(listener).isInstanceOf(AnswerSink.class);
