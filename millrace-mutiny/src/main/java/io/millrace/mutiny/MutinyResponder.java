@@ -5,6 +5,7 @@ import static mutiny.zero.flow.adapters.AdaptersToReactiveStreams.publisher;
 
 import io.millrace.core.Responder;
 import io.millrace.mutiny.internal.UniAnswer;
+import io.millrace.mutiny.internal.UniPayloadAnswer;
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveHandler;
 import io.millrace.streams.ReactiveResponder;
@@ -44,7 +45,7 @@ public final class MutinyResponder {
 
     @Override
     public Publisher<Payload> requestResponse(Payload payload) {
-      return publisher(handler.requestResponse(payload).toMulti());
+      return UniPayloadAnswer.of(handler.requestResponse(payload));
     }
 
     @Override

@@ -6,6 +6,7 @@ import com.google.protobuf.StringValue;
 import io.millrace.core.PayloadEncoder;
 import io.millrace.streams.Payload;
 import io.millrace.streams.internal.TakesEncoded;
+import io.millrace.testing.SignalRecorder;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import java.util.concurrent.atomic.AtomicInteger;

@@ -4,130 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.channel.DefaultEventLoop;
 import io.netty.util.concurrent.ImmediateEventExecutor;
-import java.util.List;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
-import org.reactivestreams.Subscription;
 
 /**
- * {@link OneAnswer} without a connection: races between the library's answer and the runtime's
- * request and cancel, invalid requests from any thread, a library whose subscribe throws, a second
- * subscriber, and when an answer may be taken at once.
+ * When an RPC may subscribe to a handler's answer at once ({@link OneAnswer#takesAtOnce}). The rest
+ * of its behaviour is {@code UnaryAnswer}'s, tested in millrace-streams.
  */
 class OneAnswerTest {
-
-  /** A library's answer reduced to its calls: counts subscriptions and cancels. */
-  private static final class TestAnswer extends OneAnswer<String> {
-    final AtomicInteger subscribed = new AtomicInteger();
-    final AtomicInteger cancels = new AtomicInteger();
-    final boolean repeatable;
-    RuntimeException subscribeThrows;
-
-    TestAnswer(boolean repeatable) {
-      this.repeatable = repeatable;
-    }
-
-    void give(String value) {
-      answer(value);
-    }
-
-    @Override
-    protected void onSubscribed() {
-      subscribed.incrementAndGet();
-      if (subscribeThrows != null) {
-        throw subscribeThrows;
-      }
-    }
-
-    @Override
-    protected void onCancelled() {
-      cancels.incrementAndGet();
-    }
-
-    @Override
-    protected OneAnswer<String> again() {
-      return repeatable ? new TestAnswer(false) : null;
-    }
-  }
-
-  private static class Recorder extends SignalRecorder<String> {
-    Recorder(long initial) {
-      super(initial);
-    }
-  }
-
-  @Test
-  void anAnswerRacingACancel_givesTheResponseWholeOrNothing() throws Exception {
-    for (int i = 0; i < 5_000; i++) {
-      TestAnswer answer = new TestAnswer(false);
-      Recorder r = new Recorder(1);
-      answer.subscribe(r);
-      Thread library = new Thread(() -> answer.give("v"));
-      library.start();
-      r.subscription.cancel();
-      library.join();
-      assertThat(r.signals).as("round %d", i).isIn(List.of(), List.of("next v", "complete"));
-      assertThat(answer.cancels.get()).isEqualTo(1);
-    }
-  }
-
-  @Test
-  void anInvalidRequestFromAnotherThread_asOnSubscribeReturns_failsTheCallOnce() throws Exception {
-    for (int i = 0; i < 2_000; i++) {
-      TestAnswer answer = new TestAnswer(false);
-      CountDownLatch go = new CountDownLatch(1);
-      Recorder r =
-          new Recorder(0) {
-            @Override
-            public void onSubscribe(Subscription s) {
-              super.onSubscribe(s);
-              new Thread(
-                      () -> {
-                        try {
-                          go.await();
-                        } catch (InterruptedException e) {
-                          return;
-                        }
-                        s.request(-1);
-                      })
-                  .start();
-              go.countDown(); // the request races onSubscribe's return
-            }
-          };
-      answer.subscribe(r);
-      assertThat(r.ended.await(5, TimeUnit.SECONDS)).as("round %d", i).isTrue();
-      Thread.sleep(0, 100);
-      assertThat(r.signals).singleElement().asString().contains("(rule 3.9): -1");
-      assertThat(answer.cancels.get()).as("the library's work is cancelled").isEqualTo(1);
-    }
-  }
-
-  @Test
-  void aLibraryWhoseSubscribeThrows_failsTheCallWithIt() throws Exception {
-    TestAnswer answer = new TestAnswer(false);
-    answer.subscribeThrows = new IllegalStateException("subscribeActual failed");
-    Recorder r = new Recorder(1);
-    answer.subscribe(r);
-    assertThat(r.signals).containsExactly("error subscribeActual failed");
-  }
-
-  @Test
-  void aSecondSubscriber_getsAFreshAnswer_whenTheLibraryCanSubscribeAgain() throws Exception {
-    TestAnswer repeatable = new TestAnswer(true);
-    repeatable.subscribe(new Recorder(1));
-    Recorder second = new Recorder(1);
-    repeatable.subscribe(second);
-    assertThat(second.signals).as("a fresh answer, still open").isEmpty();
-    assertThat(repeatable.subscribed.get()).isEqualTo(1);
-
-    TestAnswer once = new TestAnswer(false);
-    once.subscribe(new Recorder(1));
-    Recorder refused = new Recorder(1);
-    once.subscribe(refused);
-    assertThat(refused.signals).singleElement().asString().contains("one subscriber");
-  }
 
   @Test
   void anAnswerIsTakenAtOnce_onlyOnTheLoop_withoutADeadline_andWithoutInterceptors()

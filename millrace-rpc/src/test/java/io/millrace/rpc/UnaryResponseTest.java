@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.google.protobuf.StringValue;
 import io.millrace.observer.ServerCallStreamObserver;
 import io.millrace.streams.internal.Scalar;
+import io.millrace.testing.SignalRecorder;
 import io.netty.channel.DefaultEventLoop;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.ImmediateEventExecutor;
@@ -58,7 +59,7 @@ class UnaryResponseTest {
     }
 
     @Override
-    String text(StringValue item) {
+    protected String text(StringValue item) {
       return item.getValue();
     }
   }

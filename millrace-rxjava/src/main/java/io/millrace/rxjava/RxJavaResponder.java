@@ -3,6 +3,7 @@ package io.millrace.rxjava;
 import io.millrace.core.Responder;
 import io.millrace.rxjava.internal.CompletableAnswer;
 import io.millrace.rxjava.internal.DirectAnswer;
+import io.millrace.rxjava.internal.SingleAnswer;
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveHandler;
 import io.millrace.streams.ReactiveResponder;
@@ -41,7 +42,7 @@ public final class RxJavaResponder {
 
     @Override
     public Publisher<Payload> requestResponse(Payload payload) {
-      return DirectAnswer.of(handler.requestResponse(payload).toFlowable());
+      return SingleAnswer.of(handler.requestResponse(payload));
     }
 
     @Override

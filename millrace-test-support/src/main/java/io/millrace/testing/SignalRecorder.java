@@ -1,6 +1,4 @@
-package io.millrace.rpc;
-
-import static org.assertj.core.api.Assertions.assertThat;
+package io.millrace.testing;
 
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -13,18 +11,18 @@ import org.reactivestreams.Subscription;
  * Records the signals a subscriber hears as text ("next v", "error message", "complete"), and
  * requests {@code initialRequest} in onSubscribe unless it is 0.
  */
-class SignalRecorder<T> implements Subscriber<T> {
-  final List<String> signals = new CopyOnWriteArrayList<>();
-  final CountDownLatch ended = new CountDownLatch(1);
-  final long initialRequest;
-  volatile Subscription subscription;
+public class SignalRecorder<T> implements Subscriber<T> {
+  public final List<String> signals = new CopyOnWriteArrayList<>();
+  public final CountDownLatch ended = new CountDownLatch(1);
+  public final long initialRequest;
+  public volatile Subscription subscription;
 
-  SignalRecorder(long initialRequest) {
+  public SignalRecorder(long initialRequest) {
     this.initialRequest = initialRequest;
   }
 
   /** How an item is written in {@link #signals}. */
-  String text(T item) {
+  protected String text(T item) {
     return String.valueOf(item);
   }
 
@@ -53,8 +51,11 @@ class SignalRecorder<T> implements Subscriber<T> {
     ended.countDown();
   }
 
-  List<String> awaitEnd() throws InterruptedException {
-    assertThat(ended.await(5, TimeUnit.SECONDS)).as("the call ended").isTrue();
+  /** The signals once the end came (within five seconds, else the test fails). */
+  public List<String> awaitEnd() throws InterruptedException {
+    if (!ended.await(5, TimeUnit.SECONDS)) {
+      throw new AssertionError("the call did not end: " + signals);
+    }
     return signals;
   }
 }

@@ -1,0 +1,254 @@
+package io.millrace.flavours;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.millrace.core.Connection;
+import io.millrace.core.Responder;
+import io.millrace.core.StreamErrorException;
+import io.millrace.mutiny.MutinyHandler;
+import io.millrace.mutiny.MutinyResponder;
+import io.millrace.mutiny.internal.UniPayloadAnswer;
+import io.millrace.reactor.ReactorRequester;
+import io.millrace.rxjava.RxJavaHandler;
+import io.millrace.rxjava.RxJavaResponder;
+import io.millrace.rxjava.internal.SingleAnswer;
+import io.millrace.streams.Payload;
+import io.millrace.streams.internal.Scalar;
+import io.millrace.testing.SignalRecorder;
+import io.millrace.transport.netty.MillraceClient;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.reactivex.rxjava3.core.Single;
+import io.reactivex.rxjava3.core.SingleObserver;
+import io.reactivex.rxjava3.disposables.Disposable;
+import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.operators.AbstractUni;
+import io.smallrye.mutiny.subscription.UniSubscriber;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.reactivestreams.Publisher;
+
+/**
+ * The RxJava and Mutiny responders' request-response answers, a {@code Single} or a {@code Uni}
+ * observed directly ({@link SingleAnswer}, {@link UniPayloadAnswer}): each kind of answer, known at
+ * once or later, is subscribed once and gives its outcome; an answer there at once is handed over
+ * as known; the caller's cancel reaches the handler's work; and a response that comes after the
+ * cancel is released.
+ */
+class UnaryAnswersTest {
+  private static final Duration WAIT = Duration.ofSeconds(10);
+
+  private final List<AutoCloseable> closing = new ArrayList<>();
+
+  @AfterEach
+  void close() throws Exception {
+    for (AutoCloseable c : closing) {
+      c.close();
+    }
+  }
+
+  @Test
+  void rxJava_eachKindOfAnswer_isSubscribedOnce_withItsOutcome() throws Exception {
+    AtomicInteger subscribed = new AtomicInteger();
+    AtomicInteger called = new AtomicInteger();
+    ReactorRequester requester =
+        connect(
+            RxJavaResponder.of(
+                new RxJavaHandler() {
+                  @Override
+                  public Single<Payload> requestResponse(Payload payload) {
+                    String kind = text(payload);
+                    Single<Payload> answer =
+                        switch (kind) {
+                          case "callable" ->
+                              Single.fromCallable(
+                                  () -> Payload.of("call " + called.incrementAndGet()));
+                          case "later" ->
+                              Single.timer(5, TimeUnit.MILLISECONDS).map(t -> Payload.of("later"));
+                          case "failing" ->
+                              Single.fromCallable(
+                                  () -> {
+                                    throw new IllegalStateException("no");
+                                  });
+                          case "error" -> Single.error(StreamErrorException.application("refused"));
+                          default -> Single.just(Payload.of("just " + kind));
+                        };
+                    return answer.doOnSubscribe(d -> subscribed.incrementAndGet());
+                  }
+                }));
+    assertThat(answer(requester, "callable")).isEqualTo("call 1");
+    assertThat(answer(requester, "callable")).isEqualTo("call 2");
+    assertThat(answer(requester, "x")).isEqualTo("just x");
+    assertThat(answer(requester, "later")).isEqualTo("later");
+    assertThatThrownBy(() -> answer(requester, "failing"))
+        .isInstanceOf(StreamErrorException.class)
+        .hasMessageContaining("the handler failed"); // its exception's text stays on the server
+    assertThatThrownBy(() -> answer(requester, "error"))
+        .isInstanceOf(StreamErrorException.class)
+        .hasMessageContaining("refused");
+    assertThat(subscribed).hasValue(6);
+  }
+
+  @Test
+  void mutiny_eachKindOfAnswer_isSubscribedOnce_withItsOutcome() throws Exception {
+    AtomicInteger subscribed = new AtomicInteger();
+    AtomicInteger called = new AtomicInteger();
+    ReactorRequester requester =
+        connect(
+            MutinyResponder.of(
+                new MutinyHandler() {
+                  @Override
+                  public Uni<Payload> requestResponse(Payload payload) {
+                    String kind = text(payload);
+                    Uni<Payload> answer =
+                        switch (kind) {
+                          case "supplier" ->
+                              Uni.createFrom()
+                                  .item(() -> Payload.of("supply " + called.incrementAndGet()));
+                          case "later" ->
+                              Uni.createFrom()
+                                  .item(Payload.of("later"))
+                                  .onItem()
+                                  .delayIt()
+                                  .by(Duration.ofMillis(5));
+                          case "empty" -> Uni.createFrom().nullItem();
+                          case "error" ->
+                              Uni.createFrom().failure(StreamErrorException.application("refused"));
+                          default -> Uni.createFrom().item(Payload.of("item " + kind));
+                        };
+                    return answer.onSubscription().invoke(s -> subscribed.incrementAndGet());
+                  }
+                }));
+    assertThat(answer(requester, "supplier")).isEqualTo("supply 1");
+    assertThat(answer(requester, "supplier")).isEqualTo("supply 2");
+    assertThat(answer(requester, "x")).isEqualTo("item x");
+    assertThat(answer(requester, "later")).isEqualTo("later");
+    assertThat(answer(requester, "empty")).isNull();
+    assertThatThrownBy(() -> answer(requester, "error"))
+        .isInstanceOf(StreamErrorException.class)
+        .hasMessageContaining("refused");
+    assertThat(subscribed).hasValue(6);
+  }
+
+  @Test
+  void theCallersCancel_reachesTheHandlersWork_inBothFlavours() throws Exception {
+    CountDownLatch disposed = new CountDownLatch(2);
+    CountDownLatch started = new CountDownLatch(2);
+    ReactorRequester rx =
+        connect(
+            RxJavaResponder.of(
+                new RxJavaHandler() {
+                  @Override
+                  public Single<Payload> requestResponse(Payload payload) {
+                    payload.release();
+                    return Single.<Payload>never()
+                        .doOnSubscribe(d -> started.countDown())
+                        .doOnDispose(disposed::countDown);
+                  }
+                }));
+    ReactorRequester mutiny =
+        connect(
+            MutinyResponder.of(
+                new MutinyHandler() {
+                  @Override
+                  public Uni<Payload> requestResponse(Payload payload) {
+                    payload.release();
+                    return Uni.createFrom()
+                        .<Payload>nothing()
+                        .onSubscription()
+                        .invoke(s -> started.countDown())
+                        .onCancellation()
+                        .invoke(disposed::countDown);
+                  }
+                }));
+    reactor.core.Disposable a = rx.requestResponse(Payload.of("x")).subscribe();
+    reactor.core.Disposable b = mutiny.requestResponse(Payload.of("x")).subscribe();
+    assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+    a.dispose();
+    b.dispose();
+    assertThat(disposed.await(10, TimeUnit.SECONDS)).as("both handlers' work cancelled").isTrue();
+  }
+
+  @Test
+  void anAnswerThereAtOnce_isHandedOverAsKnown_andOneLaterIsNot() throws Exception {
+    Publisher<Payload> single = SingleAnswer.of(Single.just(Payload.of("a")));
+    Publisher<Payload> uni = UniPayloadAnswer.of(Uni.createFrom().item(Payload.of("b")));
+    assertThat(Scalar.is(single)).isTrue();
+    assertThat(Scalar.is(uni)).isTrue();
+    assertThat(text(Scalar.call(single))).isEqualTo("a");
+    assertThat(text(Scalar.call(uni))).isEqualTo("b");
+    assertThat(Scalar.is(SingleAnswer.of(Single.never()))).isFalse();
+    assertThat(Scalar.is(UniPayloadAnswer.of(Uni.createFrom().nothing()))).isFalse();
+    assertThat(SingleAnswer.of(null)).isNull();
+    assertThat(UniPayloadAnswer.of(null)).isNull();
+  }
+
+  @Test
+  void aResponseThatComesAfterTheCancel_isReleased_inBothFlavours() {
+    AtomicReference<SingleObserver<? super Payload>> observer = new AtomicReference<>();
+    Single<Payload> deaf =
+        new Single<>() {
+          @Override
+          protected void subscribeActual(SingleObserver<? super Payload> o) {
+            o.onSubscribe(Disposable.empty()); // ignores dispose: answers all the same
+            observer.set(o);
+          }
+        };
+    AtomicReference<UniSubscriber<? super Payload>> subscriber = new AtomicReference<>();
+    Uni<Payload> deafUni =
+        new AbstractUni<>() {
+          @Override
+          public void subscribe(UniSubscriber<? super Payload> s) {
+            s.onSubscribe(() -> {});
+            subscriber.set(s);
+          }
+        };
+    Function<Publisher<Payload>, Runnable> cancelling =
+        answer -> {
+          SignalRecorder<Payload> r = new SignalRecorder<>(1);
+          answer.subscribe(r);
+          return () -> r.subscription.cancel();
+        };
+    cancelling.apply(SingleAnswer.of(deaf)).run();
+    cancelling.apply(UniPayloadAnswer.of(deafUni)).run();
+    ByteBuf late = PooledByteBufAllocator.DEFAULT.directBuffer().writeByte(1);
+    ByteBuf lateToo = PooledByteBufAllocator.DEFAULT.directBuffer().writeByte(2);
+    observer.get().onSuccess(Payload.of(late));
+    subscriber.get().onItem(Payload.of(lateToo));
+    assertThat(late.refCnt()).isZero();
+    assertThat(lateToo.refCnt()).isZero();
+  }
+
+  private static String text(Payload p) {
+    try {
+      return p.data().toString(StandardCharsets.UTF_8);
+    } finally {
+      p.release();
+    }
+  }
+
+  private static String answer(ReactorRequester requester, String request) {
+    Payload p = requester.requestResponse(Payload.of(request)).block(WAIT);
+    return p == null ? null : text(p);
+  }
+
+  private ReactorRequester connect(Responder responder) throws Exception {
+    Server server = Server.millrace(responder);
+    closing.add(server);
+    MillraceClient client =
+        MillraceClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
+    closing.add(0, client::shutdownNow);
+    Connection connection = client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS);
+    return ReactorRequester.of(connection);
+  }
+}
