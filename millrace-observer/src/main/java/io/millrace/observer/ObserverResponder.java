@@ -5,6 +5,7 @@ import io.millrace.core.Responder;
 import io.millrace.core.Stream;
 import io.millrace.core.StreamListener;
 import io.millrace.observer.internal.ObserverCall;
+import io.millrace.observer.internal.UnaryObserver;
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveHandler;
 import io.millrace.streams.ReactiveResponder;
@@ -99,10 +100,18 @@ public final class ObserverResponder implements Responder {
       return new ObserverCall<>(loop, ObserverCall.PAYLOADS, prefetch, true, false);
     }
 
+    /**
+     * One answer: a {@link UnaryObserver}, whose handler runs at once on the loop (the streams
+     * layer subscribes right after, on the same thread) and when the layer subscribes on a handler
+     * executor (so that the caller's cancel reaches a handler still running there).
+     */
     @Override
     public Publisher<Payload> requestResponse(Payload payload) {
-      ObserverCall<Payload, Payload> call = call();
-      return call.serving(() -> handler.requestResponse(payload, call));
+      return UnaryObserver.answer(
+          loop.inEventLoop(),
+          loop,
+          ObserverCall.PAYLOADS,
+          response -> handler.requestResponse(payload, response));
     }
 
     @Override
