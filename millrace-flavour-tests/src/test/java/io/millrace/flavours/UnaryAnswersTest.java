@@ -14,6 +14,7 @@ import io.millrace.rxjava.RxJavaHandler;
 import io.millrace.rxjava.RxJavaResponder;
 import io.millrace.rxjava.internal.SingleAnswer;
 import io.millrace.streams.Payload;
+import io.millrace.streams.StreamsOptions;
 import io.millrace.streams.internal.Scalar;
 import io.millrace.testing.SignalRecorder;
 import io.millrace.transport.netty.MillraceClient;
@@ -30,6 +31,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -142,8 +145,10 @@ class UnaryAnswersTest {
 
   @Test
   void theCallersCancel_reachesTheHandlersWork_inBothFlavours() throws Exception {
-    CountDownLatch disposed = new CountDownLatch(2);
-    CountDownLatch started = new CountDownLatch(2);
+    CountDownLatch rxStarted = new CountDownLatch(1);
+    CountDownLatch rxDisposed = new CountDownLatch(1);
+    CountDownLatch mutinyStarted = new CountDownLatch(1);
+    CountDownLatch mutinyCancelled = new CountDownLatch(1);
     ReactorRequester rx =
         connect(
             RxJavaResponder.of(
@@ -152,8 +157,8 @@ class UnaryAnswersTest {
                   public Single<Payload> requestResponse(Payload payload) {
                     payload.release();
                     return Single.<Payload>never()
-                        .doOnSubscribe(d -> started.countDown())
-                        .doOnDispose(disposed::countDown);
+                        .doOnSubscribe(d -> rxStarted.countDown())
+                        .doOnDispose(rxDisposed::countDown);
                   }
                 }));
     ReactorRequester mutiny =
@@ -166,17 +171,87 @@ class UnaryAnswersTest {
                     return Uni.createFrom()
                         .<Payload>nothing()
                         .onSubscription()
-                        .invoke(s -> started.countDown())
+                        .invoke(s -> mutinyStarted.countDown())
                         .onCancellation()
-                        .invoke(disposed::countDown);
+                        .invoke(mutinyCancelled::countDown);
                   }
                 }));
     reactor.core.Disposable a = rx.requestResponse(Payload.of("x")).subscribe();
     reactor.core.Disposable b = mutiny.requestResponse(Payload.of("x")).subscribe();
-    assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(rxStarted.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(mutinyStarted.await(10, TimeUnit.SECONDS)).isTrue();
     a.dispose();
     b.dispose();
-    assertThat(disposed.await(10, TimeUnit.SECONDS)).as("both handlers' work cancelled").isTrue();
+    assertThat(rxDisposed.await(10, TimeUnit.SECONDS)).as("the Single disposed").isTrue();
+    assertThat(mutinyCancelled.await(10, TimeUnit.SECONDS)).as("the Uni cancelled").isTrue();
+  }
+
+  @Test
+  void onAHandlerExecutor_answersAtOnceAndLater_comeBack_inBothFlavours() throws Exception {
+    ExecutorService executor = Executors.newFixedThreadPool(2);
+    closing.add(executor::shutdownNow);
+    StreamsOptions options = StreamsOptions.builder().handlerExecutor(executor).build();
+    ReactorRequester rx =
+        connect(
+            RxJavaResponder.of(
+                new RxJavaHandler() {
+                  @Override
+                  public Single<Payload> requestResponse(Payload payload) {
+                    String kind = text(payload);
+                    return kind.equals("later")
+                        ? Single.timer(5, TimeUnit.MILLISECONDS).map(t -> Payload.of("rx later"))
+                        : Single.just(Payload.of("rx " + kind));
+                  }
+                },
+                options));
+    ReactorRequester mutiny =
+        connect(
+            MutinyResponder.of(
+                new MutinyHandler() {
+                  @Override
+                  public Uni<Payload> requestResponse(Payload payload) {
+                    String kind = text(payload);
+                    Uni<Payload> now = Uni.createFrom().item(Payload.of("mutiny " + kind));
+                    return kind.equals("later")
+                        ? now.onItem().delayIt().by(Duration.ofMillis(5))
+                        : now;
+                  }
+                },
+                options));
+    assertThat(answer(rx, "now")).isEqualTo("rx now");
+    assertThat(answer(rx, "later")).isEqualTo("rx later");
+    assertThat(answer(mutiny, "now")).isEqualTo("mutiny now");
+    assertThat(answer(mutiny, "later")).isEqualTo("mutiny later");
+  }
+
+  @Test
+  void aLibraryThatThrowsFromSubscribe_afterAnswering_hasItsAnswerReleased() {
+    ByteBuf given = PooledByteBufAllocator.DEFAULT.directBuffer().writeByte(1);
+    Single<Payload> broken =
+        new Single<>() {
+          @Override
+          protected void subscribeActual(SingleObserver<? super Payload> o) {
+            o.onSubscribe(Disposable.empty());
+            o.onSuccess(Payload.of(given));
+            throw new IllegalStateException("broken after answering");
+          }
+        };
+    assertThatThrownBy(() -> SingleAnswer.of(broken))
+        .hasRootCauseMessage("broken after answering"); // RxJava wraps it
+    assertThat(given.refCnt()).isZero();
+
+    ByteBuf givenToo = PooledByteBufAllocator.DEFAULT.directBuffer().writeByte(2);
+    Uni<Payload> brokenUni =
+        new AbstractUni<>() {
+          @Override
+          public void subscribe(UniSubscriber<? super Payload> s) {
+            s.onSubscribe(() -> {});
+            s.onItem(Payload.of(givenToo));
+            throw new IllegalStateException("broken after answering");
+          }
+        };
+    assertThatThrownBy(() -> UniPayloadAnswer.of(brokenUni)).hasMessage("broken after answering");
+    assertThat(givenToo.refCnt()).isZero();
   }
 
   @Test

@@ -39,7 +39,11 @@ public interface MutinyHandler {
     return Uni.createFrom().voidItem();
   }
 
-  /** The response; a null item sends an empty completion. */
+  /**
+   * The response; a null item sends an empty completion. The Uni is subscribed as soon as this
+   * returns, on the same thread (the event loop, or the handler executor), so its work starts at
+   * once; the caller's cancel reaches it through its {@code onCancellation}.
+   */
   default Uni<Payload> requestResponse(Payload payload) {
     payload.release();
     return Uni.createFrom()

@@ -40,6 +40,10 @@ public interface RxJavaHandler {
     return Completable.complete();
   }
 
+  /**
+   * The response. The Single is subscribed as soon as this returns, on the same thread (the event
+   * loop, or the handler executor), so its work starts at once; the caller's cancel disposes it.
+   */
   default Single<Payload> requestResponse(Payload payload) {
     payload.release();
     return Single.error(StreamErrorException.application("request-response not supported"));

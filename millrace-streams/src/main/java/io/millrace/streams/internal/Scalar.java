@@ -1,5 +1,6 @@
 package io.millrace.streams.internal;
 
+import io.millrace.streams.Payload;
 import java.util.concurrent.Callable;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
@@ -84,7 +85,11 @@ public final class Scalar {
       }
     }
 
-    /** The one subscriber's subscription: the outcome goes out once (its calls are serial). */
+    /**
+     * The one subscriber's subscription: the outcome goes out once (its calls are serial). An item
+     * that never goes out (a cancel, an invalid request) is released when it is a {@link Payload}:
+     * it was the runtime's to send, and nobody else holds it.
+     */
     private final class TakenSubscription implements org.reactivestreams.Subscription {
       private final Subscriber<? super T> s;
       private boolean done;
@@ -100,6 +105,7 @@ public final class Scalar {
         }
         done = true;
         if (n <= 0) {
+          drop();
           s.onError(new IllegalArgumentException("request-n must be positive: " + n));
         } else {
           signal(Taken.this, s);
@@ -108,7 +114,16 @@ public final class Scalar {
 
       @Override
       public void cancel() {
-        done = true;
+        if (!done) {
+          done = true;
+          drop();
+        }
+      }
+
+      private void drop() {
+        if (value instanceof Payload p) {
+          p.release();
+        }
       }
     }
   }

@@ -1,5 +1,7 @@
 package io.millrace.streams.internal;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
@@ -8,21 +10,23 @@ import org.reactivestreams.Subscription;
 /**
  * The one answer of a unary call, given through the callbacks of the handler's own library, as the
  * Publisher the runtime subscribes to: the base of the RxJava and Mutiny flavours' request-response
- * answers, and of the RPC layer's ({@code io.millrace.rpc.OneAnswer}: the generated bindings'
- * Single and Uni, the observer flavour's response observer). One object, where converting to a
- * library's Publisher and relaying it costs several objects and atomic operations per call.
+ * answers, of the observer flavour's unary response observer, and of the RPC layer's ({@code
+ * io.millrace.rpc.OneAnswer}: the generated bindings' Single and Uni). One object, where converting
+ * to a library's Publisher and relaying it costs several objects and atomic operations per call.
  *
  * <p>A subclass subscribes to its library's answer either when the runtime subscribes ({@link
  * #onSubscribed}) or, where its caller allows, at once; then {@link #settled()} hands an answer
- * that came at once over as a {@link Scalar}, which the runtime takes by a plain call, without a
- * subscription. The library's signals go to {@link #answer} and {@link #fail}; the runtime's cancel
- * comes to {@link #onCancelled}; a response that will never be signalled goes to {@link #discard}.
+ * that came at once over as a {@link Scalar}, which the runtime takes by a plain call where it can
+ * send it at once (else it subscribes to the Scalar). The library's signals go to {@link #answer}
+ * and {@link #fail}; the runtime's cancel comes to {@link #onCancelled}; a response that will never
+ * be signalled goes to {@link #discard}.
  *
  * <p>The outcome is decided once ({@code state}): the answer moves it from OPEN to RESPONSE, FAILED
- * or EMPTY (its field written before, read after), and whoever then finds a subscriber that may
- * have it moves it to DONE and signals; a cancel moves it to DONE too. So the subscriber hears one
- * end, from one thread, and a response waits for the subscriber's request while an end without one
- * does not. The library's signals must not overlap, as its own rules say.
+ * or EMPTY (its field written before, read after), and whoever then moves it to DONE owns what it
+ * holds: the one that finds a subscriber that may have it signals, a cancel or an invalid request
+ * discards a response. So the subscriber hears one end, from one thread, and a response waits for
+ * the subscriber's request while an end without one does not. The library's signals must not
+ * overlap, as its own rules say.
  *
  * @param <T> the response type
  */
@@ -44,6 +48,17 @@ public abstract class UnaryAnswer<T> implements Publisher<T>, Subscription {
   @SuppressWarnings("rawtypes")
   private static final AtomicIntegerFieldUpdater<UnaryAnswer> SUBSCRIBED =
       AtomicIntegerFieldUpdater.newUpdater(UnaryAnswer.class, "subscribed");
+
+  private static final VarHandle DOWNSTREAM;
+
+  static {
+    try {
+      DOWNSTREAM =
+          MethodHandles.lookup().findVarHandle(UnaryAnswer.class, "downstream", Subscriber.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
 
   private volatile int state;
   private T value; // written before state becomes RESPONSE
@@ -140,9 +155,9 @@ public abstract class UnaryAnswer<T> implements Publisher<T>, Subscription {
   protected abstract void onCancelled();
 
   /**
-   * {@code response} will never be signalled (the call was cancelled, or had its answer already):
-   * release what it holds. Called once per such response, on the thread that found it so; by
-   * default nothing (a message on the heap needs nothing).
+   * {@code response} will never be signalled (the call was cancelled, failed by an invalid request,
+   * or had its answer already): release what it holds. Called once per such response, on the thread
+   * that found it so; by default nothing (a message on the heap needs nothing).
    */
   protected void discard(T response) {}
 
@@ -165,6 +180,10 @@ public abstract class UnaryAnswer<T> implements Publisher<T>, Subscription {
     }
     subscriber.onSubscribe(this);
     downstream = subscriber; // after onSubscribe returned: nothing is signalled before (rule 1.3)
+    if (cancelled != 0) {
+      downstream = null; // cancelled inside onSubscribe: not kept (rule 3.13)
+      return;
+    }
     if (invalid) {
       failRequest(subscriber, invalidRequest);
       return;
@@ -210,6 +229,7 @@ public abstract class UnaryAnswer<T> implements Publisher<T>, Subscription {
     if (CANCELLED.compareAndSet(this, 0, 1)) {
       onCancelled();
     }
+    downstream = null;
     s.onError(new IllegalArgumentException("request-n must be positive (rule 3.9): " + n));
   }
 
@@ -218,8 +238,10 @@ public abstract class UnaryAnswer<T> implements Publisher<T>, Subscription {
     if (!CANCELLED.compareAndSet(this, 0, 1)) {
       return;
     }
+    downstream =
+        null; // nothing is signalled after a cancel: the subscriber is not kept (rule 3.13)
     if (STATE.getAndSet(this, DONE) == RESPONSE) {
-      T v = value; // not signalled: whoever signals takes it before moving the state
+      T v = value; // not signalled, and now never to be: this thread moved the state, so it owns it
       value = null;
       discard(v);
     }
@@ -239,6 +261,9 @@ public abstract class UnaryAnswer<T> implements Publisher<T>, Subscription {
     if (!STATE.compareAndSet(this, answer, DONE)) {
       return;
     }
+    // Not kept after its end: a library that keeps this observer (a source that ignores dispose)
+    // would keep the subscriber and its stream. A release store: nothing orders on it.
+    DOWNSTREAM.setRelease(this, null);
     if (answer == FAILED) {
       s.onError(error);
       return;

@@ -2,7 +2,10 @@ package io.millrace.streams.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.millrace.streams.Payload;
 import io.millrace.testing.SignalRecorder;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -70,8 +73,20 @@ class UnaryAnswerTest {
       TestAnswer answer = new TestAnswer(false);
       Recorder r = new Recorder(1);
       answer.subscribe(r);
-      Thread library = new Thread(() -> answer.give("v"));
+      CountDownLatch ready = new CountDownLatch(1);
+      AtomicInteger go = new AtomicInteger();
+      Thread library =
+          new Thread(
+              () -> {
+                ready.countDown();
+                while (go.get() == 0) {
+                  Thread.onSpinWait(); // both start together: the answer races the cancel
+                }
+                answer.give("v");
+              });
       library.start();
+      ready.await();
+      go.set(1);
       r.subscription.cancel();
       library.join();
       assertThat(r.signals).as("round %d", i).isIn(List.of(), List.of("next v", "complete"));
@@ -193,5 +208,35 @@ class UnaryAnswerTest {
     assertThat(Scalar.call(settled)).isEqualTo("at once");
     answer.cancel(); // too late: it was handed over
     assertThat(answer.discarded).isEmpty();
+  }
+
+  @Test
+  void aKnownPayloadThatIsNeverSignalled_isReleasedByItsSubscription() {
+    ByteBuf cancelled = PooledByteBufAllocator.DEFAULT.directBuffer().writeByte(1);
+    SignalRecorder<Payload> r = new SignalRecorder<>(0);
+    Scalar.known(Payload.of(cancelled), null).subscribe(r);
+    r.subscription.cancel();
+    assertThat(cancelled.refCnt()).as("released on cancel").isZero();
+
+    ByteBuf refused = PooledByteBufAllocator.DEFAULT.directBuffer().writeByte(2);
+    SignalRecorder<Payload> invalid = new SignalRecorder<>(0);
+    Scalar.known(Payload.of(refused), null).subscribe(invalid);
+    invalid.subscription.request(-1);
+    assertThat(refused.refCnt()).as("released on an invalid request").isZero();
+    assertThat(invalid.signals).singleElement().asString().contains("must be positive");
+
+    ByteBuf sent = PooledByteBufAllocator.DEFAULT.directBuffer().writeByte(3);
+    SignalRecorder<Payload> taker =
+        new SignalRecorder<>(1) {
+          @Override
+          public void onNext(Payload p) {
+            super.onNext(p);
+            p.release(); // the subscriber's once signalled
+          }
+        };
+    Scalar.known(Payload.of(sent), null).subscribe(taker);
+    taker.subscription.cancel(); // after the item: nothing more to release
+    assertThat(sent.refCnt()).isZero();
+    assertThat(taker.signals).hasSize(2);
   }
 }
