@@ -9,7 +9,10 @@ import io.millrace.core.StreamErrorException;
 import io.millrace.mutiny.MutinyHandler;
 import io.millrace.mutiny.MutinyResponder;
 import io.millrace.mutiny.internal.UniPayloadAnswer;
+import io.millrace.reactor.ReactorHandler;
 import io.millrace.reactor.ReactorRequester;
+import io.millrace.reactor.ReactorResponder;
+import io.millrace.reactor.internal.MonoAnswer;
 import io.millrace.rxjava.RxJavaHandler;
 import io.millrace.rxjava.RxJavaResponder;
 import io.millrace.rxjava.internal.SingleAnswer;
@@ -40,13 +43,16 @@ import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.reactivestreams.Publisher;
+import reactor.core.CoreSubscriber;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Operators;
 
 /**
- * The RxJava and Mutiny responders' request-response answers, a {@code Single} or a {@code Uni}
- * observed directly ({@link SingleAnswer}, {@link UniPayloadAnswer}): each kind of answer, known at
- * once or later, is subscribed once and gives its outcome; an answer there at once is handed over
- * as known; the caller's cancel reaches the handler's work; and a response that comes after the
- * cancel is released.
+ * The Reactor, RxJava and Mutiny responders' request-response answers, a {@code Mono}, a {@code
+ * Single} or a {@code Uni} observed directly ({@link MonoAnswer}, {@link SingleAnswer}, {@link
+ * UniPayloadAnswer}): each kind of answer, known at once or later, is subscribed once and gives its
+ * outcome; an answer there at once is handed over as known; the caller's cancel reaches the
+ * handler's work; and a response that comes after the cancel is released.
  */
 class UnaryAnswersTest {
   private static final Duration WAIT = Duration.ofSeconds(10);
@@ -144,7 +150,42 @@ class UnaryAnswersTest {
   }
 
   @Test
-  void theCallersCancel_reachesTheHandlersWork_inBothFlavours() throws Exception {
+  void reactor_aMonoNotKnownAtOnce_isSubscribedOnce_withItsOutcome() throws Exception {
+    AtomicInteger subscribed = new AtomicInteger();
+    ReactorRequester requester =
+        connect(
+            ReactorResponder.of(
+                new ReactorHandler() {
+                  @Override
+                  public Mono<Payload> requestResponse(Payload payload) {
+                    String kind = text(payload);
+                    Mono<Payload> answer =
+                        switch (kind) {
+                          case "later" ->
+                              Mono.delay(Duration.ofMillis(5)).map(t -> Payload.of("later"));
+                          case "empty" -> Mono.<Payload>empty().map(p -> p);
+                          case "failing" ->
+                              Mono.just(kind)
+                                  .map(
+                                      k -> {
+                                        throw StreamErrorException.application("refused " + k);
+                                      });
+                          default -> Mono.just(kind).map(k -> Payload.of("mapped " + k));
+                        };
+                    return answer.doOnSubscribe(s -> subscribed.incrementAndGet());
+                  }
+                }));
+    assertThat(answer(requester, "x")).isEqualTo("mapped x");
+    assertThat(answer(requester, "later")).isEqualTo("later");
+    assertThat(answer(requester, "empty")).isNull();
+    assertThatThrownBy(() -> answer(requester, "failing"))
+        .isInstanceOf(StreamErrorException.class)
+        .hasMessageContaining("refused failing");
+    assertThat(subscribed).hasValue(4);
+  }
+
+  @Test
+  void theCallersCancel_reachesTheHandlersWork_inEachFlavour() throws Exception {
     CountDownLatch rxStarted = new CountDownLatch(1);
     CountDownLatch rxDisposed = new CountDownLatch(1);
     CountDownLatch mutinyStarted = new CountDownLatch(1);
@@ -176,6 +217,24 @@ class UnaryAnswersTest {
                         .invoke(mutinyCancelled::countDown);
                   }
                 }));
+    CountDownLatch reactorStarted = new CountDownLatch(1);
+    CountDownLatch reactorCancelled = new CountDownLatch(1);
+    ReactorRequester reactor =
+        connect(
+            ReactorResponder.of(
+                new ReactorHandler() {
+                  @Override
+                  public Mono<Payload> requestResponse(Payload payload) {
+                    payload.release();
+                    return Mono.<Payload>never()
+                        .doOnSubscribe(s -> reactorStarted.countDown())
+                        .doOnCancel(reactorCancelled::countDown);
+                  }
+                }));
+    reactor.core.Disposable c = reactor.requestResponse(Payload.of("x")).subscribe();
+    assertThat(reactorStarted.await(10, TimeUnit.SECONDS)).isTrue();
+    c.dispose();
+    assertThat(reactorCancelled.await(10, TimeUnit.SECONDS)).as("the Mono cancelled").isTrue();
     reactor.core.Disposable a = rx.requestResponse(Payload.of("x")).subscribe();
     reactor.core.Disposable b = mutiny.requestResponse(Payload.of("x")).subscribe();
     assertThat(rxStarted.await(10, TimeUnit.SECONDS)).isTrue();
@@ -264,12 +323,17 @@ class UnaryAnswersTest {
     assertThat(text(Scalar.call(uni))).isEqualTo("b");
     assertThat(Scalar.is(SingleAnswer.of(Single.never()))).isFalse();
     assertThat(Scalar.is(UniPayloadAnswer.of(Uni.createFrom().nothing()))).isFalse();
+    Publisher<Payload> mapped = MonoAnswer.of(Mono.just("c").map(Payload::of));
+    assertThat(Scalar.is(mapped)).isTrue();
+    assertThat(text(Scalar.call(mapped))).isEqualTo("c");
+    assertThat(Scalar.is(MonoAnswer.of(Mono.never()))).isFalse();
+    assertThat(MonoAnswer.of(null)).isNull();
     assertThat(SingleAnswer.of(null)).isNull();
     assertThat(UniPayloadAnswer.of(null)).isNull();
   }
 
   @Test
-  void aResponseThatComesAfterTheCancel_isReleased_inBothFlavours() {
+  void aResponseThatComesAfterTheCancel_isReleased_inEachFlavour() {
     AtomicReference<SingleObserver<? super Payload>> observer = new AtomicReference<>();
     Single<Payload> deaf =
         new Single<>() {
@@ -294,6 +358,19 @@ class UnaryAnswersTest {
           answer.subscribe(r);
           return () -> r.subscription.cancel();
         };
+    AtomicReference<CoreSubscriber<? super Payload>> monoSubscriber = new AtomicReference<>();
+    Mono<Payload> deafMono =
+        new Mono<>() {
+          @Override
+          public void subscribe(CoreSubscriber<? super Payload> s) {
+            s.onSubscribe(Operators.emptySubscription()); // ignores cancel: answers all the same
+            monoSubscriber.set(s);
+          }
+        };
+    cancelling.apply(MonoAnswer.of(deafMono)).run();
+    ByteBuf lateMono = PooledByteBufAllocator.DEFAULT.directBuffer().writeByte(3);
+    monoSubscriber.get().onNext(Payload.of(lateMono));
+    assertThat(lateMono.refCnt()).isZero();
     cancelling.apply(SingleAnswer.of(deaf)).run();
     cancelling.apply(UniPayloadAnswer.of(deafUni)).run();
     ByteBuf late = PooledByteBufAllocator.DEFAULT.directBuffer().writeByte(1);

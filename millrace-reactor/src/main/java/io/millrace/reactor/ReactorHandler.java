@@ -41,7 +41,11 @@ public interface ReactorHandler {
     return Mono.empty();
   }
 
-  /** The response; an empty Mono sends an empty completion. */
+  /**
+   * The response; an empty Mono sends an empty completion. A Mono known at once ({@code Mono.just},
+   * {@code fromCallable}) is called; any other is subscribed as soon as this returns, on the same
+   * thread (the event loop, or the handler executor), and the caller's cancel cancels it.
+   */
   default Mono<Payload> requestResponse(Payload payload) {
     payload.release();
     return Mono.error(StreamErrorException.application("request-response not supported"));

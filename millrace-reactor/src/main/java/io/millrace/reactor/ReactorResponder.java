@@ -2,6 +2,7 @@ package io.millrace.reactor;
 
 import io.millrace.core.Responder;
 import io.millrace.reactor.internal.DirectAnswer;
+import io.millrace.reactor.internal.MonoAnswer;
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveHandler;
 import io.millrace.streams.ReactiveResponder;
@@ -53,7 +54,7 @@ public final class ReactorResponder {
 
     @Override
     public Publisher<Payload> requestResponse(Payload payload) {
-      return DirectAnswer.of(handler.requestResponse(payload));
+      return MonoAnswer.of(handler.requestResponse(payload));
     }
 
     @Override

@@ -39,12 +39,21 @@ public class DirectAnswer<T> implements Publisher<T> {
     if (source == null) {
       return null;
     }
+    Publisher<T> known = known(source);
+    return known != null ? known : new DirectAnswer<>(source);
+  }
+
+  /**
+   * {@code source} as a relay that stays callable ({@link #of}), or null when it is not known at
+   * once or an {@code onLastOperator} hook would wrap it.
+   */
+  static <T> Publisher<T> known(Publisher<T> source) {
     if (source instanceof Callable && source instanceof CorePublisher<T> core) {
       if (Operators.onLastAssembly(core) == core) { // no hook: the source itself
         return new Known<>(source);
       }
     }
-    return new DirectAnswer<>(source);
+    return null;
   }
 
   @Override

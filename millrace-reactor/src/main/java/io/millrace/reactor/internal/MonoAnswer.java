@@ -1,0 +1,81 @@
+package io.millrace.reactor.internal;
+
+import io.millrace.streams.Payload;
+import io.millrace.streams.internal.UnaryAnswer;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
+import reactor.core.publisher.Mono;
+
+/**
+ * A handler's request-response {@code Mono} as the Publisher the engine's layer takes the answer
+ * from. A Mono known at once and not wrapped by a hook ({@code Mono.just}, {@code fromCallable}:
+ * {@link DirectAnswer#of}) is called, not subscribed. Any other Mono is subscribed as the handler
+ * returns it, on the handler's thread (the layer subscribes to this right after, on the same
+ * thread), by this one object as a {@link CoreSubscriber}, where a relay and the layer's sink cost
+ * two objects more; an answer that comes at once ({@code Mono.just(x).map(f)}, a chain of such) is
+ * then handed over as known, and the layer sends it by a plain call when the stream can take it at
+ * once. An empty Mono completes the call empty, with no response.
+ */
+public final class MonoAnswer extends UnaryAnswer<Payload> implements CoreSubscriber<Payload> {
+  private volatile Subscription upstream;
+
+  private MonoAnswer() {}
+
+  /** Null (the layer fails the call) for null; else called, or subscribed and settled. */
+  public static Publisher<Payload> of(Mono<Payload> mono) {
+    if (mono == null) {
+      return null;
+    }
+    Publisher<Payload> known = DirectAnswer.known(mono);
+    if (known != null) {
+      return known;
+    }
+    MonoAnswer answer = new MonoAnswer();
+    try {
+      mono.subscribe(answer);
+    } catch (RuntimeException | Error e) {
+      answer.cancel(); // a response it gave before throwing is released, its work cancelled
+      throw e; // the layer fails the call with it
+    }
+    return answer.settled();
+  }
+
+  @Override
+  public void onSubscribe(Subscription s) {
+    upstream = s;
+    if (cancelled()) {
+      s.cancel(); // cancelled before the Mono gave its subscription
+    } else {
+      s.request(Long.MAX_VALUE);
+    }
+  }
+
+  @Override
+  public void onNext(Payload value) {
+    answer(value); // a second one (a source that breaks the Mono contract) is released
+  }
+
+  @Override
+  public void onError(Throwable failure) {
+    fail(failure);
+  }
+
+  @Override
+  public void onComplete() {
+    answer(null); // after a response, nothing; without one, an empty answer
+  }
+
+  @Override
+  protected void onCancelled() {
+    Subscription s = upstream;
+    if (s != null) {
+      s.cancel();
+    }
+  }
+
+  @Override
+  protected void discard(Payload response) {
+    response.release();
+  }
+}
