@@ -29,14 +29,7 @@ public final class UniPayloadAnswer extends UnaryAnswer<Payload> implements UniS
     if (uni == null) {
       return null;
     }
-    UniPayloadAnswer answer = new UniPayloadAnswer();
-    try {
-      AbstractUni.subscribe(uni, answer);
-    } catch (RuntimeException | Error e) {
-      answer.cancel(); // a response it gave before throwing is released, its work disposed
-      throw e; // the layer fails the call with it
-    }
-    return answer.settled();
+    return subscribedAtOnce(uni, new UniPayloadAnswer(), AbstractUni::subscribe);
   }
 
   @Override

@@ -31,14 +31,7 @@ public final class MonoAnswer extends UnaryAnswer<Payload> implements CoreSubscr
     if (known != null) {
       return known;
     }
-    MonoAnswer answer = new MonoAnswer();
-    try {
-      mono.subscribe(answer);
-    } catch (RuntimeException | Error e) {
-      answer.cancel(); // a response it gave before throwing is released, its work cancelled
-      throw e; // the layer fails the call with it
-    }
-    return answer.settled();
+    return subscribedAtOnce(mono, new MonoAnswer(), (m, a) -> m.subscribe(a));
   }
 
   @Override

@@ -26,14 +26,7 @@ public final class SingleAnswer extends UnaryAnswer<Payload> implements SingleOb
     if (single == null) {
       return null;
     }
-    SingleAnswer answer = new SingleAnswer();
-    try {
-      single.subscribe(answer);
-    } catch (RuntimeException | Error e) {
-      answer.cancel(); // a response it gave before throwing is released, its work disposed
-      throw e; // the layer fails the call with it
-    }
-    return answer.settled();
+    return subscribedAtOnce(single, new SingleAnswer(), Single::subscribe);
   }
 
   @Override

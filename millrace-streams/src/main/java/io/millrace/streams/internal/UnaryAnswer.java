@@ -3,6 +3,7 @@ package io.millrace.streams.internal;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import java.util.function.BiConsumer;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
@@ -72,6 +73,24 @@ public abstract class UnaryAnswer<T> implements Publisher<T>, Subscription {
 
   /** For subclasses. */
   protected UnaryAnswer() {}
+
+  /**
+   * Subscribes {@code answer} to its library's {@code source} now, with {@code subscribe} (a method
+   * reference: nothing is made per call), and returns it {@linkplain #settled settled}: for a
+   * caller that subscribes to the answer right after, on the same thread. When {@code subscribe}
+   * throws, the answer is cancelled first (a response it gave is discarded, the library's work
+   * cancelled), and the exception goes on.
+   */
+  protected static <S, T, A extends UnaryAnswer<T>> Publisher<T> subscribedAtOnce(
+      S source, A answer, BiConsumer<S, ? super A> subscribe) {
+    try {
+      subscribe.accept(source, answer);
+    } catch (RuntimeException | Error e) {
+      answer.cancel();
+      throw e;
+    }
+    return answer.settled();
+  }
 
   // ------------------------------------------------------------------ the library's side
 
