@@ -5,6 +5,7 @@ import static mutiny.zero.flow.adapters.AdaptersToFlow.publisher;
 import static mutiny.zero.flow.adapters.AdaptersToReactiveStreams.publisher;
 
 import io.millrace.core.Connection;
+import io.millrace.mutiny.internal.AnswerUni;
 import io.millrace.mutiny.internal.SendUni;
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveRequester;
@@ -70,11 +71,12 @@ public final class MutinyRequester {
 
   /** The response; null when the responder completed without one. */
   public Uni<Payload> requestResponse(Payload payload) {
-    return Uni.createFrom().publisher(publisher(requester.requestResponse(payload)));
+    return AnswerUni.of(requester.requestResponse(payload));
   }
 
   public Uni<Payload> requestResponse(Supplier<Payload> payload) {
-    return Uni.createFrom().publisher(publisher(requester.requestResponse(payload)));
+    requireNonNull(payload, "payload");
+    return Uni.createFrom().deferred(() -> requestResponse(payload.get()));
   }
 
   public Multi<Payload> requestStream(Payload payload) {

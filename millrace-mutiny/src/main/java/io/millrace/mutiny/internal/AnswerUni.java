@@ -1,0 +1,100 @@
+package io.millrace.mutiny.internal;
+
+import io.millrace.streams.Payload;
+import io.millrace.streams.internal.FireAndForgetPublisher;
+import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.infrastructure.Infrastructure;
+import io.smallrye.mutiny.operators.AbstractUni;
+import io.smallrye.mutiny.subscription.UniSubscriber;
+import io.smallrye.mutiny.subscription.UniSubscription;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+
+/**
+ * A request-response as a Uni that is also the subscriber of the call's Publisher and its own
+ * subscriber's subscription: one object per call where a Uni made from the Publisher took five (a
+ * Flow adapter each way, the Uni, and its subscriber with Mutiny's atomics). The call starts when
+ * this is subscribed; its answer is the item, its empty completion a null item, its failure the
+ * failure. One call, so one subscriber: a second gets a failure; {@code MutinyRequester}'s Supplier
+ * form makes a new one per subscription.
+ */
+public final class AnswerUni extends AbstractUni<Payload>
+    implements Subscriber<Payload>, UniSubscription {
+  private static final AtomicIntegerFieldUpdater<AnswerUni> USED =
+      AtomicIntegerFieldUpdater.newUpdater(AnswerUni.class, "used");
+
+  private final Publisher<Payload> call;
+  private UniSubscriber<? super Payload> downstream;
+  private boolean answered; // signals are serial (the call's rules)
+  private volatile Subscription upstream;
+  private volatile boolean cancelled;
+  private volatile int used;
+
+  private AnswerUni(Publisher<Payload> call) {
+    this.call = call;
+  }
+
+  /** {@code call}: a request-response's Publisher, which starts the call when requested from. */
+  public static Uni<Payload> of(Publisher<Payload> call) {
+    return Infrastructure.onUniCreation(new AnswerUni(call));
+  }
+
+  @Override
+  public void subscribe(UniSubscriber<? super Payload> subscriber) {
+    if (!USED.compareAndSet(this, 0, 1)) {
+      subscriber.onSubscribe(() -> {});
+      subscriber.onFailure(FireAndForgetPublisher.subscribedTwice());
+      return;
+    }
+    downstream = subscriber;
+    call.subscribe(this);
+  }
+
+  // ------------------------------------------------------------------ the call's signals
+
+  @Override
+  public void onSubscribe(Subscription s) {
+    upstream = s;
+    downstream.onSubscribe(this);
+    if (cancelled) {
+      s.cancel(); // cancelled in onSubscribe: the call never starts
+    } else {
+      s.request(1);
+    }
+  }
+
+  @Override
+  public void onNext(Payload p) {
+    answered = true;
+    if (cancelled) {
+      p.release(); // the subscriber has gone: nobody takes it
+      return;
+    }
+    downstream.onItem(p);
+  }
+
+  @Override
+  public void onError(Throwable t) {
+    downstream.onFailure(t);
+  }
+
+  @Override
+  public void onComplete() {
+    if (!answered) {
+      downstream.onItem(null); // completed without an answer
+    }
+  }
+
+  // ------------------------------------------------------------------ the subscriber's side
+
+  @Override
+  public void cancel() {
+    cancelled = true;
+    Subscription s = upstream;
+    if (s != null) {
+      s.cancel();
+    }
+  }
+}
