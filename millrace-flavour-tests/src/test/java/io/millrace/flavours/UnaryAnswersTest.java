@@ -9,6 +9,8 @@ import io.millrace.core.StreamErrorException;
 import io.millrace.mutiny.MutinyHandler;
 import io.millrace.mutiny.MutinyResponder;
 import io.millrace.mutiny.internal.UniPayloadAnswer;
+import io.millrace.observer.internal.ObserverCall;
+import io.millrace.observer.internal.UnaryObserver;
 import io.millrace.reactor.ReactorHandler;
 import io.millrace.reactor.ReactorRequester;
 import io.millrace.reactor.ReactorResponder;
@@ -23,6 +25,7 @@ import io.millrace.testing.SignalRecorder;
 import io.millrace.transport.netty.MillraceClient;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.util.concurrent.ImmediateEventExecutor;
 import io.reactivex.rxjava3.core.Single;
 import io.reactivex.rxjava3.core.SingleObserver;
 import io.reactivex.rxjava3.disposables.Disposable;
@@ -44,6 +47,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.reactivestreams.Publisher;
 import reactor.core.CoreSubscriber;
+import reactor.core.publisher.Hooks;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
 
@@ -402,5 +406,115 @@ class UnaryAnswersTest {
     closing.add(0, client::shutdownNow);
     Connection connection = client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS);
     return ReactorRequester.of(connection);
+  }
+
+  @Test
+  void reactor_anOnLastOperatorHook_seesTheAnswersSubscription() throws Exception {
+    AtomicInteger hooked = new AtomicInteger();
+    Hooks.onLastOperator(
+        "unary-answers-test",
+        Operators.lift(
+            (scannable, subscriber) -> {
+              hooked.incrementAndGet();
+              return subscriber;
+            }));
+    try {
+      Publisher<Payload> answer = MonoAnswer.of(Mono.just("d").map(Payload::of));
+      assertThat(hooked).hasValue(1);
+      assertThat(text(Scalar.call(answer))).isEqualTo("d");
+    } finally {
+      Hooks.resetOnLastOperator("unary-answers-test");
+    }
+  }
+
+  @Test
+  void reactor_aKnownPayloadSubscribedButNeverAskedFor_isReleased() {
+    ByteBuf known = PooledByteBufAllocator.DEFAULT.directBuffer().writeByte(1);
+    Publisher<Payload> answer = MonoAnswer.of(Mono.just(Payload.of(known)));
+    SignalRecorder<Payload> r = new SignalRecorder<>(0); // the stream was not ready: no request
+    answer.subscribe(r);
+    r.subscription.cancel();
+    assertThat(known.refCnt()).isZero();
+  }
+
+  @Test
+  void observer_aSecondResponse_andOneAfterTheEnd_areReleased() throws Exception {
+    ByteBuf first = PooledByteBufAllocator.DEFAULT.directBuffer().writeByte(1);
+    ByteBuf second = PooledByteBufAllocator.DEFAULT.directBuffer().writeByte(2);
+    ByteBuf late = PooledByteBufAllocator.DEFAULT.directBuffer().writeByte(3);
+    AtomicReference<Throwable> thrown = new AtomicReference<>();
+    Publisher<Payload> answer =
+        UnaryObserver.<Payload>answer(
+            true,
+            ImmediateEventExecutor.INSTANCE,
+            ObserverCall.PAYLOADS,
+            response -> {
+              response.onNext(Payload.of(first));
+              response.onNext(Payload.of(second)); // a unary call ended with its first
+              response.onCompleted();
+              try {
+                response.onNext(Payload.of(late));
+              } catch (IllegalStateException e) {
+                thrown.set(e);
+              }
+            });
+    assertThat(second.refCnt()).isZero();
+    assertThat(late.refCnt()).isZero();
+    assertThat(thrown.get()).hasMessageContaining("after onCompleted");
+    assertThat(Scalar.is(answer)).isTrue();
+    Scalar.call(answer).release();
+    assertThat(first.refCnt()).isZero();
+  }
+
+  @Test
+  void observer_aHandlerWhoseCallWasCancelledBeforeItRan_stillRuns_andSeesIt() {
+    ByteBuf request = PooledByteBufAllocator.DEFAULT.directBuffer().writeByte(1);
+    ByteBuf response = PooledByteBufAllocator.DEFAULT.directBuffer().writeByte(2);
+    AtomicReference<Boolean> sawCancelled = new AtomicReference<>();
+    AtomicReference<Throwable> thrown = new AtomicReference<>();
+    Payload req = Payload.of(request);
+    Publisher<Payload> answer =
+        UnaryObserver.<Payload>answer(
+            false, // as on a handler executor: run when the layer subscribes
+            ImmediateEventExecutor.INSTANCE,
+            ObserverCall.PAYLOADS,
+            observer -> {
+              req.release();
+              sawCancelled.set(observer.isCancelled());
+              try {
+                observer.onNext(Payload.of(response));
+              } catch (StreamErrorException e) {
+                thrown.set(e);
+              }
+            });
+    answer.subscribe(
+        new SignalRecorder<>(0) {
+          @Override
+          public void onSubscribe(org.reactivestreams.Subscription s) {
+            super.onSubscribe(s);
+            s.cancel(); // the peer's cancel came while the request waited for a thread
+          }
+        });
+    assertThat(sawCancelled.get()).isTrue();
+    assertThat(thrown.get()).isInstanceOf(StreamErrorException.class);
+    assertThat(request.refCnt()).isZero();
+    assertThat(response.refCnt()).isZero();
+  }
+
+  @Test
+  void observer_anErrorThrownAfterAnswering_releasesTheAnswer_andGoesOn() {
+    ByteBuf given = PooledByteBufAllocator.DEFAULT.directBuffer().writeByte(1);
+    assertThatThrownBy(
+            () ->
+                UnaryObserver.<Payload>answer(
+                    true,
+                    ImmediateEventExecutor.INSTANCE,
+                    ObserverCall.PAYLOADS,
+                    response -> {
+                      response.onNext(Payload.of(given));
+                      throw new AssertionError("after answering");
+                    }))
+        .isInstanceOf(AssertionError.class);
+    assertThat(given.refCnt()).isZero();
   }
 }

@@ -42,9 +42,10 @@ public interface ReactorHandler {
   }
 
   /**
-   * The response; an empty Mono sends an empty completion. A Mono known at once ({@code Mono.just},
-   * {@code fromCallable}) is called; any other is subscribed as soon as this returns, on the same
-   * thread (the event loop, or the handler executor), and the caller's cancel cancels it.
+   * The response; an empty Mono sends an empty completion. The answer is taken as soon as this
+   * returns, on the same thread (the event loop, or the handler executor): a Mono known at once
+   * ({@code Mono.just}, {@code fromCallable}) is called, unless an {@code onLastOperator} hook
+   * would wrap it; any other is subscribed, and the caller's cancel cancels it.
    */
   default Mono<Payload> requestResponse(Payload payload) {
     payload.release();

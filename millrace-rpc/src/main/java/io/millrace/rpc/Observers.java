@@ -50,7 +50,7 @@ public final class Observers {
   /**
    * The answer of a unary or server-streaming method: {@code handler} is given the response
    * observer when the server subscribes to the answer; a unary method's handler runs at once, and
-   * its response observer is a {@link UnaryResponse}.
+   * its response observer is a {@code UnaryObserver} ({@link UnaryResponse}).
    */
   public static <Resp> Publisher<Resp> serve(
       ServerContext context, Consumer<ServerCallStreamObserver<Resp>> handler) {

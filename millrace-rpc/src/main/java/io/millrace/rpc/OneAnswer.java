@@ -5,11 +5,10 @@ import io.millrace.streams.internal.UnaryAnswer;
 /**
  * The one answer of a unary handler, given through the callbacks of the handler's own library, as
  * the Publisher the runtime subscribes to: the base of the generated bindings' answers (an RxJava
- * {@code Single}, a Mutiny {@code Uni}) and of the observer flavour's response observer. Its
- * outcome, signalling and cancel are {@link UnaryAnswer}'s; this adds when an RPC may subscribe to
- * a handler's answer at once ({@link #takesAtOnce}). Where an answer came at once, {@link
- * #settled()} hands it over as a {@code Scalar}, which the runtime takes by a plain call
- * (AnsweredCall: one compare-and-set per call).
+ * {@code Single}, a Mutiny {@code Uni}). Its outcome, signalling and cancel are {@link
+ * UnaryAnswer}'s; this adds when an RPC may subscribe to a handler's answer at once ({@link
+ * #takesAtOnce}). Where an answer came at once, {@link #settled()} hands it over as a {@code
+ * Scalar}, which the runtime takes by a plain call (AnsweredCall: one compare-and-set per call).
  *
  * @param <T> the response type
  */

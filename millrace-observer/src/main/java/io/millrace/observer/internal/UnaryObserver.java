@@ -21,16 +21,18 @@ import org.reactivestreams.Publisher;
  * on-cancel or on-ready handler set, is handed over as a {@link Scalar}, which the runtime takes by
  * a plain call. Anywhere else (a handler executor, an RPC deadline), when the runtime subscribes,
  * as {@code ObserverCall} runs it: the caller's cancel then reaches a handler that is still running
- * ({@code isCancelled}, the on-cancel handler, {@code onNext} throwing).
+ * ({@code isCancelled}, the on-cancel handler, {@code onNext} throwing), and a handler whose call
+ * was cancelled before it ran still runs, and sees it cancelled.
  *
  * <p>What the handler sees is what {@code ObserverCall} gives a unary responder: the first {@code
  * onNext} is the response and ends the call (a second one is released, as the runtime would drop
  * it); {@code onNext} after {@code onCompleted} or {@code onError} throws IllegalStateException;
  * after a cancel {@code onNext} throws the rules' cancelled error unless an on-cancel handler was
  * set, which then runs once on the event loop. {@code onCompleted} without a response is an empty
- * answer (which the RPC runtime fails with INTERNAL). What the handler throws fails the call,
- * unless it answered first. There are no requests to read, so {@code request(n)} and {@code
- * disableAutoInboundFlowControl} do nothing.
+ * answer (which the RPC runtime fails with INTERNAL). A RuntimeException the handler throws fails
+ * the call, unless it answered first; an Error releases any response and goes on. One response
+ * needs no demand, so {@code isReady()} is true until the call ends or is cancelled. There are no
+ * requests to read, so {@code request(n)} and {@code disableAutoInboundFlowControl} do nothing.
  *
  * <p>The outcome and its signalling are {@link UnaryAnswer}'s. The handler's calls must not
  * overlap, as for any StreamObserver.
@@ -40,7 +42,8 @@ public final class UnaryObserver<V> extends UnaryAnswer<V> implements ServerCall
 
   private final EventExecutor loop;
   private final ObserverCall.Rules rules;
-  private final Consumer<ServerCallStreamObserver<V>> handler; // run on subscribe; null: ran
+  // The handler when it runs on subscribe; null when it ran at once.
+  private final Consumer<ServerCallStreamObserver<V>> handler;
   private volatile boolean ended; // onCompleted or onError was called
   private volatile Runnable onCancel;
   private volatile Runnable onReady;
@@ -87,6 +90,9 @@ public final class UnaryObserver<V> extends UnaryAnswer<V> implements ServerCall
       handler.accept(this);
     } catch (RuntimeException e) {
       onError(e); // ignored if it answered first
+    } catch (Error e) {
+      cancel(); // a response it gave is released; the error goes on, and the call fails with it
+      throw e;
     }
   }
 
@@ -114,6 +120,18 @@ public final class UnaryObserver<V> extends UnaryAnswer<V> implements ServerCall
     if (handler != null) {
       run(handler); // with the subscriber in place: a cancel now reaches the running handler
       started();
+    }
+  }
+
+  /**
+   * Cancelled before the handler could run on subscribe (on a handler executor, the peer's cancel
+   * came while the request waited): it runs all the same, as {@code ObserverCall} runs it, and sees
+   * the call cancelled, so that it lets go of its request.
+   */
+  @Override
+  protected void onSubscribedCancelled() {
+    if (handler != null) {
+      run(handler);
     }
   }
 

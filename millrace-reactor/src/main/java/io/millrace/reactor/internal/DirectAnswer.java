@@ -48,12 +48,49 @@ public class DirectAnswer<T> implements Publisher<T> {
    * once or an {@code onLastOperator} hook would wrap it.
    */
   static <T> Publisher<T> known(Publisher<T> source) {
-    if (source instanceof Callable && source instanceof CorePublisher<T> core) {
-      if (Operators.onLastAssembly(core) == core) { // no hook: the source itself
-        return new Known<>(source);
-      }
+    return callable(source) ? new Known<>(source) : null;
+  }
+
+  /**
+   * Whether {@code source}'s outcome may be had by a call instead of a subscription: it is a {@link
+   * Callable} and no {@code onLastOperator} hook would wrap it at subscription.
+   */
+  static boolean callable(Publisher<?> source) {
+    // No hook: the source itself (the hooks run once more to tell; what they make is dropped).
+    return source instanceof Callable
+        && source instanceof CorePublisher<?> core
+        && Operators.onLastAssembly(core) == core;
+  }
+
+  /**
+   * {@code source}'s outcome taken now by a call ({@link #callable} said it may be), as a {@link
+   * Scalar} of it: one that the layer calls, or whose subscription, ending without signalling it,
+   * releases the payload. A VirtualMachineError is thrown here.
+   */
+  static <T> Publisher<T> taken(Publisher<T> source) {
+    try {
+      return Scalar.known(call(source), null);
+    } catch (VirtualMachineError e) {
+      throw e;
+    } catch (Throwable t) {
+      return Scalar.known(null, t);
     }
-    return null;
+  }
+
+  /**
+   * A callable source's outcome. An error that is not an Exception comes out as itself, as a
+   * subscription signals it, not in the wrapper Reactor's {@code Mono.error} throws it in.
+   */
+  @SuppressWarnings("unchecked")
+  private static <T> T call(Publisher<T> source) throws Exception {
+    try {
+      return ((Callable<T>) source).call();
+    } catch (Exception e) {
+      // Only the wrapper Mono.error puts around a non-Exception: a subscription signals any
+      // other exception as it is, a wrapped one included.
+      Throwable t = Exceptions.unwrap(e);
+      throw t == e || t instanceof Exception ? e : Scalar.<RuntimeException>rethrown(t);
+    }
   }
 
   @Override
@@ -67,21 +104,10 @@ public class DirectAnswer<T> implements Publisher<T> {
       super(source);
     }
 
-    /**
-     * The source's outcome. An error that is not an Exception comes out as itself, as a
-     * subscription signals it, not in the wrapper Reactor's {@code Mono.error} throws it in.
-     */
+    /** The source's outcome ({@link DirectAnswer#call}). */
     @Override
-    @SuppressWarnings("unchecked")
     public T call() throws Exception {
-      try {
-        return ((Callable<T>) source).call();
-      } catch (Exception e) {
-        // Only the wrapper Mono.error puts around a non-Exception: a subscription signals any
-        // other exception as it is, a wrapped one included.
-        Throwable t = Exceptions.unwrap(e);
-        throw t == e || t instanceof Exception ? e : Scalar.<RuntimeException>rethrown(t);
-      }
+      return DirectAnswer.call(source);
     }
   }
 

@@ -3,6 +3,7 @@ package io.millrace.reactor.internal;
 import io.millrace.streams.Payload;
 import io.millrace.streams.internal.UnaryAnswer;
 import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Mono;
@@ -10,12 +11,13 @@ import reactor.core.publisher.Mono;
 /**
  * A handler's request-response {@code Mono} as the Publisher the engine's layer takes the answer
  * from. A Mono known at once and not wrapped by a hook ({@code Mono.just}, {@code fromCallable}:
- * {@link DirectAnswer#of}) is called, not subscribed. Any other Mono is subscribed as the handler
- * returns it, on the handler's thread (the layer subscribes to this right after, on the same
- * thread), by this one object as a {@link CoreSubscriber}, where a relay and the layer's sink cost
- * two objects more; an answer that comes at once ({@code Mono.just(x).map(f)}, a chain of such) is
- * then handed over as known, and the layer sends it by a plain call when the stream can take it at
- * once. An empty Mono completes the call empty, with no response.
+ * {@link DirectAnswer#callable}) is called, not subscribed, and its outcome handed over as a {@code
+ * Scalar}. Any other Mono is subscribed as the handler returns it, on the handler's thread (the
+ * layer subscribes to this right after, on the same thread), by this one object as a {@link
+ * CoreSubscriber}, where a relay and the layer's sink cost two objects more; an answer that comes
+ * at once ({@code Mono.just(x).map(f)}, a chain of such) is then handed over as known, and the
+ * layer sends it by a plain call when the stream can take it at once. An empty Mono completes the
+ * call empty, with no response.
  */
 public final class MonoAnswer extends UnaryAnswer<Payload> implements CoreSubscriber<Payload> {
   private volatile Subscription upstream;
@@ -27,15 +29,20 @@ public final class MonoAnswer extends UnaryAnswer<Payload> implements CoreSubscr
     if (mono == null) {
       return null;
     }
-    Publisher<Payload> known = DirectAnswer.known(mono);
-    if (known != null) {
-      return known;
+    if (DirectAnswer.callable(mono)) {
+      return DirectAnswer.taken(mono);
     }
-    return subscribedAtOnce(mono, new MonoAnswer(), (m, a) -> m.subscribe(a));
+    // Through Publisher.subscribe, as a Subscriber: Mono.subscribe(CoreSubscriber), which the
+    // overload would pick for this CoreSubscriber, skips the onLastOperator hooks.
+    return subscribedAtOnce(mono, new MonoAnswer(), (m, a) -> m.subscribe((Subscriber<Payload>) a));
   }
 
   @Override
   public void onSubscribe(Subscription s) {
+    if (upstream != null) {
+      s.cancel(); // rule 2.5: Reactor signals a second one when a source throws after the first
+      return;
+    }
     upstream = s;
     if (cancelled()) {
       s.cancel(); // cancelled before the Mono gave its subscription

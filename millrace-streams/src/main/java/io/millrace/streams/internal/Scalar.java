@@ -45,7 +45,8 @@ public final class Scalar {
 
   /**
    * A Scalar of an outcome already known: {@code value} (null for none), or {@code error} when it
-   * is not null.
+   * is not null. Taken once: called, or subscribed by one subscriber (a payload it holds goes to
+   * whichever takes it, and is released by a subscription that ends without signalling it).
    */
   public static <T> Publisher<T> known(T value, Throwable error) {
     return new Taken<>(value, error);

@@ -10,10 +10,11 @@ import org.reactivestreams.Subscription;
 
 /**
  * The one answer of a unary call, given through the callbacks of the handler's own library, as the
- * Publisher the runtime subscribes to: the base of the RxJava and Mutiny flavours' request-response
- * answers, of the observer flavour's unary response observer, and of the RPC layer's ({@code
- * io.millrace.rpc.OneAnswer}: the generated bindings' Single and Uni). One object, where converting
- * to a library's Publisher and relaying it costs several objects and atomic operations per call.
+ * Publisher the runtime subscribes to: the base of the Reactor, RxJava and Mutiny flavours'
+ * request-response answers, of the observer flavour's unary response observer, and of the RPC
+ * layer's ({@code io.millrace.rpc.OneAnswer}: the generated bindings' Single and Uni). One object,
+ * where converting to a library's Publisher and relaying it costs several objects and atomic
+ * operations per call.
  *
  * <p>A subclass subscribes to its library's answer either when the runtime subscribes ({@link
  * #onSubscribed}) or, where its caller allows, at once; then {@link #settled()} hands an answer
@@ -163,6 +164,14 @@ public abstract class UnaryAnswer<T> implements Publisher<T>, Subscription {
   protected void onSubscribed() {}
 
   /**
+   * The runtime subscribed, but the call was cancelled (or failed by an invalid request) before
+   * {@link #onSubscribed} could run, which it then does not: by default nothing, so a library's
+   * answer that was not subscribed yet never runs. A handler that must run all the same (to let go
+   * of its request) runs here, and sees the call cancelled.
+   */
+  protected void onSubscribedCancelled() {}
+
+  /**
    * A fresh answer for a second subscriber (an interceptor that retries), subscribing to the
    * library's answer again; null (the default) refuses a second subscriber.
    */
@@ -199,20 +208,21 @@ public abstract class UnaryAnswer<T> implements Publisher<T>, Subscription {
     }
     subscriber.onSubscribe(this);
     downstream = subscriber; // after onSubscribe returned: nothing is signalled before (rule 1.3)
-    if (cancelled != 0) {
-      downstream = null; // cancelled inside onSubscribe: not kept (rule 3.13)
-      return;
-    }
     if (invalid) {
-      failRequest(subscriber, invalidRequest);
+      failRequest(subscriber, invalidRequest); // asked for a non-positive amount inside onSubscribe
+    }
+    if (cancelled != 0) {
+      downstream = null; // not kept (rule 3.13)
+      onSubscribedCancelled();
       return;
     }
-    if (cancelled == 0) {
-      try {
-        onSubscribed();
-      } catch (RuntimeException e) { // the library's subscribe broke its rule 1.9, or a hook threw
-        fail(e);
-      }
+    try {
+      onSubscribed();
+    } catch (RuntimeException e) { // the library's subscribe broke its rule 1.9, or a hook threw
+      fail(e);
+    } catch (Error e) {
+      cancel(); // a response it gave is discarded; the error goes on
+      throw e;
     }
     tryEmit();
   }
