@@ -3,12 +3,16 @@ package io.millrace.flavours;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.millrace.core.Connection;
 import io.millrace.core.StreamErrorException;
 import io.millrace.mutiny.MutinyRequester;
 import io.millrace.reactor.ReactorHandler;
 import io.millrace.reactor.ReactorResponder;
+import io.millrace.rxjava.RxJavaRequester;
 import io.millrace.streams.Payload;
 import io.millrace.transport.netty.MillraceClient;
+import io.reactivex.rxjava3.core.Single;
+import io.reactivex.rxjava3.observers.TestObserver;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.helpers.test.UniAssertSubscriber;
 import java.time.Duration;
@@ -22,11 +26,12 @@ import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 
 /**
- * The Mutiny requester's request-response Uni ({@code AnswerUni}): the answer, an empty answer as a
- * null item, a failure, a cancel that reaches the responder, one subscriber per call, and a new
- * call per subscription for the Supplier form.
+ * The Mutiny and RxJava requesters' request-response Uni and Single ({@code AnswerUni}; RxJava's
+ * {@code single()} over the call's Publisher): the answer, an empty answer (a null item; {@code
+ * Payload.empty()}), a failure, a cancel that reaches the responder, one subscriber per call, and a
+ * new call per subscription for the Supplier forms.
  */
-class MutinyRequesterTest {
+class UnaryRequestersTest {
   private static final Duration WAIT = Duration.ofSeconds(10);
 
   private final List<AutoCloseable> closing = new ArrayList<>();
@@ -41,8 +46,8 @@ class MutinyRequesterTest {
   }
 
   @Test
-  void theAnswer_anEmptyAnswer_andAFailure() throws Exception {
-    MutinyRequester requester = connect();
+  void mutiny_theAnswer_anEmptyAnswer_andAFailure() throws Exception {
+    MutinyRequester requester = MutinyRequester.of(connect());
     assertThat(text(requester.requestResponse(Payload.of("echo")).await().atMost(WAIT)))
         .isEqualTo("echo");
     assertThat(requester.requestResponse(Payload.of("empty")).await().atMost(WAIT)).isNull();
@@ -52,8 +57,8 @@ class MutinyRequesterTest {
   }
 
   @Test
-  void aCancelBeforeTheAnswer_reachesTheResponder() throws Exception {
-    MutinyRequester requester = connect();
+  void mutiny_aCancelBeforeTheAnswer_reachesTheResponder() throws Exception {
+    MutinyRequester requester = MutinyRequester.of(connect());
     UniAssertSubscriber<Payload> s =
         requester
             .requestResponse(Payload.of("never"))
@@ -67,8 +72,8 @@ class MutinyRequesterTest {
   }
 
   @Test
-  void aCallHasOneSubscriber_andTheSupplierFormMakesACallPerSubscription() throws Exception {
-    MutinyRequester requester = connect();
+  void mutiny_aCallHasOneSubscriber_andTheSupplierFormMakesACallPerSubscription() throws Exception {
+    MutinyRequester requester = MutinyRequester.of(connect());
     Uni<Payload> once = requester.requestResponse(Payload.of("echo"));
     assertThat(text(once.await().atMost(WAIT))).isEqualTo("echo");
     assertThatThrownBy(() -> once.await().atMost(WAIT)).hasMessageContaining("one subscriber");
@@ -78,6 +83,41 @@ class MutinyRequesterTest {
         requester.requestResponse(() -> Payload.of("echo " + made.incrementAndGet()));
     assertThat(text(each.await().atMost(WAIT))).isEqualTo("echo 1");
     assertThat(text(each.await().atMost(WAIT))).isEqualTo("echo 2");
+  }
+
+  @Test
+  void rxJava_theAnswer_anEmptyAnswer_andAFailure() throws Exception {
+    RxJavaRequester requester = RxJavaRequester.of(connect());
+    assertThat(text(requester.requestResponse(Payload.of("echo")).blockingGet())).isEqualTo("echo");
+    Payload empty = requester.requestResponse(Payload.of("empty")).blockingGet();
+    assertThat(empty.data().readableBytes()).isZero();
+    assertThatThrownBy(() -> requester.requestResponse(Payload.of("fail")).blockingGet())
+        .isInstanceOf(StreamErrorException.class)
+        .hasMessageContaining("refused");
+  }
+
+  @Test
+  void rxJava_aDisposeBeforeTheAnswer_reachesTheResponder() throws Exception {
+    RxJavaRequester requester = RxJavaRequester.of(connect());
+    TestObserver<Payload> o = requester.requestResponse(Payload.of("never")).test();
+    awaitCalls(1);
+    o.dispose();
+    assertThat(cancelled.await(10, TimeUnit.SECONDS)).as("the responder's Mono cancelled").isTrue();
+    o.assertNoValues().assertNoErrors();
+  }
+
+  @Test
+  void rxJava_aCallHasOneSubscriber_andTheSupplierFormMakesACallPerSubscription() throws Exception {
+    RxJavaRequester requester = RxJavaRequester.of(connect());
+    Single<Payload> once = requester.requestResponse(Payload.of("echo"));
+    assertThat(text(once.blockingGet())).isEqualTo("echo");
+    assertThatThrownBy(once::blockingGet).hasMessageContaining("one subscriber");
+
+    AtomicInteger made = new AtomicInteger();
+    Single<Payload> each =
+        requester.requestResponse(() -> Payload.of("echo " + made.incrementAndGet()));
+    assertThat(text(each.blockingGet())).isEqualTo("echo 1");
+    assertThat(text(each.blockingGet())).isEqualTo("echo 2");
   }
 
   private void awaitCalls(int n) throws InterruptedException {
@@ -95,7 +135,7 @@ class MutinyRequesterTest {
     }
   }
 
-  private MutinyRequester connect() throws Exception {
+  private Connection connect() throws Exception {
     Server server =
         Server.millrace(
             ReactorResponder.of(
@@ -117,6 +157,6 @@ class MutinyRequesterTest {
     MillraceClient client =
         MillraceClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
     closing.add(0, client::shutdownNow);
-    return MutinyRequester.of(client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS));
+    return client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS);
   }
 }
