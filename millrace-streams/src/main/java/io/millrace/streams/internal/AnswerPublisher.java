@@ -124,7 +124,9 @@ public final class AnswerPublisher implements Publisher<Payload>, Subscription, 
       return;
     }
     lends = subscriber instanceof ReadsInPlace;
-    readsBuffers = subscriber instanceof ReadsBuffersInPlace;
+    // Asked only of those: a subscriber of an application's is tested against one interface, not
+    // two (a type check that fails scans all of its class's interfaces).
+    readsBuffers = lends && subscriber instanceof ReadsBuffersInPlace;
     downstream = subscriber;
     try {
       subscriber.onSubscribe(this);

@@ -258,7 +258,9 @@ public abstract class InboundPublisher extends LoopDrain
       return;
     }
     lends = subscriber instanceof ReadsInPlace;
-    readsBuffers = subscriber instanceof ReadsBuffersInPlace;
+    // Asked only of those: a subscriber of an application's is tested against one interface, not
+    // two (a type check that fails scans all of its class's interfaces).
+    readsBuffers = lends && subscriber instanceof ReadsBuffersInPlace;
     downstream = subscriber;
     subscriber.onSubscribe(this);
     // Rule 1.3: nothing may be signalled before onSubscribe returns, so a request made inside it
