@@ -6,6 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.millrace.core.Connection;
 import io.millrace.core.StreamErrorException;
 import io.millrace.mutiny.MutinyRequester;
+import io.millrace.observer.ClientCallStreamObserver;
+import io.millrace.observer.ClientResponseObserver;
+import io.millrace.observer.ObserverRequester;
+import io.millrace.observer.StreamObserver;
 import io.millrace.reactor.ReactorHandler;
 import io.millrace.reactor.ReactorResponder;
 import io.millrace.rxjava.RxJavaRequester;
@@ -18,16 +22,19 @@ import io.smallrye.mutiny.helpers.test.UniAssertSubscriber;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 
 /**
- * The Mutiny and RxJava requesters' request-response Uni and Single ({@code AnswerUni}; RxJava's
- * {@code single()} over the call's Publisher): the answer, an empty answer (a null item; {@code
+ * The Mutiny, RxJava and StreamObserver requesters' request-response ({@code AnswerUni}; RxJava's
+ * {@code single()} over the call's Publisher; {@code OneResponse}, or an {@code ObserverCall} for a
+ * {@code ClientResponseObserver}): the answer, an empty answer (a null item; {@code
  * Payload.empty()}), a failure, a cancel that reaches the responder, one subscriber per call, and a
  * new call per subscription for the Supplier forms.
  */
@@ -118,6 +125,76 @@ class UnaryRequestersTest {
         requester.requestResponse(() -> Payload.of("echo " + made.incrementAndGet()));
     assertThat(text(each.blockingGet())).isEqualTo("echo 1");
     assertThat(text(each.blockingGet())).isEqualTo("echo 2");
+  }
+
+  @Test
+  void observer_theAnswer_anEmptyAnswer_aFailure_andAnObserverThatThrows() throws Exception {
+    ObserverRequester requester = ObserverRequester.of(connect());
+    assertThat(observe(requester, "echo", false)).containsExactly("next echo", "completed");
+    assertThat(observe(requester, "empty", false)).containsExactly("completed");
+    assertThat(observe(requester, "fail", false)).singleElement().asString().contains("refused");
+    assertThat(observe(requester, "echo", true)).containsExactly("error observer failed");
+  }
+
+  @Test
+  void observer_aClientResponseObserverCancelsTheCall() throws Exception {
+    ObserverRequester requester = ObserverRequester.of(connect());
+    AtomicReference<ClientCallStreamObserver<Payload>> call = new AtomicReference<>();
+    requester.requestResponse(
+        Payload.of("never"),
+        new ClientResponseObserver<Payload, Payload>() {
+          @Override
+          public void beforeStart(ClientCallStreamObserver<Payload> c) {
+            call.set(c);
+          }
+
+          @Override
+          public void onNext(Payload value) {
+            value.release();
+          }
+
+          @Override
+          public void onError(Throwable t) {}
+
+          @Override
+          public void onCompleted() {}
+        });
+    awaitCalls(1);
+    call.get().cancel("no longer wanted", null);
+    assertThat(cancelled.await(10, TimeUnit.SECONDS)).as("the responder's Mono cancelled").isTrue();
+  }
+
+  /** The signals an observer of one call hears; {@code throwing}: its onNext throws. */
+  private static List<String> observe(ObserverRequester requester, String request, boolean throwing)
+      throws InterruptedException {
+    List<String> heard = new CopyOnWriteArrayList<>();
+    CountDownLatch end = new CountDownLatch(1);
+    requester.requestResponse(
+        Payload.of(request),
+        new StreamObserver<>() {
+          @Override
+          public void onNext(Payload value) {
+            String text = text(value);
+            if (throwing) {
+              throw new IllegalStateException("observer failed");
+            }
+            heard.add("next " + text);
+          }
+
+          @Override
+          public void onError(Throwable t) {
+            heard.add("error " + t.getMessage());
+            end.countDown();
+          }
+
+          @Override
+          public void onCompleted() {
+            heard.add("completed");
+            end.countDown();
+          }
+        });
+    assertThat(end.await(10, TimeUnit.SECONDS)).isTrue();
+    return heard;
   }
 
   private void awaitCalls(int n) throws InterruptedException {

@@ -2,6 +2,7 @@ package io.millrace.observer;
 
 import io.millrace.core.Connection;
 import io.millrace.observer.internal.ObserverCall;
+import io.millrace.observer.internal.OneResponse;
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveRequester;
 import io.millrace.streams.StreamsOptions;
@@ -58,8 +59,19 @@ public final class ObserverRequester {
 
   /** The answer as one onNext (none for an empty answer) and onCompleted, or onError. */
   public void requestResponse(Payload payload, StreamObserver<Payload> response) {
-    ObserverCall<Payload, Payload> call = start(response, false);
-    requester.requestResponse(payload).subscribe(call.inbound());
+    if (response instanceof ClientResponseObserver) {
+      ObserverCall<Payload, Payload> call = start(response, false);
+      requester.requestResponse(payload).subscribe(call.inbound());
+      return;
+    }
+    if (response == null) {
+      payload.release();
+      throw new NullPointerException("response");
+    }
+    // Nothing to steer: one object instead of a call's sending, credit and cancel state.
+    requester
+        .requestResponse(payload)
+        .subscribe(new OneResponse<>(response, ObserverCall.PAYLOADS));
   }
 
   public void requestStream(Payload payload, StreamObserver<Payload> responses) {

@@ -5,6 +5,7 @@ import io.millrace.observer.ClientResponseObserver;
 import io.millrace.observer.ServerCallStreamObserver;
 import io.millrace.observer.StreamObserver;
 import io.millrace.observer.internal.ObserverCall;
+import io.millrace.observer.internal.OneResponse;
 import java.lang.System.Logger.Level;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -108,68 +109,12 @@ public final class Observers {
       if (rpc == null) {
         throw new NullPointerException("rpc");
       }
-      call.subscribe(new OneResponse<>(responses)); // nothing to steer: no flow control to keep
+      // Nothing to steer: no flow control to keep.
+      call.subscribe(new OneResponse<>(responses, MESSAGES));
       return;
     }
     ObserverCall<Req, Resp> c = clientCall(rpc, responses, false);
     call.subscribe(c.inbound());
-  }
-
-  /**
-   * A unary call's response for an observer that cannot steer the call (not a {@link
-   * ClientResponseObserver}): one object, where {@link ObserverCall} keeps its sending, credit and
-   * cancel state for calls that need them. The observer hears what it would from ObserverCall: the
-   * response and the end on the connection's event loop, and when its {@code onNext} throws, the
-   * call is cancelled and the observer gets that exception in {@code onError}.
-   */
-  private static final class OneResponse<Resp> implements Subscriber<Resp> {
-    private final StreamObserver<Resp> target;
-    private Subscription upstream;
-    private boolean done; // the call's signals come one at a time
-
-    OneResponse(StreamObserver<Resp> target) {
-      if (target == null) {
-        throw new NullPointerException("responses");
-      }
-      this.target = target;
-    }
-
-    @Override
-    public void onSubscribe(Subscription s) {
-      upstream = s;
-      s.request(1);
-    }
-
-    @Override
-    public void onNext(Resp value) {
-      if (done) {
-        return;
-      }
-      try {
-        target.onNext(value);
-      } catch (RuntimeException e) {
-        LOG.log(Level.WARNING, "observer threw; the call is cancelled", e);
-        done = true;
-        upstream.cancel();
-        ObserverCall.tellError(target, e);
-      }
-    }
-
-    @Override
-    public void onError(Throwable t) {
-      if (!done) {
-        done = true;
-        ObserverCall.tellError(target, t);
-      }
-    }
-
-    @Override
-    public void onComplete() {
-      if (!done) {
-        done = true;
-        ObserverCall.tellCompleted(target);
-      }
-    }
   }
 
   /**

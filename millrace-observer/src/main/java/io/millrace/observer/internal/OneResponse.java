@@ -1,0 +1,70 @@
+package io.millrace.observer.internal;
+
+import io.millrace.observer.StreamObserver;
+import java.lang.System.Logger.Level;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+
+/**
+ * A unary call's response for an observer that cannot steer the call (not a {@code
+ * ClientResponseObserver}): one object, where {@link ObserverCall} keeps its sending, credit and
+ * cancel state for calls that need them. The observer flavour's request-response and the RPC
+ * layer's unary calls use it. The observer hears what it would from ObserverCall: the response and
+ * the end on the connection's event loop, and when its {@code onNext} throws, the call is cancelled
+ * and the observer gets that exception in {@code onError}. A value it will not get is let go by the
+ * rules.
+ */
+public final class OneResponse<V> implements Subscriber<V> {
+  private static final System.Logger LOG = System.getLogger(OneResponse.class.getName());
+
+  private final StreamObserver<V> target;
+  private final ObserverCall.Rules rules;
+  private Subscription upstream;
+  private boolean done; // the call's signals come one at a time
+
+  public OneResponse(StreamObserver<V> target, ObserverCall.Rules rules) {
+    if (target == null) {
+      throw new NullPointerException("responses");
+    }
+    this.target = target;
+    this.rules = rules;
+  }
+
+  @Override
+  public void onSubscribe(Subscription s) {
+    upstream = s;
+    s.request(1);
+  }
+
+  @Override
+  public void onNext(V value) {
+    if (done) {
+      rules.release(value);
+      return;
+    }
+    try {
+      target.onNext(value);
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "observer threw; the call is cancelled", e);
+      done = true;
+      upstream.cancel();
+      ObserverCall.tellError(target, e);
+    }
+  }
+
+  @Override
+  public void onError(Throwable t) {
+    if (!done) {
+      done = true;
+      ObserverCall.tellError(target, t);
+    }
+  }
+
+  @Override
+  public void onComplete() {
+    if (!done) {
+      done = true;
+      ObserverCall.tellCompleted(target);
+    }
+  }
+}
