@@ -36,6 +36,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -516,5 +517,83 @@ class UnaryAnswersTest {
                     }))
         .isInstanceOf(AssertionError.class);
     assertThat(given.refCnt()).isZero();
+  }
+
+  @Test
+  void reactor_aSecondOnSubscribe_isCancelled_andTheFirstKept() {
+    List<String> first = new CopyOnWriteArrayList<>();
+    List<String> second = new CopyOnWriteArrayList<>();
+    Mono<Payload> twice =
+        new Mono<>() {
+          @Override
+          public void subscribe(CoreSubscriber<? super Payload> s) {
+            s.onSubscribe(recording(first));
+            s.onSubscribe(recording(second)); // a source that breaks rule 2.12
+          }
+        };
+    Publisher<Payload> answer = MonoAnswer.of(twice);
+    assertThat(second).containsExactly("cancel");
+    answer.subscribe(new SignalRecorder<>(1));
+    ((org.reactivestreams.Subscription) answer).cancel();
+    assertThat(first).containsExactly("request", "cancel"); // the first stays, and is cancelled
+  }
+
+  @Test
+  void anErrorFromAHandlerRunOnSubscribe_cancelsTheAnswer_andGoesOn() {
+    AtomicInteger cancels = new AtomicInteger();
+    Publisher<Payload> late =
+        UnaryObserver.<Payload>answer(
+            false,
+            ImmediateEventExecutor.INSTANCE,
+            ObserverCall.PAYLOADS,
+            observer -> {
+              observer.setOnCancelHandler(cancels::incrementAndGet);
+              throw new AssertionError("broken on subscribe");
+            });
+    assertThatThrownBy(() -> late.subscribe(new SignalRecorder<>(1)))
+        .isInstanceOf(AssertionError.class);
+    assertThat(cancels).as("the answer was cancelled").hasValue(1);
+  }
+
+  @Test
+  void observer_anInvalidRequestInsideOnSubscribe_stillRunsTheHandler_whichSeesItCancelled() {
+    ByteBuf request = PooledByteBufAllocator.DEFAULT.directBuffer().writeByte(1);
+    Payload req = Payload.of(request);
+    AtomicReference<Boolean> sawCancelled = new AtomicReference<>();
+    Publisher<Payload> answer =
+        UnaryObserver.<Payload>answer(
+            false,
+            ImmediateEventExecutor.INSTANCE,
+            ObserverCall.PAYLOADS,
+            observer -> {
+              req.release();
+              sawCancelled.set(observer.isCancelled());
+            });
+    SignalRecorder<Payload> invalid =
+        new SignalRecorder<>(0) {
+          @Override
+          public void onSubscribe(org.reactivestreams.Subscription s) {
+            super.onSubscribe(s);
+            s.request(0);
+          }
+        };
+    answer.subscribe(invalid);
+    assertThat(invalid.signals).singleElement().asString().contains("rule 3.9");
+    assertThat(sawCancelled.get()).isTrue();
+    assertThat(request.refCnt()).isZero();
+  }
+
+  private static org.reactivestreams.Subscription recording(List<String> calls) {
+    return new org.reactivestreams.Subscription() {
+      @Override
+      public void request(long n) {
+        calls.add("request");
+      }
+
+      @Override
+      public void cancel() {
+        calls.add("cancel");
+      }
+    };
   }
 }

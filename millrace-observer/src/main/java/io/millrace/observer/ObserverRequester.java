@@ -65,7 +65,9 @@ public final class ObserverRequester {
       return;
     }
     if (response == null) {
-      payload.release();
+      if (payload != null) {
+        payload.release(); // refused before it is sent: it was the call's to release
+      }
       throw new NullPointerException("response");
     }
     // Nothing to steer: one object instead of a call's sending, credit and cancel state.

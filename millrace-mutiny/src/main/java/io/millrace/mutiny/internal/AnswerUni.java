@@ -3,6 +3,7 @@ package io.millrace.mutiny.internal;
 import io.millrace.streams.Payload;
 import io.millrace.streams.internal.FireAndForgetPublisher;
 import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.helpers.EmptyUniSubscription;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import io.smallrye.mutiny.operators.AbstractUni;
 import io.smallrye.mutiny.subscription.UniSubscriber;
@@ -26,7 +27,7 @@ public final class AnswerUni extends AbstractUni<Payload>
       AtomicIntegerFieldUpdater.newUpdater(AnswerUni.class, "used");
 
   private final Publisher<Payload> call;
-  private UniSubscriber<? super Payload> downstream;
+  private UniSubscriber<? super Payload> downstream; // null once cancelled (best effort)
   private boolean answered; // signals are serial (the call's rules)
   private volatile Subscription upstream;
   private volatile boolean cancelled;
@@ -44,8 +45,8 @@ public final class AnswerUni extends AbstractUni<Payload>
   @Override
   public void subscribe(UniSubscriber<? super Payload> subscriber) {
     if (!USED.compareAndSet(this, 0, 1)) {
-      subscriber.onSubscribe(() -> {});
-      subscriber.onFailure(FireAndForgetPublisher.subscribedTwice());
+      EmptyUniSubscription.propagateFailureEvent(
+          subscriber, FireAndForgetPublisher.subscribedTwice());
       return;
     }
     downstream = subscriber;
@@ -58,9 +59,9 @@ public final class AnswerUni extends AbstractUni<Payload>
   public void onSubscribe(Subscription s) {
     upstream = s;
     downstream.onSubscribe(this);
-    if (cancelled) {
-      s.cancel(); // cancelled in onSubscribe: the call never starts
-    } else {
+    if (!cancelled) {
+      // (Not asked when cancelled inside onSubscribe, which cancelled the call already. A cancel
+      // from another thread may overlap this request: the call's state settles which one wins.)
       s.request(1);
     }
   }
@@ -68,22 +69,27 @@ public final class AnswerUni extends AbstractUni<Payload>
   @Override
   public void onNext(Payload p) {
     answered = true;
-    if (cancelled) {
-      p.release(); // the subscriber has gone: nobody takes it
-      return;
+    UniSubscriber<? super Payload> d = downstream;
+    if (d == null) {
+      p.release(); // cancelled: nobody takes it (a cancel that comes after this check is the
+      return; // subscriber's to handle, as Mutiny drops an item it no longer wants)
     }
-    downstream.onItem(p);
+    d.onItem(p);
   }
 
   @Override
   public void onError(Throwable t) {
-    downstream.onFailure(t);
+    UniSubscriber<? super Payload> d = downstream;
+    if (d != null) {
+      d.onFailure(t);
+    }
   }
 
   @Override
   public void onComplete() {
-    if (!answered) {
-      downstream.onItem(null); // completed without an answer
+    UniSubscriber<? super Payload> d = downstream;
+    if (!answered && d != null) {
+      d.onItem(null); // completed without an answer
     }
   }
 
@@ -92,6 +98,7 @@ public final class AnswerUni extends AbstractUni<Payload>
   @Override
   public void cancel() {
     cancelled = true;
+    downstream = null; // nothing is signalled after a cancel: the subscriber is not kept
     Subscription s = upstream;
     if (s != null) {
       s.cancel();

@@ -10,9 +10,9 @@ import org.reactivestreams.Subscription;
  * ClientResponseObserver}): one object, where {@link ObserverCall} keeps its sending, credit and
  * cancel state for calls that need them. The observer flavour's request-response and the RPC
  * layer's unary calls use it. The observer hears what it would from ObserverCall: the response and
- * the end on the connection's event loop, and when its {@code onNext} throws, the call is cancelled
- * and the observer gets that exception in {@code onError}. A value it will not get is let go by the
- * rules.
+ * the end on the connection's event loop, and when its {@code onNext} throws, that exception in
+ * {@code onError} (the call has ended with its answer by then; a cancel is sent only if it had
+ * not). A value it will not get is let go by the rules.
  */
 public final class OneResponse<V> implements Subscriber<V> {
   private static final System.Logger LOG = System.getLogger(OneResponse.class.getName());
@@ -45,7 +45,7 @@ public final class OneResponse<V> implements Subscriber<V> {
     try {
       target.onNext(value);
     } catch (RuntimeException e) {
-      LOG.log(Level.WARNING, "observer threw; the call is cancelled", e);
+      LOG.log(Level.WARNING, "observer's onNext threw; told in onError", e);
       done = true;
       upstream.cancel();
       ObserverCall.tellError(target, e);

@@ -21,8 +21,10 @@ import org.reactivestreams.Publisher;
  * on-cancel or on-ready handler set, is handed over as a {@link Scalar}, which the runtime takes by
  * a plain call. Anywhere else (a handler executor, an RPC deadline), when the runtime subscribes,
  * as {@code ObserverCall} runs it: the caller's cancel then reaches a handler that is still running
- * ({@code isCancelled}, the on-cancel handler, {@code onNext} throwing), and a handler whose call
- * was cancelled before it ran still runs, and sees it cancelled.
+ * ({@code isCancelled}, the on-cancel handler, {@code onNext} throwing). A handler whose call was
+ * cancelled between the layer's last look and its subscription (or failed by an invalid request, or
+ * an RPC deadline, first) still runs, sees the call cancelled, and has what it sends released; an
+ * on-cancel handler it sets then does not run, as with {@code ObserverCall}.
  *
  * <p>What the handler sees is what {@code ObserverCall} gives a unary responder: the first {@code
  * onNext} is the response and ends the call (a second one is released, as the runtime would drop
@@ -124,9 +126,9 @@ public final class UnaryObserver<V> extends UnaryAnswer<V> implements ServerCall
   }
 
   /**
-   * Cancelled before the handler could run on subscribe (on a handler executor, the peer's cancel
-   * came while the request waited): it runs all the same, as {@code ObserverCall} runs it, and sees
-   * the call cancelled, so that it lets go of its request.
+   * Cancelled before the handler could run on subscribe (the peer's cancel just before the layer
+   * subscribed, an invalid request, an RPC deadline): it runs all the same, as {@code ObserverCall}
+   * runs it, and sees the call cancelled, so that it lets go of its request.
    */
   @Override
   protected void onSubscribedCancelled() {
