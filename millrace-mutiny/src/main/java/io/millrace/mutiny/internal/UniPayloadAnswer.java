@@ -1,7 +1,7 @@
 package io.millrace.mutiny.internal;
 
 import io.millrace.streams.Payload;
-import io.millrace.streams.internal.UnaryAnswer;
+import io.millrace.streams.internal.PayloadAnswer;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.operators.AbstractUni;
 import io.smallrye.mutiny.subscription.UniSubscriber;
@@ -19,8 +19,8 @@ import org.reactivestreams.Publisher;
  * plain call when the stream can take it at once. A null item completes the call empty, with no
  * response.
  */
-public final class UniPayloadAnswer extends UnaryAnswer<Payload> implements UniSubscriber<Payload> {
-  private volatile UniSubscription upstream;
+public final class UniPayloadAnswer extends PayloadAnswer<UniSubscription>
+    implements UniSubscriber<Payload> {
 
   private UniPayloadAnswer() {}
 
@@ -34,10 +34,7 @@ public final class UniPayloadAnswer extends UnaryAnswer<Payload> implements UniS
 
   @Override
   public void onSubscribe(UniSubscription subscription) {
-    upstream = subscription;
-    if (cancelled()) {
-      subscription.cancel(); // cancelled before the Uni gave its subscription
-    }
+    keep(subscription);
   }
 
   @Override
@@ -51,15 +48,7 @@ public final class UniPayloadAnswer extends UnaryAnswer<Payload> implements UniS
   }
 
   @Override
-  protected void onCancelled() {
-    UniSubscription s = upstream;
-    if (s != null) {
-      s.cancel();
-    }
-  }
-
-  @Override
-  protected void discard(Payload response) {
-    response.release();
+  protected void stop(UniSubscription s) {
+    s.cancel();
   }
 }

@@ -1,7 +1,7 @@
 package io.millrace.reactor.internal;
 
 import io.millrace.streams.Payload;
-import io.millrace.streams.internal.UnaryAnswer;
+import io.millrace.streams.internal.PayloadAnswer;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
@@ -19,8 +19,8 @@ import reactor.core.publisher.Mono;
  * layer sends it by a plain call when the stream can take it at once. An empty Mono completes the
  * call empty, with no response.
  */
-public final class MonoAnswer extends UnaryAnswer<Payload> implements CoreSubscriber<Payload> {
-  private volatile Subscription upstream;
+public final class MonoAnswer extends PayloadAnswer<Subscription>
+    implements CoreSubscriber<Payload> {
 
   private MonoAnswer() {}
 
@@ -39,14 +39,11 @@ public final class MonoAnswer extends UnaryAnswer<Payload> implements CoreSubscr
 
   @Override
   public void onSubscribe(Subscription s) {
-    if (upstream != null) {
+    if (kept()) {
       s.cancel(); // rule 2.5: Reactor signals a second one when a source throws after the first
       return;
     }
-    upstream = s;
-    if (cancelled()) {
-      s.cancel(); // cancelled before the Mono gave its subscription
-    } else {
+    if (keep(s)) {
       s.request(Long.MAX_VALUE);
     }
   }
@@ -67,15 +64,7 @@ public final class MonoAnswer extends UnaryAnswer<Payload> implements CoreSubscr
   }
 
   @Override
-  protected void onCancelled() {
-    Subscription s = upstream;
-    if (s != null) {
-      s.cancel();
-    }
-  }
-
-  @Override
-  protected void discard(Payload response) {
-    response.release();
+  protected void stop(Subscription s) {
+    s.cancel();
   }
 }

@@ -1,7 +1,7 @@
 package io.millrace.rxjava.internal;
 
 import io.millrace.streams.Payload;
-import io.millrace.streams.internal.UnaryAnswer;
+import io.millrace.streams.internal.PayloadAnswer;
 import io.reactivex.rxjava3.core.Single;
 import io.reactivex.rxjava3.core.SingleObserver;
 import io.reactivex.rxjava3.disposables.Disposable;
@@ -16,8 +16,8 @@ import org.reactivestreams.Publisher;
  * there at once ({@code Single.just}, {@code fromCallable}, a chain of them) is handed over as
  * known, and the layer sends it by a plain call when the stream can take it at once.
  */
-public final class SingleAnswer extends UnaryAnswer<Payload> implements SingleObserver<Payload> {
-  private volatile Disposable upstream;
+public final class SingleAnswer extends PayloadAnswer<Disposable>
+    implements SingleObserver<Payload> {
 
   private SingleAnswer() {}
 
@@ -31,10 +31,7 @@ public final class SingleAnswer extends UnaryAnswer<Payload> implements SingleOb
 
   @Override
   public void onSubscribe(Disposable d) {
-    upstream = d;
-    if (cancelled()) {
-      d.dispose(); // cancelled before the Single gave its Disposable
-    }
+    keep(d);
   }
 
   @Override
@@ -48,15 +45,7 @@ public final class SingleAnswer extends UnaryAnswer<Payload> implements SingleOb
   }
 
   @Override
-  protected void onCancelled() {
-    Disposable d = upstream;
-    if (d != null) {
-      d.dispose();
-    }
-  }
-
-  @Override
-  protected void discard(Payload response) {
-    response.release();
+  protected void stop(Disposable d) {
+    d.dispose();
   }
 }
