@@ -1,5 +1,6 @@
 package io.millrace.reactor.internal;
 
+import io.millrace.streams.Payload;
 import io.millrace.streams.internal.Relay;
 import io.millrace.streams.internal.Scalar;
 import java.util.concurrent.Callable;
@@ -9,6 +10,7 @@ import reactor.core.CorePublisher;
 import reactor.core.CoreSubscriber;
 import reactor.core.Exceptions;
 import reactor.core.publisher.Operators;
+import reactor.util.context.Context;
 
 /**
  * A Mono or Flux whose subscribers are relayed as Reactor {@link CoreSubscriber}s.
@@ -19,8 +21,28 @@ import reactor.core.publisher.Operators;
  * guard (see {@link Relay}). The relay subscribes through {@link Publisher#subscribe}, so the
  * Publisher's assembly hooks still apply. A source known at once may be called instead of
  * subscribed ({@link #of}), as Reactor's own operators call such sources.
+ *
+ * <p>The relay's Context carries a discard hook ({@link #RELEASING}), so that a payload which
+ * Reactor drops before it reaches Millrace is released as Millrace releases the ones it holds.
  */
 public class DirectAnswer<T> implements Publisher<T> {
+  /**
+   * The Context that Millrace's own Reactor subscribers (this relay, {@link MonoAnswer}) give their
+   * source: its discard hook releases each {@link Payload} that an operator drops unsent. Reactor
+   * calls it for a {@code Mono.just} or {@code Flux.just} cancelled before it was asked for, an
+   * item that {@code delayElement} holds, one that {@code filter} rejects, the queue of {@code
+   * publishOn} cleared on cancel. A payload given to Millrace is Millrace's, these included;
+   * without the hook a pooled one leaked there. A handler that adds a discard hook of its own that
+   * releases payloads releases them twice (Reactor logs the second release's failure).
+   */
+  static final Context RELEASING = Operators.enableOnDiscard(null, DirectAnswer::release);
+
+  private static void release(Object discarded) {
+    if (discarded instanceof Payload p) {
+      p.release();
+    }
+  }
+
   final Publisher<T> source;
 
   private DirectAnswer(Publisher<T> source) {
@@ -114,6 +136,11 @@ public class DirectAnswer<T> implements Publisher<T> {
   private static final class CoreRelay<T> extends Relay<T> implements CoreSubscriber<T> {
     CoreRelay(Subscriber<? super T> actual) {
       super(actual);
+    }
+
+    @Override
+    public Context currentContext() {
+      return RELEASING;
     }
   }
 }

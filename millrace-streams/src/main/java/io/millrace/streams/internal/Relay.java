@@ -1,5 +1,6 @@
 package io.millrace.streams.internal;
 
+import io.millrace.streams.Payload;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
@@ -53,6 +54,8 @@ public abstract class Relay<T> implements Subscriber<T>, Subscription {
   public final void onNext(T t) {
     if (!done) {
       actual.onNext(t);
+    } else if (t instanceof Payload p) {
+      p.release(); // after an invalid request, from a source that emitted all the same
     }
   }
 

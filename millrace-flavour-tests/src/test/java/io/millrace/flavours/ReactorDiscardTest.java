@@ -1,0 +1,160 @@
+package io.millrace.flavours;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.millrace.core.Connection;
+import io.millrace.reactor.ReactorHandler;
+import io.millrace.reactor.ReactorRequester;
+import io.millrace.reactor.ReactorResponder;
+import io.millrace.reactor.internal.DirectAnswer;
+import io.millrace.streams.Payload;
+import io.millrace.transport.netty.MillraceClient;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * Payloads that a Reactor handler hands to Reactor and Reactor drops before they reach Millrace (a
+ * {@code Mono.just} cancelled before it was asked for, an item {@code delayElement} holds when the
+ * call is cancelled, an item {@code filter} rejects) are released: a payload given to Millrace is
+ * Millrace's, and the handler's pooled buffers must not leak there.
+ */
+class ReactorDiscardTest {
+  private static final Duration WAIT = Duration.ofSeconds(10);
+
+  private final List<AutoCloseable> closing = new ArrayList<>();
+
+  /** The buffers the handler made, to check that each was released. */
+  private final List<ByteBuf> made = new CopyOnWriteArrayList<>();
+
+  @AfterEach
+  void close() throws Exception {
+    for (AutoCloseable c : closing) {
+      c.close();
+    }
+  }
+
+  @Test
+  void aKnownStreamAnswer_cancelledBeforeItWasAskedFor_isReleased() {
+    Payload p = pooled("never asked for");
+    Publisher<Payload> answer = DirectAnswer.of(Flux.just(p));
+    answer.subscribe(
+        new Subscriber<>() {
+          @Override
+          public void onSubscribe(Subscription s) {
+            s.cancel();
+          }
+
+          @Override
+          public void onNext(Payload payload) {
+            throw new AssertionError("not asked for");
+          }
+
+          @Override
+          public void onError(Throwable t) {}
+
+          @Override
+          public void onComplete() {}
+        });
+    assertThat(made.get(0).refCnt()).isZero();
+  }
+
+  @Test
+  void aStreamItemHeldByTheHandlersOperators_isReleasedWhenTheCallerCancels() throws Exception {
+    CountDownLatch handled = new CountDownLatch(1);
+    ReactorRequester requester =
+        connect(
+            new ReactorHandler() {
+              @Override
+              public Flux<Payload> requestStream(Payload payload) {
+                handled.countDown();
+                return Mono.just(pooled("late")).delayElement(Duration.ofMinutes(1)).flux();
+              }
+            });
+    Disposable call = requester.requestStream(Payload.of("go")).subscribe();
+    assertThat(handled.await(10, TimeUnit.SECONDS)).isTrue();
+    call.dispose(); // CANCEL: delayElement drops what it holds
+    awaitAllReleased();
+  }
+
+  @Test
+  void aRequestResponseAnswerHeldByTheHandlersOperators_isReleasedWhenTheCallerCancels()
+      throws Exception {
+    CountDownLatch handled = new CountDownLatch(1);
+    ReactorRequester requester =
+        connect(
+            new ReactorHandler() {
+              @Override
+              public Mono<Payload> requestResponse(Payload payload) {
+                handled.countDown();
+                return Mono.just(pooled("late")).delayElement(Duration.ofMinutes(1));
+              }
+            });
+    Disposable call = requester.requestResponse(Payload.of("go")).subscribe();
+    assertThat(handled.await(10, TimeUnit.SECONDS)).isTrue();
+    call.dispose();
+    awaitAllReleased();
+  }
+
+  @Test
+  void streamItemsTheHandlerFiltersOut_areReleased_andTheRestArrive() throws Exception {
+    ReactorRequester requester =
+        connect(
+            new ReactorHandler() {
+              @Override
+              public Flux<Payload> requestStream(Payload payload) {
+                return Flux.range(0, 6)
+                    .map(i -> pooled(Integer.toString(i)))
+                    .filter(p -> Integer.parseInt(p.dataUtf8()) % 2 == 0);
+              }
+            });
+    List<String> received =
+        requester.requestStream(Payload.of("go")).map(Payload::dataUtf8).collectList().block(WAIT);
+    assertThat(received).containsExactly("0", "2", "4");
+    awaitAllReleased();
+    assertThat(made).hasSize(6);
+  }
+
+  /** A payload on a pooled direct buffer, which only a release gives back. */
+  private Payload pooled(String text) {
+    ByteBuf b = PooledByteBufAllocator.DEFAULT.directBuffer();
+    b.writeCharSequence(text, StandardCharsets.UTF_8);
+    made.add(b);
+    return Payload.of(b);
+  }
+
+  private void awaitAllReleased() throws InterruptedException {
+    long deadline = System.nanoTime() + WAIT.toNanos();
+    while (made.isEmpty() || made.stream().anyMatch(b -> b.refCnt() > 0)) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError(
+            "not released: " + made.stream().filter(b -> b.refCnt() > 0).count() + " buffers");
+      }
+      Thread.sleep(5);
+    }
+  }
+
+  private ReactorRequester connect(ReactorHandler handler) throws Exception {
+    Server server = Server.millrace(ReactorResponder.of(handler));
+    closing.add(server);
+    MillraceClient client =
+        MillraceClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
+    closing.add(0, client::shutdownNow);
+    Connection connection = client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS);
+    return ReactorRequester.of(connection);
+  }
+}
