@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Hooks;
 import reactor.core.publisher.Mono;
 import reactor.util.context.Context;
@@ -72,6 +73,28 @@ class ReactorContextPropagationTest {
   void withoutThePropagation_theLoopSeesNoThreadLocal() throws Exception {
     ReactorRequester requester = ReactorRequester.of(connect());
     assertThat(answerSeenWith(requester, "trace-3")).isEqualTo("null on the loop");
+  }
+
+  @Test
+  void aChannelsPayloads_seeTheContextOfTheChannelsSubscriber() throws Exception {
+    ReactorRequester requester = ReactorRequester.of(connect());
+    Flux<Payload> payloads =
+        Flux.deferContextual(
+            context ->
+                Flux.just(
+                    Payload.of("first " + context.getOrDefault(KEY, "none")),
+                    Payload.of("second " + context.getOrDefault(KEY, "none"))));
+    List<String> echoed =
+        requester
+            .requestChannel(payloads)
+            .map(Payload::dataUtf8)
+            .contextWrite(Context.of(KEY, "trace-4"))
+            .collectList()
+            .block(WAIT);
+    assertThat(echoed).containsExactly("first trace-4", "second trace-4");
+    // Without a Context of its own, a channel's payloads see none.
+    assertThat(requester.requestChannel(payloads).map(Payload::dataUtf8).collectList().block(WAIT))
+        .containsExactly("first none", "second none");
   }
 
   /** What the code mapping a request-response's answer sees, with {@code trace} in the Context. */

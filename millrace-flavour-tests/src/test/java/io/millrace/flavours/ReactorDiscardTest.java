@@ -26,6 +26,7 @@ import org.reactivestreams.Subscription;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.util.context.Context;
 
 /**
  * Payloads that a Reactor handler hands to Reactor and Reactor drops before they reach Millrace (a
@@ -127,6 +128,23 @@ class ReactorDiscardTest {
     assertThat(received).containsExactly("0", "2", "4");
     awaitAllReleased();
     assertThat(made).hasSize(6);
+  }
+
+  @Test
+  void aChannelPayloadHeldByTheCallersOperators_isReleasedWhenTheCallerCancels() throws Exception {
+    ReactorRequester requester = connect(new ReactorEcho(new Probe()));
+    Flux<Payload> payloads =
+        Flux.just(Payload.of("first"))
+            .concatWith(Mono.just(pooled("late")).delayElement(Duration.ofMinutes(1)));
+    String first =
+        requester
+            .requestChannel(payloads)
+            .map(Payload::dataUtf8)
+            .contextWrite(Context.of("user", "x")) // a Context of the caller's own: kept, and
+            .next() // Millrace's discard hook added to it for the payloads
+            .block(WAIT);
+    assertThat(first).isEqualTo("first");
+    awaitAllReleased();
   }
 
   /** A payload on a pooled direct buffer, which only a release gives back. */

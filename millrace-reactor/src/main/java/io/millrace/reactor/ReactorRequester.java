@@ -84,10 +84,13 @@ public final class ReactorRequester {
   /**
    * A channel opened by the first payload of {@code payloads}; the rest are sent as the responder
    * grants credit (never requested faster). Cancelling the returned Flux ends the whole channel;
-   * each subscriber opens its own channel and subscribes {@code payloads} again.
+   * each subscriber opens its own channel and subscribes {@code payloads} again, which sees that
+   * subscriber's Context ({@code requestChannel(payloads).contextWrite(...)} reaches {@code
+   * payloads}, as a Context reaches the inner Publishers of Reactor's own operators).
    */
   public Flux<Payload> requestChannel(Publisher<Payload> payloads) {
     requireNonNull(payloads, "payloads");
-    return Flux.from(requester.requestChannel(DirectAnswer.of(payloads)));
+    return Flux.deferContextual(
+        context -> requester.requestChannel(DirectAnswer.of(payloads, context)));
   }
 }

@@ -46,6 +46,12 @@
  * as the peer's credit and the socket allow. Cancelling, {@code take(n)}, {@code timeout} and
  * disposal send CANCEL, and a peer's CANCEL cancels the handler's Flux.
  *
+ * <p><b>Context.</b> The Publisher given to {@code requestChannel} is subscribed with the Context
+ * of the channel's subscriber, as Reactor's own operators subscribe their inner Publishers, so a
+ * {@code contextWrite} after the call (a trace, a security principal) reaches the code that makes
+ * the payloads. A Context stays in the process: nothing of it goes on the wire unless the
+ * application puts it in a payload's metadata.
+ *
  * <p><b>Errors.</b> An ERROR frame arrives as {@link io.millrace.core.StreamErrorException}
  * carrying its code; a handler chooses the code by failing with one.
  */

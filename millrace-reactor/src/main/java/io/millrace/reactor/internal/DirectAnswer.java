@@ -4,6 +4,7 @@ import io.millrace.streams.Payload;
 import io.millrace.streams.internal.Relay;
 import io.millrace.streams.internal.Scalar;
 import java.util.concurrent.Callable;
+import java.util.function.Consumer;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import reactor.core.CorePublisher;
@@ -11,6 +12,7 @@ import reactor.core.CoreSubscriber;
 import reactor.core.Exceptions;
 import reactor.core.publisher.Operators;
 import reactor.util.context.Context;
+import reactor.util.context.ContextView;
 
 /**
  * A Mono or Flux whose subscribers are relayed as Reactor {@link CoreSubscriber}s.
@@ -35,18 +37,29 @@ public class DirectAnswer<T> implements Publisher<T> {
    * without the hook a pooled one leaked there. A handler that adds a discard hook of its own that
    * releases payloads releases them twice (Reactor logs the second release's failure).
    */
-  static final Context RELEASING = Operators.enableOnDiscard(null, DirectAnswer::release);
+  static final Context RELEASING;
 
-  private static void release(Object discarded) {
-    if (discarded instanceof Payload p) {
-      p.release();
-    }
+  private static final Consumer<Object> RELEASE =
+      discarded -> {
+        if (discarded instanceof Payload p) {
+          p.release();
+        }
+      };
+
+  static {
+    RELEASING = Operators.enableOnDiscard(null, RELEASE);
   }
 
   final Publisher<T> source;
 
-  private DirectAnswer(Publisher<T> source) {
+  /**
+   * What the relay's subscriber gives as its Context: {@link #RELEASING}, or a caller's with it.
+   */
+  private final Context context;
+
+  private DirectAnswer(Publisher<T> source, Context context) {
     this.source = source;
+    this.context = context;
   }
 
   /**
@@ -62,7 +75,19 @@ public class DirectAnswer<T> implements Publisher<T> {
       return null;
     }
     Publisher<T> known = known(source);
-    return known != null ? known : new DirectAnswer<>(source);
+    return known != null ? known : new DirectAnswer<>(source, RELEASING);
+  }
+
+  /**
+   * {@code source} relayed to each subscriber as a CoreSubscriber whose Context is {@code context}
+   * (a requester channel's payloads see the Context of the channel's subscriber, as an inner
+   * Publisher of Reactor's own operators does), with Millrace's discard hook in it: it takes the
+   * place of one the caller set, for this Publisher's payloads only, since Millrace releases them.
+   */
+  public static <T> Publisher<T> of(Publisher<T> source, ContextView context) {
+    return new DirectAnswer<>(
+        source,
+        context.isEmpty() ? RELEASING : Operators.enableOnDiscard(Context.of(context), RELEASE));
   }
 
   /**
@@ -117,13 +142,13 @@ public class DirectAnswer<T> implements Publisher<T> {
 
   @Override
   public void subscribe(Subscriber<? super T> subscriber) {
-    source.subscribe(new CoreRelay<>(subscriber));
+    source.subscribe(new CoreRelay<>(subscriber, context));
   }
 
   /** A relay of a source that is also a {@link Callable}: calling it calls the source. */
   private static final class Known<T> extends DirectAnswer<T> implements Callable<T> {
     Known(Publisher<T> source) {
-      super(source);
+      super(source, RELEASING);
     }
 
     /** The source's outcome ({@link DirectAnswer#call}). */
@@ -134,13 +159,16 @@ public class DirectAnswer<T> implements Publisher<T> {
   }
 
   private static final class CoreRelay<T> extends Relay<T> implements CoreSubscriber<T> {
-    CoreRelay(Subscriber<? super T> actual) {
+    private final Context context;
+
+    CoreRelay(Subscriber<? super T> actual, Context context) {
       super(actual);
+      this.context = context;
     }
 
     @Override
     public Context currentContext() {
-      return RELEASING;
+      return context;
     }
   }
 }
