@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.reactivestreams.Publisher;
@@ -26,13 +27,15 @@ import org.reactivestreams.Subscription;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.util.context.Context;
 
 /**
- * Payloads that a Reactor handler hands to Reactor and Reactor drops before they reach Millrace (a
- * {@code Mono.just} cancelled before it was asked for, an item {@code delayElement} holds when the
- * call is cancelled, an item {@code filter} rejects) are released: a payload given to Millrace is
- * Millrace's, and the handler's pooled buffers must not leak there.
+ * Payloads that Reactor drops before they reach Millrace (a {@code Mono.just} cancelled before it
+ * was asked for, an item {@code delayElement} holds when the call is cancelled, an item {@code
+ * filter} rejects) are released by the application's own {@code doOnDiscard(Payload.class,
+ * Payload::release)}, which reaches through Millrace's subscribers on every path (a stream's and a
+ * request-response's answer, a channel's payloads at the caller); and Millrace itself releases
+ * nothing that Reactor drops, so a received payload a handler passes through {@code then()} and
+ * keeps stays readable.
  */
 class ReactorDiscardTest {
   private static final Duration WAIT = Duration.ofSeconds(10);
@@ -52,7 +55,7 @@ class ReactorDiscardTest {
   @Test
   void aKnownStreamAnswer_cancelledBeforeItWasAskedFor_isReleased() {
     Payload p = pooled("never asked for");
-    Publisher<Payload> answer = DirectAnswer.of(Flux.just(p));
+    Publisher<Payload> answer = DirectAnswer.of(Flux.just(p).doOnDiscard(Payload.class, RELEASE));
     answer.subscribe(
         new Subscriber<>() {
           @Override
@@ -83,7 +86,10 @@ class ReactorDiscardTest {
               @Override
               public Flux<Payload> requestStream(Payload payload) {
                 handled.countDown();
-                return Mono.just(pooled("late")).delayElement(Duration.ofMinutes(1)).flux();
+                return Mono.just(pooled("late"))
+                    .delayElement(Duration.ofMinutes(1))
+                    .flux()
+                    .doOnDiscard(Payload.class, RELEASE);
               }
             });
     Disposable call = requester.requestStream(Payload.of("go")).subscribe();
@@ -102,7 +108,9 @@ class ReactorDiscardTest {
               @Override
               public Mono<Payload> requestResponse(Payload payload) {
                 handled.countDown();
-                return Mono.just(pooled("late")).delayElement(Duration.ofMinutes(1));
+                return Mono.just(pooled("late"))
+                    .delayElement(Duration.ofMinutes(1))
+                    .doOnDiscard(Payload.class, RELEASE);
               }
             });
     Disposable call = requester.requestResponse(Payload.of("go")).subscribe();
@@ -120,7 +128,8 @@ class ReactorDiscardTest {
               public Flux<Payload> requestStream(Payload payload) {
                 return Flux.range(0, 6)
                     .map(i -> pooled(Integer.toString(i)))
-                    .filter(p -> Integer.parseInt(p.dataUtf8()) % 2 == 0);
+                    .filter(p -> Integer.parseInt(p.dataUtf8()) % 2 == 0)
+                    .doOnDiscard(Payload.class, RELEASE);
               }
             });
     List<String> received =
@@ -140,12 +149,46 @@ class ReactorDiscardTest {
         requester
             .requestChannel(payloads)
             .map(Payload::dataUtf8)
-            .contextWrite(Context.of("user", "x")) // a Context of the caller's own: kept, and
-            .next() // Millrace's discard hook added to it for the payloads
+            .next()
+            .doOnDiscard(Payload.class, RELEASE) // the caller's, below the channel
             .block(WAIT);
     assertThat(first).isEqualTo("first");
     awaitAllReleased();
   }
+
+  @Test
+  void aReceivedPayloadAHandlerPassesThroughThen_isNotReleasedByMillrace() throws Exception {
+    List<Payload> kept = new CopyOnWriteArrayList<>();
+    CountDownLatch handled = new CountDownLatch(1);
+    ReactorRequester requester =
+        connect(
+            new ReactorHandler() {
+              @Override
+              public Mono<Void> fireAndForget(Payload payload) {
+                return Mono.just(payload)
+                    .doOnNext(kept::add)
+                    .doFinally(s -> handled.countDown())
+                    .then(); // then() discards the payload it ignores
+              }
+
+              @Override
+              public Flux<Payload> requestStream(Payload payload) {
+                return Flux.just(payload).doOnNext(kept::add).thenMany(Flux.empty());
+              }
+            });
+    requester.fireAndForget(Payload.of("metadata 1", "data 1")).block(WAIT);
+    assertThat(handled.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(
+            requester.requestStream(Payload.of("metadata 2", "data 2")).collectList().block(WAIT))
+        .isEmpty();
+    assertThat(kept).hasSize(2);
+    assertThat(kept.get(0).metadataUtf8()).isEqualTo("metadata 1");
+    assertThat(kept.get(1).metadataUtf8()).isEqualTo("metadata 2");
+    assertThat(kept.get(1).dataUtf8()).isEqualTo("data 2");
+  }
+
+  /** What a handler that makes payloads on pooled buffers gives {@code doOnDiscard}. */
+  private static final Consumer<Payload> RELEASE = Payload::release;
 
   /** A payload on a pooled direct buffer, which only a release gives back. */
   private Payload pooled(String text) {

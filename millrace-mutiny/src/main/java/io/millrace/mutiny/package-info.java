@@ -20,10 +20,11 @@
  *
  * <p><b>Ownership.</b> Received payloads are heap copies by default: keep them, never release them.
  * Payloads a handler emits or a requester sends belong to Millrace, which releases them once
- * written, also on cancellation and failure. Mutiny has no discard hook, so a payload on a pooled
- * buffer that the handler's own operators drop before emitting it ({@code select().where(...)}, a
- * {@code Uni} cancelled while it holds its item) is the handler's to release; heap payloads ({@code
- * Payload.of(byte[])}, {@code Payload.of(String)}) need nothing.
+ * written, also on cancellation and failure. Mutiny has no discard hook (Reactor's {@code
+ * doOnDiscard}), so a payload on a pooled buffer that the handler's own operators drop before
+ * emitting it ({@code select().where(...)}, a {@code Uni} cancelled while it holds its item) is the
+ * handler's to release; heap payloads ({@code Payload.of(byte[])}, {@code Payload.of(String)}) need
+ * nothing.
  *
  * <p><b>Threading.</b> Events come on the connection's event loop and handlers run there unless
  * {@link io.millrace.streams.StreamsOptions#handlerExecutor()} gives an executor; never block in

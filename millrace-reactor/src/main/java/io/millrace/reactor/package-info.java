@@ -27,13 +27,17 @@
  * <p><b>Ownership.</b> Payloads received (requests in a handler, answers at a requester) are heap
  * copies by default: keep them, pass them on, never release them. The payloads a handler emits and
  * a requester sends belong to Millrace from then on; Millrace releases them once written, also when
- * the call is cancelled or fails. That includes the payloads Reactor drops on the way in the
- * pipeline Millrace subscribes to (a {@code Mono.just} cancelled before it was asked for, an item
- * {@code delayElement} holds when the call is cancelled, one that {@code filter} rejects): the
- * Context Millrace subscribes with carries a discard hook that releases them, so a handler adds no
- * {@code doOnDiscard} of its own for payloads (one that releases would release them twice). With
- * {@link io.millrace.streams.StreamsOptions#zeroCopy()} on, received payloads are views of the
- * receive buffer and their receiver must release them.
+ * the call is cancelled or fails. Payloads that Reactor drops before they reach Millrace (a {@code
+ * Mono.just} cancelled before it was asked for, an item {@code delayElement} holds when the call is
+ * cancelled, one that {@code filter} rejects) never became Millrace's: on the heap ({@code
+ * Payload.of(String)}, {@code Payload.of(byte[])}) they need nothing, and a handler or a channel's
+ * caller that makes them on pooled buffers adds {@code doOnDiscard(Payload.class,
+ * Payload::release)} to its pipeline, Reactor's own way, which reaches through Millrace's
+ * subscribers. (Millrace sets no discard hook itself: only the application knows whether a dropped
+ * payload is shared, say kept in a cache, and a hook of Millrace's would release received payloads
+ * a handler passes through {@code then()}.) With {@link
+ * io.millrace.streams.StreamsOptions#zeroCopy()} on, received payloads are views of the receive
+ * buffer and their receiver must release them.
  *
  * <p><b>Threading.</b> Subscribers are signalled on the connection's event loop, and handlers run
  * there unless {@link io.millrace.streams.StreamsOptions#handlerExecutor()} gives an executor (a

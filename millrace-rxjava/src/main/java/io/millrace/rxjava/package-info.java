@@ -22,10 +22,10 @@
  *
  * <p><b>Ownership.</b> Received payloads are heap copies by default: keep them, never release them.
  * Payloads a handler emits or a requester sends belong to Millrace, which releases them once
- * written, also on cancellation and failure. RxJava has no discard hook, so a payload on a pooled
- * buffer that the handler's own operators drop before emitting it ({@code filter}, {@code
- * Single.just(p).delay(...)} cancelled) is the handler's to release; heap payloads ({@code
- * Payload.of(byte[])}, {@code Payload.of(String)}) need nothing.
+ * written, also on cancellation and failure. RxJava has no discard hook (Reactor's {@code
+ * doOnDiscard}), so a payload on a pooled buffer that the handler's own operators drop before
+ * emitting it ({@code filter}, {@code Single.just(p).delay(...)} cancelled) is the handler's to
+ * release; heap payloads ({@code Payload.of(byte[])}, {@code Payload.of(String)}) need nothing.
  *
  * <p><b>Threading.</b> Signals come on the connection's event loop and handlers run there unless
  * {@link io.millrace.streams.StreamsOptions#handlerExecutor()} gives an executor; never block in

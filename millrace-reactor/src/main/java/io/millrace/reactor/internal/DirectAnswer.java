@@ -1,10 +1,8 @@
 package io.millrace.reactor.internal;
 
-import io.millrace.streams.Payload;
 import io.millrace.streams.internal.Relay;
 import io.millrace.streams.internal.Scalar;
 import java.util.concurrent.Callable;
-import java.util.function.Consumer;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import reactor.core.CorePublisher;
@@ -23,38 +21,11 @@ import reactor.util.context.ContextView;
  * guard (see {@link Relay}). The relay subscribes through {@link Publisher#subscribe}, so the
  * Publisher's assembly hooks still apply. A source known at once may be called instead of
  * subscribed ({@link #of}), as Reactor's own operators call such sources.
- *
- * <p>The relay's Context carries a discard hook ({@link #RELEASING}), so that a payload which
- * Reactor drops before it reaches Millrace is released as Millrace releases the ones it holds.
  */
 public class DirectAnswer<T> implements Publisher<T> {
-  /**
-   * The Context that Millrace's own Reactor subscribers (this relay, {@link MonoAnswer}) give their
-   * source: its discard hook releases each {@link Payload} that an operator drops unsent. Reactor
-   * calls it for a {@code Mono.just} or {@code Flux.just} cancelled before it was asked for, an
-   * item that {@code delayElement} holds, one that {@code filter} rejects, the queue of {@code
-   * publishOn} cleared on cancel. A payload given to Millrace is Millrace's, these included;
-   * without the hook a pooled one leaked there. A handler that adds a discard hook of its own that
-   * releases payloads releases them twice (Reactor logs the second release's failure).
-   */
-  static final Context RELEASING;
-
-  private static final Consumer<Object> RELEASE =
-      discarded -> {
-        if (discarded instanceof Payload p) {
-          p.release();
-        }
-      };
-
-  static {
-    RELEASING = Operators.enableOnDiscard(null, RELEASE);
-  }
-
   final Publisher<T> source;
 
-  /**
-   * What the relay's subscriber gives as its Context: {@link #RELEASING}, or a caller's with it.
-   */
+  /** What the relay gives as its Context: empty, or a requester channel's subscriber's. */
   private final Context context;
 
   private DirectAnswer(Publisher<T> source, Context context) {
@@ -75,19 +46,17 @@ public class DirectAnswer<T> implements Publisher<T> {
       return null;
     }
     Publisher<T> known = known(source);
-    return known != null ? known : new DirectAnswer<>(source, RELEASING);
+    return known != null ? known : new DirectAnswer<>(source, Context.empty());
   }
 
   /**
-   * {@code source} relayed to each subscriber as a CoreSubscriber whose Context is {@code context}
-   * (a requester channel's payloads see the Context of the channel's subscriber, as an inner
-   * Publisher of Reactor's own operators does), with Millrace's discard hook in it: it takes the
-   * place of one the caller set, for this Publisher's payloads only, since Millrace releases them.
+   * {@code source} relayed to each subscriber as a CoreSubscriber whose Context is {@code context}:
+   * a requester channel's payloads see the Context of the channel's subscriber, as an inner
+   * Publisher of Reactor's own operators does (a discard hook set there with {@code doOnDiscard}
+   * included).
    */
   public static <T> Publisher<T> of(Publisher<T> source, ContextView context) {
-    return new DirectAnswer<>(
-        source,
-        context.isEmpty() ? RELEASING : Operators.enableOnDiscard(Context.of(context), RELEASE));
+    return new DirectAnswer<>(source, Context.of(context));
   }
 
   /**
@@ -148,7 +117,7 @@ public class DirectAnswer<T> implements Publisher<T> {
   /** A relay of a source that is also a {@link Callable}: calling it calls the source. */
   private static final class Known<T> extends DirectAnswer<T> implements Callable<T> {
     Known(Publisher<T> source) {
-      super(source, RELEASING);
+      super(source, Context.empty());
     }
 
     /** The source's outcome ({@link DirectAnswer#call}). */

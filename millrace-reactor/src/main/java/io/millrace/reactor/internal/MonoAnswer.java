@@ -7,7 +7,6 @@ import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Mono;
-import reactor.util.context.Context;
 
 /**
  * A handler's request-response {@code Mono} as the Publisher the engine's layer takes the answer
@@ -36,12 +35,6 @@ public final class MonoAnswer extends PayloadAnswer<Subscription>
     // Through Publisher.subscribe, as a Subscriber: Mono.subscribe(CoreSubscriber), which the
     // overload would pick for this CoreSubscriber, skips the onLastOperator hooks.
     return subscribedAtOnce(mono, new MonoAnswer(), (m, a) -> m.subscribe((Subscriber<Payload>) a));
-  }
-
-  /** Releases a payload that Reactor drops before it reaches this answer. */
-  @Override
-  public Context currentContext() {
-    return DirectAnswer.RELEASING;
   }
 
   @Override
