@@ -375,6 +375,135 @@ class ObserverTest {
   }
 
   @Test
+  void aRequestObserverThatThrows_hearsOneOnError_theException() throws Exception {
+    java.util.concurrent.BlockingQueue<String> seen =
+        new java.util.concurrent.LinkedBlockingQueue<>();
+    ObserverHandler throwing =
+        new ObserverHandler() {
+          @Override
+          public StreamObserver<Payload> requestChannel(StreamObserver<Payload> responses) {
+            return new StreamObserver<Payload>() {
+              @Override
+              public void onNext(Payload p) {
+                throw new IllegalStateException("cannot take " + p.dataUtf8());
+              }
+
+              @Override
+              public void onError(Throwable t) {
+                seen.add("onError " + t.getMessage());
+              }
+
+              @Override
+              public void onCompleted() {
+                seen.add("onCompleted");
+              }
+            };
+          }
+        };
+    server = Server.millrace(ObserverResponder.of(throwing));
+    client = MillraceClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
+    Connection c = client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS);
+    Flux.from(
+            ReactorRequester.of(c)
+                .requestChannel(Flux.just(Payload.of("first")).concatWith(Flux.never())))
+        .subscribe(Payload::release, e -> {});
+    assertThat(seen.poll(10, TimeUnit.SECONDS)).isEqualTo("onError cannot take first");
+    Thread.sleep(200); // (a second onError came at once, before this fix)
+    assertThat(seen).isEmpty();
+  }
+
+  @Test
+  void anOnCancelHandlerSetAfterTheCancel_runs_inAStreamAndInAUnaryCall() throws Exception {
+    java.util.concurrent.BlockingQueue<String> seen =
+        new java.util.concurrent.LinkedBlockingQueue<>();
+    java.util.concurrent.CountDownLatch cancelled = new java.util.concurrent.CountDownLatch(2);
+    ObserverHandler slowFirstStep =
+        new ObserverHandler() {
+          @Override
+          public void requestStream(Payload payload, StreamObserver<Payload> responses) {
+            settingTheHandlerLate("stream", responses);
+          }
+
+          @Override
+          public void requestResponse(Payload payload, StreamObserver<Payload> response) {
+            settingTheHandlerLate("unary", response);
+          }
+
+          /** Waits for the cancel (a slow first step), then sets the handler and sends. */
+          private void settingTheHandlerLate(String call, StreamObserver<Payload> responses) {
+            ServerCallStreamObserver<Payload> out = (ServerCallStreamObserver<Payload>) responses;
+            seen.add(call + " started");
+            try {
+              assertThat(cancelled.await(10, TimeUnit.SECONDS)).isTrue();
+              long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+              while (!out.isCancelled() && System.nanoTime() < until) {
+                Thread.sleep(1); // the CANCEL frame is on its way
+              }
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+            out.setOnCancelHandler(() -> seen.add(call + " on-cancel handler"));
+            out.onNext(Payload.of("dropped, not thrown: a handler is set"));
+          }
+        };
+    server =
+        Server.millrace(
+            ObserverResponder.of(
+                slowFirstStep, StreamsOptions.builder().handlerExecutor(executor).build()));
+    client = MillraceClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
+    ReactorRequester r =
+        ReactorRequester.of(client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS));
+    reactor.core.Disposable stream = r.requestStream(Payload.of("go")).subscribe();
+    assertThat(seen.poll(10, TimeUnit.SECONDS)).isEqualTo("stream started");
+    stream.dispose();
+    cancelled.countDown();
+    reactor.core.Disposable unary = r.requestResponse(Payload.of("go")).subscribe();
+    assertThat(seen.poll(10, TimeUnit.SECONDS)).isEqualTo("unary started");
+    unary.dispose();
+    cancelled.countDown();
+    java.util.List<String> ran = new java.util.ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      ran.add(seen.poll(10, TimeUnit.SECONDS));
+    }
+    assertThat(ran)
+        .containsExactlyInAnyOrder("stream on-cancel handler", "unary on-cancel handler");
+    Thread.sleep(100); // once each
+    assertThat(seen).isEmpty();
+  }
+
+  @Test
+  void aBeforeStartThatThrows_refusesTheCall_andReleasesItsPayload() throws Exception {
+    connect(StreamsOptions.DEFAULT);
+    io.millrace.observer.ObserverRequester observer =
+        io.millrace.observer.ObserverRequester.of(
+            client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS));
+    io.millrace.observer.ClientResponseObserver<Payload, Payload> refusing =
+        new io.millrace.observer.ClientResponseObserver<>() {
+          @Override
+          public void beforeStart(io.millrace.observer.ClientCallStreamObserver<Payload> call) {
+            throw new IllegalStateException("not now");
+          }
+
+          @Override
+          public void onNext(Payload value) {}
+
+          @Override
+          public void onError(Throwable t) {}
+
+          @Override
+          public void onCompleted() {}
+        };
+    io.netty.buffer.ByteBuf unary = Behaviour.pooled("unary").data();
+    assertThatThrownBy(() -> observer.requestResponse(Payload.of(unary), refusing))
+        .hasMessage("not now");
+    io.netty.buffer.ByteBuf stream = Behaviour.pooled("stream").data();
+    assertThatThrownBy(() -> observer.requestStream(Payload.of(stream), refusing))
+        .hasMessage("not now");
+    assertThat(unary.refCnt()).isZero();
+    assertThat(stream.refCnt()).isZero();
+  }
+
+  @Test
   void aResponderReadingByHand_getsTheOpeningValueAndThenOnlyWhatItAsks() throws Exception {
     java.util.concurrent.BlockingQueue<String> seen =
         new java.util.concurrent.LinkedBlockingQueue<>();

@@ -217,7 +217,12 @@ public final class BlockingRequester {
       throw StreamErrorException.received(ErrorCode.CANCELED, "no answer within the timeout");
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      call.cancel(false);
+      if (!call.cancel(false)) {
+        // It came in the meantime: the caller's, with the interrupt kept (a done future's get
+        // does not wait, so does not throw), as the timeout's path keeps it; dropped, a pooled
+        // answer would leak.
+        return await(call, NO_DEADLINE);
+      }
       throw StreamErrorException.received(
           ErrorCode.CANCELED, "interrupted while waiting: cancelled");
     } catch (CancellationException e) {

@@ -60,7 +60,7 @@ public final class ObserverRequester {
   /** The answer as one onNext (none for an empty answer) and onCompleted, or onError. */
   public void requestResponse(Payload payload, StreamObserver<Payload> response) {
     if (response instanceof ClientResponseObserver) {
-      ObserverCall<Payload, Payload> call = start(response, false);
+      ObserverCall<Payload, Payload> call = startSending(payload, response);
       requester.requestResponse(payload).subscribe(call.inbound());
       return;
     }
@@ -77,7 +77,7 @@ public final class ObserverRequester {
   }
 
   public void requestStream(Payload payload, StreamObserver<Payload> responses) {
-    ObserverCall<Payload, Payload> call = start(responses, false);
+    ObserverCall<Payload, Payload> call = startSending(payload, responses);
     requester.requestStream(payload).subscribe(call.inbound());
   }
 
@@ -90,6 +90,23 @@ public final class ObserverRequester {
     ObserverCall<Payload, Payload> call = start(responses, true);
     requester.requestChannel(call.outbound()).subscribe(call.inbound());
     return call;
+  }
+
+  /**
+   * {@link #start} for a call that sends {@code payload}: a {@code beforeStart} that throws (or a
+   * null observer) refuses the call before the payload is sent, and the payload, the call's from
+   * the start, is released.
+   */
+  private ObserverCall<Payload, Payload> startSending(
+      Payload payload, StreamObserver<Payload> responses) {
+    try {
+      return start(responses, false);
+    } catch (RuntimeException | Error e) {
+      if (payload != null) {
+        payload.release();
+      }
+      throw e;
+    }
   }
 
   @SuppressWarnings("unchecked")

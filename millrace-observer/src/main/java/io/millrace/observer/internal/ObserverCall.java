@@ -140,6 +140,14 @@ public final class ObserverCall<S, R>
   private static final AtomicIntegerFieldUpdater<ObserverCall> CANCEL_ONCE =
       AtomicIntegerFieldUpdater.newUpdater(ObserverCall.class, "cancelOnce");
 
+  /** Whether the on-cancel handler has run (or been claimed to run): once per call. */
+  @SuppressWarnings("unused") // through ON_CANCEL_RAN
+  private volatile int onCancelRan;
+
+  @SuppressWarnings("rawtypes")
+  private static final AtomicIntegerFieldUpdater<ObserverCall> ON_CANCEL_RAN =
+      AtomicIntegerFieldUpdater.newUpdater(ObserverCall.class, "onCancelRan");
+
   @SuppressWarnings("rawtypes")
   private static final AtomicLongFieldUpdater<ObserverCall> PENDING_REQUESTS =
       AtomicLongFieldUpdater.newUpdater(ObserverCall.class, "pendingRequests");
@@ -285,10 +293,7 @@ public final class ObserverCall<S, R>
       wakeWaiters(); // (a caller about to wait sees "cancelled" after counting itself)
     }
     drain(); // releases what waits; sends the failure, if any
-    Runnable handler = onCancel;
-    if (handler != null) {
-      runHandler(loop, handler, "on-cancel handler");
-    }
+    runOnCancel();
     if (!requester) {
       // As in gRPC: a responder's request observer that has not seen the requests end hears
       // that the call was cancelled, so that it can let go of what it holds.
@@ -584,9 +589,26 @@ public final class ObserverCall<S, R>
     return cancelled;
   }
 
+  /**
+   * Sets the on-cancel handler. A call cancelled before this (a handler on an executor that sets it
+   * after a slow first step) runs it now, on the loop, as gRPC runs a handler set at any time
+   * before the service method returns; {@code onNext} then drops values without throwing, as it
+   * does once a handler is set.
+   */
   @Override
   public void setOnCancelHandler(Runnable onCancelHandler) {
     this.onCancel = onCancelHandler;
+    if (cancelled) { // read after the handler is published: cancelled() reads them the other way
+      runOnCancel();
+    }
+  }
+
+  /** Runs the on-cancel handler on the loop if one is set, once per call. */
+  private void runOnCancel() {
+    Runnable handler = onCancel;
+    if (handler != null && ON_CANCEL_RAN.compareAndSet(this, 0, 1)) {
+      runHandler(loop, handler, "on-cancel handler");
+    }
   }
 
   // ================================================================== receiving
@@ -691,13 +713,16 @@ public final class ObserverCall<S, R>
   /** The application's observer threw: the call is cancelled and the observer told. Loop. */
   private void observerFailed(RuntimeException e) {
     LOG.log(Level.WARNING, "observer threw; the call is cancelled", e);
+    boolean told = targetDone;
+    targetDone = true; // before the cancels, which would tell the observer it was cancelled
     Subscription s = inbound;
     if (s != null) {
       s.cancel();
     }
     cancelled(e);
-    targetDone = true;
-    tellError(target, e);
+    if (!told) {
+      tellError(target, e);
+    }
   }
 
   /** Tells {@code observer} the call failed; what its onError throws is logged. */

@@ -5,6 +5,7 @@ import io.millrace.streams.internal.Scalar;
 import io.millrace.streams.internal.UnaryAnswer;
 import io.netty.util.concurrent.EventExecutor;
 import java.lang.System.Logger.Level;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.function.Consumer;
 import org.reactivestreams.Publisher;
 
@@ -49,6 +50,14 @@ public final class UnaryObserver<V> extends UnaryAnswer<V> implements ServerCall
   private volatile boolean ended; // onCompleted or onError was called
   private volatile Runnable onCancel;
   private volatile Runnable onReady;
+
+  /** Whether the on-cancel handler has run (or been claimed to run): once per call. */
+  @SuppressWarnings("unused") // through ON_CANCEL_RAN
+  private volatile int onCancelRan;
+
+  @SuppressWarnings("rawtypes")
+  private static final AtomicIntegerFieldUpdater<UnaryObserver> ON_CANCEL_RAN =
+      AtomicIntegerFieldUpdater.newUpdater(UnaryObserver.class, "onCancelRan");
 
   private UnaryObserver(
       EventExecutor loop,
@@ -144,8 +153,13 @@ public final class UnaryObserver<V> extends UnaryAnswer<V> implements ServerCall
 
   @Override
   protected void onCancelled() {
+    runOnCancel();
+  }
+
+  /** Runs the on-cancel handler on the loop if one is set, once per call. */
+  private void runOnCancel() {
     Runnable cancelHandler = onCancel;
-    if (cancelHandler != null) {
+    if (cancelHandler != null && ON_CANCEL_RAN.compareAndSet(this, 0, 1)) {
       ObserverCall.runHandler(loop, cancelHandler, "on-cancel handler");
     }
   }
@@ -217,8 +231,12 @@ public final class UnaryObserver<V> extends UnaryAnswer<V> implements ServerCall
     return cancelled();
   }
 
+  /** As {@code ObserverCall}'s: a call cancelled before this runs the handler now, once. */
   @Override
   public void setOnCancelHandler(Runnable onCancelHandler) {
     this.onCancel = onCancelHandler;
+    if (cancelled()) { // read after the handler is published: cancel() writes then reads
+      runOnCancel();
+    }
   }
 }
