@@ -3,6 +3,7 @@ package io.millrace.rpc;
 import io.millrace.core.PayloadEncoder;
 import io.millrace.core.StreamErrorException;
 import io.millrace.streams.Payload;
+import io.millrace.streams.internal.Payloads;
 import io.millrace.streams.internal.Relay;
 import io.millrace.streams.internal.Scalar;
 import io.millrace.streams.internal.SerialSubscription;
@@ -135,6 +136,12 @@ final class ResponsePublisher<Resp>
           onError(e);
         }
       }
+    } else if (source != null) {
+      // Ended before it was subscribed (its deadline passed while an interceptor or the handler's
+      // method ran, or the caller cancelled): the interceptors' wrappers still see it end, as
+      // cancelled, so that a metric or a log of theirs counts it (and an observer handler sees
+      // the call cancelled).
+      Payloads.cancelUnread(source);
     }
     tryEnd(); // an end decided before the subscriber came
   }

@@ -84,6 +84,61 @@ class InterceptorsTest {
       };
 
   @Test
+  void aCallWhoseDeadlinePassesWhileAnInterceptorRuns_isSeenToEndByTheInterceptorsWrapper()
+      throws Exception {
+    java.util.concurrent.ExecutorService handlers = Blocking.newHandlerExecutor("slow-check");
+    java.util.concurrent.CountDownLatch ended = new java.util.concurrent.CountDownLatch(1);
+    List<String> seen = new CopyOnWriteArrayList<>();
+    ServerInterceptor slowCheckAndMetrics =
+        new ServerInterceptor() {
+          @Override
+          public void onCall(ServerContext call) {
+            try {
+              Thread.sleep(300); // a slow lookup, on the handler executor
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
+
+          @Override
+          public <Resp> Publisher<Resp> onResponses(ServerContext call, Publisher<Resp> responses) {
+            return Flux.from(responses)
+                .doFinally(
+                    signal -> {
+                      seen.add(signal.toString());
+                      ended.countDown();
+                    });
+          }
+        };
+    RpcOverTcp slow =
+        RpcOverTcp.serve(
+            RpcServer.builder()
+                .service(new TestService().definition())
+                .interceptor(slowCheckAndMetrics)
+                .streamsOptions(
+                    io.millrace.streams.StreamsOptions.builder().handlerExecutor(handlers).build())
+                .build());
+    try {
+      Throwable t =
+          Mono.from(
+                  slow.client()
+                      .unary(
+                          TestService.ECHO,
+                          text("hi"),
+                          CallOptions.DEFAULT.withTimeout(Duration.ofMillis(50))))
+              .materialize()
+              .block(WAIT)
+              .getThrowable();
+      assertThat(((StatusException) t).status().code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+      assertThat(ended.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+      assertThat(seen).containsExactly("cancel");
+    } finally {
+      slow.close();
+      handlers.shutdownNow();
+    }
+  }
+
+  @Test
   void aCallWithoutCredentials_isRefused_andTheHandlerDoesNotRun() {
     Throwable t =
         Mono.from(rpc.unary(TestService.ECHO, text("slow"), CallOptions.DEFAULT))
