@@ -8,6 +8,10 @@ import io.millrace.streams.internal.AnswersInPlace;
 import io.millrace.streams.internal.Payloads;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.util.concurrent.EventExecutor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import org.reactivestreams.Publisher;
 
 /** One connection's RPC calls: finds each call's method and runs its handler. */
@@ -114,12 +118,52 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
     PrefixedPublisher<Payload, Req> requests =
         PrefixedPublisher.parsing(
             firstRequest == null ? null : () -> firstRequest, inbound, marshaller::parse);
+    ScheduledFuture<?> watch = watchDeadline(context);
+    Publisher<Resp> responses;
+    try {
+      responses = server.intercepted(context, () -> method.streaming().handle(requests, context));
+    } finally {
+      unwatch(watch);
+    }
     return respond(
         context,
         method,
-        server.intercepted(context, () -> method.streaming().handle(requests, context)),
+        responses,
         method.descriptor().type() == MethodDescriptor.Type.CLIENT_STREAMING,
         requests::close); // the answer ended: the caller's stream is not read any more
+  }
+
+  /**
+   * While the interceptors and the handler's method run on a handler executor, the call's deadline
+   * is watched from the loop: when it passes, the call's context is cancelled ({@code isCancelled},
+   * the {@code onCancel} hooks) at once, as gRPC cancels its Context at the deadline, not when the
+   * method returns (a Reactor handler that queries a database before it returns {@code Mono.just}
+   * would otherwise learn only afterwards). The call itself then ends with DEADLINE_EXCEEDED as the
+   * method returns ({@link ResponsePublisher#startDeadline}). Null without a deadline, or on the
+   * loop, where nothing else runs while the method does.
+   */
+  private ScheduledFuture<?> watchDeadline(ServerContext context) {
+    EventExecutor loop = connection.executor();
+    if (!context.hasDeadline() || loop.inEventLoop()) {
+      return null;
+    }
+    long left = Math.max(0, context.deadlineNanos() - System.nanoTime());
+    try {
+      return loop.schedule(
+          () -> {
+            context.cancel(Status.DEADLINE_EXCEEDED);
+          },
+          left,
+          TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException loopGone) {
+      return null; // the connection is gone, and the call with it
+    }
+  }
+
+  private static void unwatch(ScheduledFuture<?> watch) {
+    if (watch != null) {
+      watch.cancel(false);
+    }
   }
 
   private Publisher<Payload> single(Payload payload, Interaction interaction) {
@@ -164,12 +208,18 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
     }
     boolean oneResponse =
         !fireAndForget && method.descriptor().type() == MethodDescriptor.Type.UNARY;
-    Publisher<Resp> responses =
-        server.intercepted(
-            context,
-            oneResponse
-                ? () -> method.answer(request, context)
-                : () -> method.single().handle(request, context));
+    ScheduledFuture<?> watch = watchDeadline(context);
+    Publisher<Resp> responses;
+    try {
+      responses =
+          server.intercepted(
+              context,
+              oneResponse
+                  ? () -> method.answer(request, context)
+                  : () -> method.single().handle(request, context));
+    } finally {
+      unwatch(watch);
+    }
     if (stream != null && AnsweredCall.fits(context, responses) && stream.isReady()) {
       AnsweredCall.sendNow(
           stream,

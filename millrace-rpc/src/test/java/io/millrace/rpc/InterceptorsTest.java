@@ -139,6 +139,70 @@ class InterceptorsTest {
   }
 
   @Test
+  void aDeadlineThatPassesWhileTheHandlersMethodRuns_cancelsItsContextThen() throws Exception {
+    java.util.concurrent.ExecutorService handlers = Blocking.newHandlerExecutor("slow-method");
+    java.util.concurrent.CountDownLatch cancelled = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicLong cancelledAfterMillis =
+        new java.util.concurrent.atomic.AtomicLong(-1);
+    java.util.concurrent.atomic.AtomicBoolean sawItCancelled =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    java.util.concurrent.CountDownLatch returned = new java.util.concurrent.CountDownLatch(1);
+    ServiceDefinition slowQuery =
+        ServiceDefinition.builder(TestService.NAME)
+            .method(
+                TestService.ECHO,
+                (request, context) -> {
+                  long start = System.nanoTime();
+                  context.onCancel(
+                      () -> {
+                        cancelledAfterMillis.set((System.nanoTime() - start) / 1_000_000);
+                        cancelled.countDown();
+                      });
+                  long until = System.nanoTime() + 2_000_000_000L; // a slow query in the method
+                  while (!context.isCancelled() && System.nanoTime() < until) {
+                    try {
+                      Thread.sleep(5);
+                    } catch (InterruptedException e) {
+                      Thread.currentThread().interrupt();
+                    }
+                  }
+                  sawItCancelled.set(context.isCancelled());
+                  returned.countDown();
+                  return Mono.just(request);
+                })
+            .build();
+    RpcOverTcp slow =
+        RpcOverTcp.serve(
+            RpcServer.builder()
+                .service(slowQuery)
+                .streamsOptions(
+                    io.millrace.streams.StreamsOptions.builder().handlerExecutor(handlers).build())
+                .build());
+    try {
+      Throwable t =
+          Mono.from(
+                  slow.client()
+                      .unary(
+                          TestService.ECHO,
+                          text("hi"),
+                          CallOptions.DEFAULT.withTimeout(Duration.ofMillis(100))))
+              .materialize()
+              .block(WAIT)
+              .getThrowable();
+      assertThat(((StatusException) t).status().code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+      assertThat(cancelled.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+      assertThat(cancelledAfterMillis.get())
+          .as("cancelled at the deadline, not when the 2 s method returned")
+          .isLessThan(1_500);
+      assertThat(returned.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+      assertThat(sawItCancelled).as("the method's loop saw the cancel").isTrue();
+    } finally {
+      slow.close();
+      handlers.shutdownNow();
+    }
+  }
+
+  @Test
   void aCallWithoutCredentials_isRefused_andTheHandlerDoesNotRun() {
     Throwable t =
         Mono.from(rpc.unary(TestService.ECHO, text("slow"), CallOptions.DEFAULT))
