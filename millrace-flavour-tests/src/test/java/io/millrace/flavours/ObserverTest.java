@@ -472,6 +472,90 @@ class ObserverTest {
   }
 
   @Test
+  void aHandlerSendingLargeValuesToAReaderThatStopped_isHeldAfterAboutAMebibyteOfThem()
+      throws Exception {
+    ObserverHandler large =
+        new ObserverHandler() {
+          @Override
+          public void requestStream(Payload payload, StreamObserver<Payload> responses) {
+            ServerCallStreamObserver<Payload> out = (ServerCallStreamObserver<Payload>) responses;
+            byte[] chunk = new byte[64 * 1024];
+            for (int i = 0; i < 1_000 && !out.isCancelled(); i++) {
+              io.netty.buffer.ByteBuf b =
+                  io.netty.buffer.PooledByteBufAllocator.DEFAULT.directBuffer(chunk.length);
+              out.onNext(Payload.of(b.writeBytes(chunk)));
+              sent.incrementAndGet();
+            }
+            out.onCompleted();
+          }
+        };
+    server =
+        Server.millrace(
+            ObserverResponder.of(
+                large, StreamsOptions.builder().handlerExecutor(executor).build()));
+    client = MillraceClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
+    ReactorRequester r =
+        ReactorRequester.of(client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS));
+    reactor.core.publisher.BaseSubscriber<Payload> readsOne =
+        new reactor.core.publisher.BaseSubscriber<>() {
+          @Override
+          protected void hookOnSubscribe(org.reactivestreams.Subscription s) {
+            s.request(1); // and no more: a reader that stopped
+          }
+        };
+    r.requestStream(Payload.of("go")).subscribe(readsOne);
+    long settled = -1;
+    for (int i = 0; i < 100 && settled != sent.get(); i++) {
+      settled = sent.get();
+      Thread.sleep(100); // until the handler is held
+    }
+    // The reader's credit (its demand and about a mebibyte of prefetch), the sink's window and
+    // what waits in the call (about a mebibyte each by size): some forty, where counts of 256 let
+    // 273 (17 MiB) through.
+    assertThat(sent.get()).isBetween(2L, 100L);
+    readsOne.dispose();
+  }
+
+  @Test
+  void aRequestObserverGivenAfterTheCallWasCancelled_hearsOnError() throws Exception {
+    io.netty.channel.DefaultEventLoop loop = new io.netty.channel.DefaultEventLoop();
+    try {
+      java.util.concurrent.BlockingQueue<String> seen =
+          new java.util.concurrent.LinkedBlockingQueue<>();
+      io.millrace.observer.internal.ObserverCall<Payload, Payload> call =
+          new io.millrace.observer.internal.ObserverCall<>(
+              loop, io.millrace.observer.internal.ObserverCall.PAYLOADS, 16, true, false);
+      // A call that ended before its answer was subscribed: subscribed only to be cancelled, its
+      // handler still runs and gives its request observer.
+      io.millrace.streams.internal.Payloads.cancelUnread(
+          call.serving(
+              () ->
+                  call.receiveWith(
+                      new StreamObserver<>() {
+                        @Override
+                        public void onNext(Payload value) {
+                          seen.add("onNext");
+                        }
+
+                        @Override
+                        public void onError(Throwable t) {
+                          seen.add("onError " + t.getMessage());
+                        }
+
+                        @Override
+                        public void onCompleted() {
+                          seen.add("onCompleted");
+                        }
+                      })));
+      assertThat(seen.poll(10, TimeUnit.SECONDS)).isEqualTo("onError the call was cancelled");
+      Thread.sleep(50);
+      assertThat(seen).isEmpty();
+    } finally {
+      loop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+    }
+  }
+
+  @Test
   void aBeforeStartThatThrows_refusesTheCall_andReleasesItsPayload() throws Exception {
     connect(StreamsOptions.DEFAULT);
     io.millrace.observer.ObserverRequester observer =

@@ -100,7 +100,7 @@ public final class ObserverRequester {
   private ObserverCall<Payload, Payload> startSending(
       Payload payload, StreamObserver<Payload> responses) {
     try {
-      return start(responses, false);
+      return start(java.util.Objects.requireNonNull(responses, "responses"), false);
     } catch (RuntimeException | Error e) {
       if (payload != null) {
         payload.release();

@@ -44,6 +44,12 @@ public final class Observers {
         public RuntimeException overrun(String message) {
           return Status.RESOURCE_EXHAUSTED.withMessage(message).asException();
         }
+
+        @Override
+        public long length(Object value) {
+          // A protobuf message's size is computed once and kept: its encoding reads it again.
+          return value instanceof com.google.protobuf.MessageLite m ? m.getSerializedSize() : -1;
+        }
       };
 
   // ------------------------------------------------------------------ server

@@ -266,6 +266,22 @@ public final class Payload {
     return encoder == null ? (byte[]) value : null;
   }
 
+  /**
+   * The payload's size in bytes: its metadata's and its data's readable bytes (an {@link #encoded}
+   * value's as its encoder gives them, a received copy's as its array holds them). Meant for a
+   * payload not yet sent or released.
+   */
+  public int length() {
+    int m = metadata == null ? 0 : metadata.readableBytes();
+    if (data != null) {
+      return m + data.readableBytes();
+    }
+    if (encoder != null) {
+      return m + encoder.length(value);
+    }
+    return value instanceof byte[] bytes ? m + bytes.length : m;
+  }
+
   /** The metadata, or null when the payload has none (M flag clear). */
   public ByteBuf metadata() {
     return metadata;

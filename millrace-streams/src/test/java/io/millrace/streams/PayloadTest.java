@@ -17,6 +17,29 @@ import org.junit.jupiter.api.Test;
 class PayloadTest {
 
   @Test
+  void length_countsMetadataAndData_inEveryForm() {
+    assertThat(Payload.of("abc").length()).isEqualTo(3);
+    assertThat(Payload.of("mm", "abc").length()).isEqualTo(5);
+    assertThat(Payload.received(null, new byte[7]).length()).isEqualTo(7);
+    assertThat(Payload.empty().length()).isZero();
+    Payload encoded =
+        Payload.encoded(
+            Unpooled.wrappedBuffer(new byte[2]),
+            "four",
+            new io.millrace.core.PayloadEncoder<String>() {
+              @Override
+              public int length(String value) {
+                return value.length();
+              }
+
+              @Override
+              public void encode(String value, ByteBuf out, int index, int length) {}
+            });
+    assertThat(encoded.length()).isEqualTo(6);
+    encoded.release();
+  }
+
+  @Test
   void aLentPayloadWhoseDataIsGone_failsToBeSent_withoutKeepingItsOwnersMetadata() {
     ByteBuf metadata = Unpooled.copiedBuffer("m", StandardCharsets.UTF_8);
     ByteBuf data = Unpooled.copiedBuffer("d", StandardCharsets.UTF_8);

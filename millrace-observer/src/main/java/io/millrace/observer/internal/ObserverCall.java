@@ -28,7 +28,8 @@ import org.reactivestreams.Subscription;
  * that passes them to the application's observer: a requester reading automatically asks for all of
  * them at once, a responder or a manual reader grants credit as they are delivered).
  *
- * <p>Sending is bounded: values wait here only up to {@code bound} beyond the sink's demand; past
+ * <p>Sending is bounded: values wait here only up to {@code bound} beyond the sink's demand (the
+ * prefetch, and at most about a mebibyte of values by the sampled average size of those sent); past
  * that a caller that may wait does (a {@link ReentrantLock}, so a virtual thread unmounts), and a
  * caller on any Netty event loop, which must not, fails the call. An interrupted wait fails it too.
  * A failed or cancelled call counts as cancelled: {@code isCancelled()} says so, later values are
@@ -54,6 +55,11 @@ public final class ObserverCall<S, R>
 
     /** A producer on an event loop sent past the bound, which fails the call. */
     RuntimeException overrun(String message);
+
+    /** A value's size in bytes, to bound what waits by size; negative when it is not known. */
+    default long length(Object value) {
+      return -1;
+    }
   }
 
   /** Payloads: released, and the ends are RSocket's CANCELED and APPLICATION_ERROR. */
@@ -73,13 +79,28 @@ public final class ObserverCall<S, R>
         public RuntimeException overrun(String message) {
           return new StreamErrorException(ErrorCode.APPLICATION_ERROR, message);
         }
+
+        @Override
+        public long length(Object value) {
+          return ((Payload) value).length();
+        }
       };
 
   private final EventExecutor loop;
   private final Rules rules;
   private final boolean sends;
   private final boolean requester;
-  private final int bound;
+
+  /**
+   * How many values may wait: the prefetch, fewer for large values ({@link #sampleSize}). The
+   * producer's (onNext is serial), read and written by it alone.
+   */
+  private int bound;
+
+  /** Values the producer has given, to sample one size in {@code SAMPLE_EVERY}. */
+  private long given;
+
+  private long averageSize; // framing included; 0 until sampled
   private final int prefetch;
   private final int limit;
 
@@ -486,6 +507,10 @@ public final class ObserverCall<S, R>
       }
       return; // the on-cancel handler tells the application
     }
+    if (given < 16 || (given & 15) == 0) {
+      sampleSize(value);
+    }
+    given++;
     if (WIP.compareAndSet(this, 0, 1)) {
       Subscriber<? super S> s = sink;
       if (s != null && !terminated && queueEmpty() && demand > 0) {
@@ -500,7 +525,8 @@ public final class ObserverCall<S, R>
       enqueue(value);
       drain();
     }
-    if (queued > bound) {
+    if (queued > bound && (queued > prefetch || !onAnEventLoop())) {
+      // A producer on a loop cannot wait: it fails only past the prefetch, as before sizes counted.
       if (onAnEventLoop()) {
         fail(
             rules.overrun(
@@ -510,6 +536,29 @@ public final class ObserverCall<S, R>
         awaitSpace();
       }
     }
+  }
+
+  /**
+   * Counts a value's size into the running average and sets the bound to about a mebibyte of such
+   * values (at least two, at most the prefetch), so that a producer of large values held back by a
+   * slow reader leaves a few waiting, not the prefetch's count. The first sixteen values are
+   * sampled, then one in sixteen; the average rises to a larger value at once and falls slowly. A
+   * producer on an event loop, which cannot wait, still fails only past the prefetch.
+   */
+  private void sampleSize(S value) {
+    long size;
+    try {
+      size = rules.length(value);
+    } catch (RuntimeException e) {
+      return; // a size that cannot be had here: the bound stays
+    }
+    if (size < 0) {
+      return;
+    }
+    long framed = size + 12; // prefix, header, metadata length
+    // Up at once, down slowly: a large value after small ones shrinks the bound now.
+    averageSize = framed > averageSize ? framed : averageSize + (framed - averageSize) / 8;
+    bound = (int) Math.max(2, Math.min(prefetch, (1 << 20) / averageSize));
   }
 
   /** Waits until the peer has taken enough that at most {@code bound} values wait. */
@@ -619,6 +668,11 @@ public final class ObserverCall<S, R>
    */
   public void receiveWith(StreamObserver<R> observer) {
     this.target = observer;
+    if (cancelled && !requester) {
+      // Cancelled before the handler gave its observer (a call that ended before its answer was
+      // subscribed, whose handler runs all the same): cancelled() found no observer to tell.
+      runOnLoop(this::tellReceiverCancelled);
+    }
   }
 
   /**
@@ -675,8 +729,8 @@ public final class ObserverCall<S, R>
 
       @Override
       public void onNext(R p) {
-        if (targetDone) {
-          rules.release(p);
+        if (targetDone || (cancelled && !requester)) {
+          rules.release(p); // (a responder's observer of a cancelled call hears onError instead)
           return;
         }
         try {

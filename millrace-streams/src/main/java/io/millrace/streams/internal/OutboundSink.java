@@ -19,9 +19,12 @@ import org.reactivestreams.Subscription;
  * an {@link AnswerSink}).
  *
  * <p>Backpressure end to end: it asks its Publisher for no more than the peer's credit allows (at
- * most {@code prefetch} ahead) and nothing while the transport is not writable, so what waits here
- * is bounded by what it asked for. It asks again when the peer grants credit or the transport
- * drains ({@link StreamListener#onReady}), in batches of at least a quarter of the window.
+ * most {@code prefetch} ahead, and at most about a mebibyte of payloads by their sampled average
+ * size, {@value #FIRST_WINDOW} before a size is known) and nothing while the transport is not
+ * writable, so what waits here is bounded by what it asked for: a stream of 4 MiB payloads to a
+ * slow reader holds a few of them, not {@code prefetch}. It asks again when the peer grants credit
+ * or the transport drains ({@link StreamListener#onReady}), in batches of at least a quarter of the
+ * window.
  *
  * <p>Threading. The Publisher may emit on any thread. On the event loop a payload goes straight to
  * the stream when nothing waits before it; from other threads payloads wait in a queue that one
@@ -57,6 +60,15 @@ public class OutboundSink extends LoopDrain implements ResponderSink, TakesEncod
   private long requestedUp;
   private long sent;
   private boolean finished;
+
+  /** Running average size of the sampled payloads, framing included; 0 until one is sampled. */
+  private long averageSize;
+
+  /** Payloads asked for before any size is known. */
+  static final int FIRST_WINDOW = 16;
+
+  /** After the first sixteen payloads, one in this many has its size sampled. */
+  private static final int SAMPLE_MASK = 15;
 
   /** Whether {@link #stop} ended the sink before its Publisher ended by itself. */
   private volatile boolean stopped;
@@ -123,6 +135,9 @@ public class OutboundSink extends LoopDrain implements ResponderSink, TakesEncod
     }
     Stream s;
     if (loop.inEventLoop() && (s = stream) != null && queueEmpty() && !finished && s.isReady()) {
+      if (sampling()) {
+        sample(metadata, value, encoder);
+      }
       sent++;
       try {
         s.next(metadata, value, encoder);
@@ -209,6 +224,9 @@ public class OutboundSink extends LoopDrain implements ResponderSink, TakesEncod
    * into it).
    */
   private void write(Payload p) {
+    if (sampling()) {
+      sample(p);
+    }
     sent++;
     Stream s = stream;
     if (s == null) {
@@ -292,9 +310,48 @@ public class OutboundSink extends LoopDrain implements ResponderSink, TakesEncod
     if (!s.isReady()) {
       return 0; // no credit or not writable: onReady comes back
     }
-    long window = Math.min(s.credit(), prefetch);
+    long window = Math.min(s.credit(), Math.min(prefetch, bySize()));
     long want = window - inFlight;
     return want > 0 && (inFlight == 0 || want >= Math.max(1, window >> 2)) ? want : 0;
+  }
+
+  /**
+   * Counts {@code p}'s size into the running average. An encoder that fails to give a length is not
+   * sampled here: it fails again, and is dealt with, where the payload is sent.
+   */
+  private void sample(Payload p) {
+    try {
+      sample(p.length());
+    } catch (RuntimeException e) {
+      // not sampled
+    }
+  }
+
+  private <T> void sample(ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
+    try {
+      sample((metadata == null ? 0 : metadata.readableBytes()) + encoder.length(value));
+    } catch (RuntimeException e) {
+      // not sampled (as above)
+    }
+  }
+
+  /** Whether the next payload's size is sampled: each of the first sixteen, then one in sixteen. */
+  private boolean sampling() {
+    return sent < FIRST_WINDOW || (sent & SAMPLE_MASK) == 0;
+  }
+
+  /** Up at once, down slowly: a large payload after small ones shrinks the window now. */
+  private void sample(int size) {
+    long framed = size + ReadAhead.FRAMING;
+    averageSize = framed > averageSize ? framed : averageSize + (framed - averageSize) / 8;
+  }
+
+  /** How many payloads make about {@link ReadAhead#BYTES_AHEAD} by the sampled sizes. */
+  private long bySize() {
+    long average = averageSize;
+    return average == 0
+        ? FIRST_WINDOW
+        : Math.max(ReadAhead.MIN_AHEAD, ReadAhead.BYTES_AHEAD / average);
   }
 
   private void finish(Throwable error) {

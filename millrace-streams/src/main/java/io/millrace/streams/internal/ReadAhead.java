@@ -27,7 +27,7 @@ public final class ReadAhead {
   public static final int MIN_AHEAD = 2;
 
   /** The frame around a message, added to its size: prefix, header, metadata length. */
-  private static final long FRAMING = 12;
+  static final long FRAMING = 12;
 
   private long requested = FIRST_REQUEST;
   private long taken;

@@ -69,6 +69,41 @@ class OutboundSinkEncodedTest {
   }
 
   @Test
+  void largePayloads_areAskedForAMebibyteAtATime_smallOnesAPrefetchAtATime() throws Exception {
+    stream.record = false;
+    for (int size : new int[] {128 * 1024, 8}) {
+      Requests upstream = new Requests();
+      OutboundSink sink = new OutboundSink(loop, stream, 256);
+      onLoop(() -> sink.onSubscribe(upstream));
+      assertThat(upstream.requested).as("before a size is known").hasValue(16);
+      onLoop(
+          () -> {
+            for (int i = 0; i < 16; i++) {
+              sink.onNextEncoded(null, "x".repeat(size), REPEATED);
+            }
+          });
+      long ahead = upstream.requested.get() - 16; // asked for and not sent yet
+      if (size > 8) {
+        assertThat(ahead).as("about a mebibyte of them").isEqualTo((1 << 20) / (size + 12));
+      } else {
+        assertThat(ahead).as("the prefetch, less what went since").isGreaterThan(200);
+      }
+    }
+  }
+
+  /** Writes nothing: a value's length, as if encoded (the stand-in's frame is small). */
+  private static final PayloadEncoder<String> REPEATED =
+      new PayloadEncoder<>() {
+        @Override
+        public int length(String value) {
+          return value.length();
+        }
+
+        @Override
+        public void encode(String value, ByteBuf out, int index, int length) {}
+      };
+
+  @Test
   void onTheLoop_anItemGoesStraightToTheStream_asItsValueAndEncoder() throws Exception {
     Requests upstream = new Requests();
     OutboundSink sink = subscribed(upstream);
