@@ -152,6 +152,27 @@ public final class ServerContext {
     hook.run();
   }
 
+  /**
+   * Removes a hook given to {@link #onCancel} (the same object), which then does not run; false
+   * when it was not registered, or has run. A call that lives long and registers a hook per piece
+   * of work (a bidirectional stream, one per message) removes each as the work ends, so that the
+   * hooks do not pile up until the call ends.
+   */
+  public boolean removeOnCancel(Runnable hook) {
+    synchronized (this) {
+      if (onCancel == null) {
+        return false;
+      }
+      for (int i = onCancel.size() - 1; i >= 0; i--) {
+        if (onCancel.get(i) == hook) {
+          onCancel.remove(i);
+          return true;
+        }
+      }
+      return false;
+    }
+  }
+
   /** Headers to send with the first response (made on first use). */
   public Headers responseHeaders() {
     if (responseHeaders == null) {
