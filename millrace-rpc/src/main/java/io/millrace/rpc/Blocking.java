@@ -259,9 +259,20 @@ public final class Blocking {
     }
   }
 
-  /** A handler's one response computed on {@code executor} when the call asks for it. */
+  /**
+   * A handler's one response computed on {@code executor} when the call asks for it. A handler that
+   * returns null ends the call as a reactive one that completes empty does (INTERNAL, "completed
+   * without a response"), not with the NullPointerException of sending null (UNKNOWN).
+   */
   public static <T> Publisher<T> onExecutor(Executor executor, Supplier<T> handler) {
-    return ResponseSink.publisher(executor, sink -> sink.send(handler.get()));
+    return ResponseSink.publisher(
+        executor,
+        sink -> {
+          T response = handler.get();
+          if (response != null) {
+            sink.send(response);
+          }
+        });
   }
 
   /** A handler that returns nothing (fire-and-forget), run on {@code executor}. */

@@ -12,6 +12,35 @@ import org.reactivestreams.Subscription;
 /** A blocking handler's call on an executor, cancelled before the executor runs it. */
 class ResponseSinkTest {
   @Test
+  void aBlockingHandlerThatReturnsNull_completesWithoutAResponse_notWithAnNpe() {
+    java.util.List<String> signals = new java.util.ArrayList<>();
+    Blocking.<String>onExecutor(Runnable::run, () -> null)
+        .subscribe(
+            new Subscriber<>() {
+              @Override
+              public void onSubscribe(Subscription s) {
+                s.request(1);
+              }
+
+              @Override
+              public void onNext(String value) {
+                signals.add("next " + value);
+              }
+
+              @Override
+              public void onError(Throwable t) {
+                signals.add("error " + t);
+              }
+
+              @Override
+              public void onComplete() {
+                signals.add("complete"); // the runtime then fails the call with INTERNAL
+              }
+            });
+    assertThat(signals).containsExactly("complete");
+  }
+
+  @Test
   void aCallCancelledWhileItWaitsForItsThread_doesNotRunItsHandler() {
     Queue<Runnable> executor = new ArrayDeque<>();
     AtomicBoolean ran = new AtomicBoolean();
