@@ -549,8 +549,8 @@ public final class ObserverCall<S, R>
     long size;
     try {
       size = rules.length(value);
-    } catch (RuntimeException e) {
-      return; // a size that cannot be had here: the bound stays
+    } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
+      return; // a size that cannot be had here: the bound stays (sending fails as it did)
     }
     if (size < 0) {
       return;
@@ -558,7 +558,7 @@ public final class ObserverCall<S, R>
     long framed = size + 12; // prefix, header, metadata length
     // Up at once, down slowly: a large value after small ones shrinks the bound now.
     averageSize = framed > averageSize ? framed : averageSize + (framed - averageSize) / 8;
-    bound = (int) Math.max(2, Math.min(prefetch, (1 << 20) / averageSize));
+    bound = (int) Math.min(prefetch, Math.max(2, (1 << 20) / averageSize));
   }
 
   /** Waits until the peer has taken enough that at most {@code bound} values wait. */
@@ -729,8 +729,13 @@ public final class ObserverCall<S, R>
 
       @Override
       public void onNext(R p) {
-        if (targetDone || (cancelled && !requester)) {
-          rules.release(p); // (a responder's observer of a cancelled call hears onError instead)
+        if (targetDone) {
+          rules.release(p);
+          return;
+        }
+        if (cancelled && !requester) {
+          rules.release(p); // a responder's observer of a cancelled call hears onError instead,
+          tellReceiverCancelled(); // now: the task cancelled() queued may come after the end
           return;
         }
         try {
@@ -757,6 +762,10 @@ public final class ObserverCall<S, R>
       @Override
       public void onComplete() {
         if (!targetDone) {
+          if (cancelled && !requester) {
+            tellReceiverCancelled(); // not a clean end: values were dropped since the cancel
+            return;
+          }
           targetDone = true;
           tellCompleted(target);
         }

@@ -322,7 +322,7 @@ public class OutboundSink extends LoopDrain implements ResponderSink, TakesEncod
   private void sample(Payload p) {
     try {
       sample(p.length());
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
       // not sampled
     }
   }
@@ -330,7 +330,7 @@ public class OutboundSink extends LoopDrain implements ResponderSink, TakesEncod
   private <T> void sample(ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
     try {
       sample((metadata == null ? 0 : metadata.readableBytes()) + encoder.length(value));
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
       // not sampled (as above)
     }
   }
