@@ -58,6 +58,10 @@ public final class LoopBlockingExtension implements AfterEachCallback, AfterAllC
           // CANCEL) takes its scheduler's queue lock for an instant to take the task out.
           .allowBlockingCallsInside(
               "java.util.concurrent.ScheduledThreadPoolExecutor$ScheduledFutureTask", "cancel")
+          // Shutting a timer executor down once a client's loops have terminated (on Netty's
+          // global executor, which completes the loops' termination) takes that executor's queue
+          // lock for an instant, as execute does; its timer thread may hold it just then.
+          .allowBlockingCallsInside("java.util.concurrent.ThreadPoolExecutor", "shutdownNow")
           // Netty's integration allows the pooled allocator's arena and chunk locks but not the
           // adaptive allocator's: when two loops contend for its magazines it grows them under a
           // StampedLock held for an array swap (seen on a frame batch's ensureWritable).
