@@ -7,6 +7,7 @@ import io.millrace.observer.ServerCallStreamObserver;
 import io.millrace.observer.StreamObserver;
 import io.millrace.streams.Payload;
 import io.millrace.streams.internal.RequesterChannel;
+import io.millrace.streams.internal.SizeWindow;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.internal.ThreadExecutorMap;
 import java.lang.System.Logger.Level;
@@ -97,7 +98,7 @@ public final class ObserverCall<S, R>
    */
   private int bound;
 
-  /** Values the producer has given, to sample one size in {@code SAMPLE_EVERY}. */
+  /** Values the producer has given, to sample their sizes ({@link SizeWindow#samples}). */
   private long given;
 
   private long averageSize; // framing included; 0 until sampled
@@ -507,7 +508,7 @@ public final class ObserverCall<S, R>
       }
       return; // the on-cancel handler tells the application
     }
-    if (given < 16 || (given & 15) == 0) {
+    if (SizeWindow.samples(given)) {
       sampleSize(value);
     }
     given++;
@@ -555,10 +556,8 @@ public final class ObserverCall<S, R>
     if (size < 0) {
       return;
     }
-    long framed = size + 12; // prefix, header, metadata length
-    // Up at once, down slowly: a large value after small ones shrinks the bound now.
-    averageSize = framed > averageSize ? framed : averageSize + (framed - averageSize) / 8;
-    bound = (int) Math.min(prefetch, Math.max(2, (1 << 20) / averageSize));
+    averageSize = SizeWindow.sampled(averageSize, size);
+    bound = (int) Math.min(prefetch, SizeWindow.count(averageSize));
   }
 
   /** Waits until the peer has taken enough that at most {@code bound} values wait. */

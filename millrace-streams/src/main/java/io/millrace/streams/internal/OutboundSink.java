@@ -20,8 +20,8 @@ import org.reactivestreams.Subscription;
  *
  * <p>Backpressure end to end: it asks its Publisher for no more than the peer's credit allows (at
  * most {@code prefetch} ahead, and at most about a mebibyte of payloads by their sampled average
- * size, {@value #FIRST_WINDOW} before a size is known) and nothing while the transport is not
- * writable, so what waits here is bounded by what it asked for: a stream of 4 MiB payloads to a
+ * size, {@value SizeWindow#UNSAMPLED} before a size is known) and nothing while the transport is
+ * not writable, so what waits here is bounded by what it asked for: a stream of 4 MiB payloads to a
  * slow reader holds a few of them, not {@code prefetch}. It asks again when the peer grants credit
  * or the transport drains ({@link StreamListener#onReady}), in batches of at least a quarter of the
  * window.
@@ -63,12 +63,6 @@ public class OutboundSink extends LoopDrain implements ResponderSink, TakesEncod
 
   /** Running average size of the sampled payloads, framing included; 0 until one is sampled. */
   private long averageSize;
-
-  /** Payloads asked for before any size is known. */
-  static final int FIRST_WINDOW = 16;
-
-  /** After the first sixteen payloads, one in this many has its size sampled. */
-  private static final int SAMPLE_MASK = 15;
 
   /** Whether {@link #stop} ended the sink before its Publisher ended by itself. */
   private volatile boolean stopped;
@@ -135,7 +129,7 @@ public class OutboundSink extends LoopDrain implements ResponderSink, TakesEncod
     }
     Stream s;
     if (loop.inEventLoop() && (s = stream) != null && queueEmpty() && !finished && s.isReady()) {
-      if (sampling()) {
+      if (SizeWindow.samples(sent)) {
         sample(metadata, value, encoder);
       }
       sent++;
@@ -224,7 +218,7 @@ public class OutboundSink extends LoopDrain implements ResponderSink, TakesEncod
    * into it).
    */
   private void write(Payload p) {
-    if (sampling()) {
+    if (SizeWindow.samples(sent)) {
       sample(p);
     }
     sent++;
@@ -310,7 +304,7 @@ public class OutboundSink extends LoopDrain implements ResponderSink, TakesEncod
     if (!s.isReady()) {
       return 0; // no credit or not writable: onReady comes back
     }
-    long window = Math.min(s.credit(), Math.min(prefetch, bySize()));
+    long window = Math.min(s.credit(), Math.min(prefetch, SizeWindow.count(averageSize)));
     long want = window - inFlight;
     return want > 0 && (inFlight == 0 || want >= Math.max(1, window >> 2)) ? want : 0;
   }
@@ -335,23 +329,8 @@ public class OutboundSink extends LoopDrain implements ResponderSink, TakesEncod
     }
   }
 
-  /** Whether the next payload's size is sampled: each of the first sixteen, then one in sixteen. */
-  private boolean sampling() {
-    return sent < FIRST_WINDOW || (sent & SAMPLE_MASK) == 0;
-  }
-
-  /** Up at once, down slowly: a large payload after small ones shrinks the window now. */
   private void sample(int size) {
-    long framed = size + ReadAhead.FRAMING;
-    averageSize = framed > averageSize ? framed : averageSize + (framed - averageSize) / 8;
-  }
-
-  /** How many payloads make about {@link ReadAhead#BYTES_AHEAD} by the sampled sizes. */
-  private long bySize() {
-    long average = averageSize;
-    return average == 0
-        ? FIRST_WINDOW
-        : Math.max(ReadAhead.MIN_AHEAD, ReadAhead.BYTES_AHEAD / average);
+    averageSize = SizeWindow.sampled(averageSize, size);
   }
 
   private void finish(Throwable error) {
