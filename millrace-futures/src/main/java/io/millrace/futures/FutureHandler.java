@@ -18,7 +18,10 @@ import java.util.concurrent.CompletionStage;
  * give a virtual-thread executor and return {@code CompletableFuture.completedFuture(answer)}.
  *
  * <p>The request payload belongs to the method (a heap copy by default: no release needed); the
- * answer belongs to Millrace.
+ * answer belongs to Millrace once the stage takes it. A CompletableFuture that a peer's CANCEL
+ * cancelled first takes nothing: its {@code complete(answer)} returns false and the answer stays
+ * the method's (a heap answer needs nothing; release a pooled one when {@code complete} says
+ * false).
  */
 @FunctionalInterface
 public interface FutureHandler {

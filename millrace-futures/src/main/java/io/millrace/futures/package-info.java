@@ -25,8 +25,10 @@
  * and sends then, instead of failing.
  *
  * <p><b>Ownership.</b> Answers are heap copies by default: keep them, never release them. What is
- * sent belongs to Millrace. A {@link io.millrace.futures.BlockingStream} closed early releases what
- * it had not handed out.
+ * sent belongs to Millrace, a handler's answer once its stage takes it: a handler's
+ * CompletableFuture cancelled by a peer's CANCEL refuses a later {@code complete(answer)} (it
+ * returns false), and a pooled answer it refused is the handler's to release. A {@link
+ * io.millrace.futures.BlockingStream} closed early releases what it had not handed out.
  *
  * <p><b>Threading.</b> Futures complete on the event loop: their non-async dependents run there, so
  * use the {@code *Async} variants for blocking follow-ups. {@code FutureHandler} methods run on the

@@ -11,7 +11,8 @@ import org.reactivestreams.Subscription;
 /**
  * Where a blocking handler sends a stream of responses: {@link #send} waits while the caller has
  * not asked for more (credit, then the connection's writability, hold it back: memory stays bounded
- * whatever the handler does) and throws CANCELLED once the call is cancelled.
+ * whatever the handler does) and throws CANCELLED once the call is cancelled, by the caller or by
+ * its deadline ({@link ServerContext#cancellation()} tells which).
  *
  * <p>Threading: one thread sends (the handler's). It waits with {@link LockSupport#park}, so
  * virtual threads unmount; sending on a Netty event loop is refused. Demand arrives from the event

@@ -4,6 +4,7 @@ import io.millrace.core.Connection;
 import io.millrace.core.Stream;
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveHandler;
+import io.millrace.streams.ReactiveResponder;
 import io.millrace.streams.internal.AnswersInPlace;
 import io.millrace.streams.internal.Payloads;
 import io.netty.buffer.ByteBuf;
@@ -118,7 +119,7 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
     PrefixedPublisher<Payload, Req> requests =
         PrefixedPublisher.parsing(
             firstRequest == null ? null : () -> firstRequest, inbound, marshaller::parse);
-    ScheduledFuture<?> watch = watchDeadline(context);
+    Watch watch = watch(context);
     Publisher<Resp> responses;
     try {
       responses = server.intercepted(context, () -> method.streaming().handle(requests, context));
@@ -134,35 +135,68 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
   }
 
   /**
-   * While the interceptors and the handler's method run on a handler executor, the call's deadline
-   * is watched from the loop: when it passes, the call's context is cancelled ({@code isCancelled},
-   * the {@code onCancel} hooks) at once, as gRPC cancels its Context at the deadline, not when the
-   * method returns (a Reactor handler that queries a database before it returns {@code Mono.just}
-   * would otherwise learn only afterwards). The call itself then ends with DEADLINE_EXCEEDED as the
-   * method returns ({@link ResponsePublisher#startDeadline}). Null without a deadline, or on the
-   * loop, where nothing else runs while the method does.
+   * While the interceptors and the handler's method run on a handler executor, the call is watched
+   * from the loop: the caller's CANCEL (or the connection lost) and the deadline, when it passes,
+   * cancel the call's context ({@code isCancelled}, the {@code onCancel} hooks) at once, as gRPC
+   * cancels its Context, not when the method returns (a Reactor handler that queries a database
+   * before it returns {@code Mono.just}, or a blocking one on virtual threads, would otherwise
+   * learn only afterwards). The call itself then ends as the method returns ({@link
+   * ResponsePublisher#startDeadline} for the deadline). Null on the loop, where nothing else runs
+   * while the method does.
    */
-  private ScheduledFuture<?> watchDeadline(ServerContext context) {
+  private Watch watch(ServerContext context) {
     EventExecutor loop = connection.executor();
-    if (!context.hasDeadline() || loop.inEventLoop()) {
+    if (loop.inEventLoop()) {
       return null;
     }
-    long left = Math.max(0, context.deadlineNanos() - System.nanoTime());
-    try {
-      return loop.schedule(
-          () -> {
-            context.cancel(Status.DEADLINE_EXCEEDED);
-          },
-          left,
-          TimeUnit.NANOSECONDS);
-    } catch (RejectedExecutionException loopGone) {
-      return null; // the connection is gone, and the call with it
+    Watch watch = new Watch(context);
+    watch.hooked = ReactiveResponder.onCancelWhileHandling(watch);
+    if (context.hasDeadline()) {
+      long left = Math.max(0, context.deadlineNanos() - System.nanoTime());
+      try {
+        watch.deadline =
+            loop.schedule(
+                () -> {
+                  context.cancel(Status.DEADLINE_EXCEEDED);
+                },
+                left,
+                TimeUnit.NANOSECONDS);
+      } catch (RejectedExecutionException loopGone) {
+        // the connection is gone, and the call with it
+      }
+    }
+    return watch;
+  }
+
+  private static void unwatch(Watch watch) {
+    if (watch != null) {
+      watch.end();
     }
   }
 
-  private static void unwatch(ScheduledFuture<?> watch) {
-    if (watch != null) {
-      watch.cancel(false);
+  /** A call watched while its method runs on a handler executor; itself the cancel's hook. */
+  private static final class Watch implements Runnable {
+    private final ServerContext context;
+    ScheduledFuture<?> deadline;
+    boolean hooked;
+
+    Watch(ServerContext context) {
+      this.context = context;
+    }
+
+    /** The caller cancelled, or the connection went: on the loop. */
+    @Override
+    public void run() {
+      context.cancel(Status.CANCELLED);
+    }
+
+    void end() {
+      if (hooked) {
+        ReactiveResponder.removeCancelWhileHandling(this);
+      }
+      if (deadline != null) {
+        deadline.cancel(false);
+      }
     }
   }
 
@@ -208,7 +242,7 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
     }
     boolean oneResponse =
         !fireAndForget && method.descriptor().type() == MethodDescriptor.Type.UNARY;
-    ScheduledFuture<?> watch = watchDeadline(context);
+    Watch watch = watch(context);
     Publisher<Resp> responses;
     try {
       responses =

@@ -203,6 +203,65 @@ class InterceptorsTest {
   }
 
   @Test
+  void aCancelThatComesWhileTheHandlersMethodRuns_cancelsItsContextThen() throws Exception {
+    java.util.concurrent.ExecutorService handlers = Blocking.newHandlerExecutor("slow-method");
+    java.util.concurrent.CountDownLatch running = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch cancelled = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicReference<Status> cancelledWith =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    java.util.concurrent.atomic.AtomicBoolean returnedFirst =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    java.util.concurrent.CountDownLatch returned = new java.util.concurrent.CountDownLatch(1);
+    ServiceDefinition slowQuery =
+        ServiceDefinition.builder(TestService.NAME)
+            .method(
+                TestService.ECHO,
+                (request, context) -> {
+                  context.onCancel(
+                      () -> {
+                        cancelledWith.set(context.cancellation());
+                        cancelled.countDown();
+                      });
+                  running.countDown();
+                  long until = System.nanoTime() + 5_000_000_000L; // a slow query in the method
+                  while (!context.isCancelled() && System.nanoTime() < until) {
+                    try {
+                      Thread.sleep(5);
+                    } catch (InterruptedException e) {
+                      Thread.currentThread().interrupt();
+                    }
+                  }
+                  returnedFirst.set(cancelled.getCount() != 0);
+                  returned.countDown();
+                  return Mono.just(request);
+                })
+            .build();
+    RpcOverTcp slow =
+        RpcOverTcp.serve(
+            RpcServer.builder()
+                .service(slowQuery)
+                .streamsOptions(
+                    io.millrace.streams.StreamsOptions.builder().handlerExecutor(handlers).build())
+                .build());
+    try {
+      reactor.core.Disposable call =
+          Mono.from(slow.client().unary(TestService.ECHO, text("hi"), CallOptions.DEFAULT))
+              .subscribe(r -> {}, e -> {});
+      assertThat(running.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+      call.dispose(); // the caller gives up: CANCEL
+      assertThat(cancelled.await(10, java.util.concurrent.TimeUnit.SECONDS))
+          .as("the method's context hears the cancel while the method runs")
+          .isTrue();
+      assertThat(cancelledWith.get().code()).isEqualTo(Status.Code.CANCELLED);
+      assertThat(returned.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+      assertThat(returnedFirst).as("cancelled before the method returned").isFalse();
+    } finally {
+      slow.close();
+      handlers.shutdownNow();
+    }
+  }
+
+  @Test
   void aCallWithoutCredentials_isRefused_andTheHandlerDoesNotRun() {
     Throwable t =
         Mono.from(rpc.unary(TestService.ECHO, text("slow"), CallOptions.DEFAULT))

@@ -15,6 +15,7 @@ import io.millrace.streams.internal.ReadsInPlace;
 import io.millrace.streams.internal.ResponderChannel;
 import io.millrace.streams.internal.ResponderSink;
 import io.millrace.streams.internal.Scalar;
+import io.millrace.streams.internal.StoppingSink;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.lang.System.Logger.Level;
@@ -194,7 +195,7 @@ public final class ReactiveResponder implements Responder {
    * Calls the handler and subscribes the sink to its answer: here, or on the handler executor. (No
    * lambda on the loop's path: a call allocates only what it must.)
    */
-  private void answer(int kind, Payload request, ResponderSink sink, ResponderChannel channel) {
+  private void answer(int kind, Payload request, StoppingSink sink, ResponderChannel channel) {
     if (executor == null) {
       subscribeAnswer(kind, request, sink, channel);
       return;
@@ -210,11 +211,11 @@ public final class ReactiveResponder implements Responder {
               }
               return;
             }
-            long[] at = arrivedAt(arrived);
+            Handling h = handling(arrived, sink);
             try {
               subscribeAnswer(kind, request, sink, channel);
             } finally {
-              at[1] = 0;
+              h.end();
             }
           });
     } catch (RejectedExecutionException e) {
@@ -225,11 +226,27 @@ public final class ReactiveResponder implements Responder {
   }
 
   /**
-   * When the request's handler runs on the handler executor, its {@code System.nanoTime()} of
-   * arrival on the event loop, on the handler's thread while the handler method runs. Elsewhere the
-   * handler runs as the request arrives.
+   * What the handler executor's thread is handling: set while a handler method runs there, so that
+   * the method can ask when its request arrived ({@link #requestArrivedNanos}) and be told of the
+   * peer's cancel ({@link #onCancelWhileHandling}). Elsewhere the handler runs as the request
+   * arrives, on the loop, where nothing reaches the call while it runs. (A mutable object per
+   * thread, not a Runnable around the handling: a call on the handler executor allocates only its
+   * task.)
    */
-  private static final ThreadLocal<long[]> ARRIVED = ThreadLocal.withInitial(() -> new long[2]);
+  private static final class Handling {
+    long arrived;
+    boolean active;
+
+    /** The call's sink: null for a fire-and-forget (nothing can cancel it). */
+    StoppingSink sink;
+
+    void end() {
+      active = false;
+      sink = null;
+    }
+  }
+
+  private static final ThreadLocal<Handling> HANDLING = ThreadLocal.withInitial(Handling::new);
 
   /**
    * The {@code System.nanoTime()} at which the request being handled arrived: in a handler method
@@ -238,24 +255,56 @@ public final class ReactiveResponder implements Responder {
    * now (a handler on the event loop runs as its request arrives).
    */
   public static long requestArrivedNanos() {
-    long[] at = ARRIVED.get();
-    return at[1] != 0 ? at[0] : System.nanoTime();
+    Handling h = HANDLING.get();
+    return h.active ? h.arrived : System.nanoTime();
   }
 
   /**
-   * Marks this thread as handling a request that arrived at {@code arrived}; the caller clears the
-   * mark ({@code [1] = 0}) when the handling returns. (No Runnable around the handling: a call on
-   * the handler executor allocates only its task.)
+   * In a handler method run on the handler executor for a request-response, a stream or a channel:
+   * runs {@code hook} once if the call ends from the peer's side (its CANCEL or ERROR, or the
+   * connection lost) before the method has returned and its answer is subscribed, on the event loop
+   * that learns it (here, at once, if it has already). So a method that blocks (a database query,
+   * say) can stop its work when the caller has gone, as a gRPC service learns from its Context.
+   * Returns false, and keeps nothing, anywhere else: on the event loop nothing reaches the call
+   * while the method runs, and once the answer is subscribed a cancel reaches it by its {@code
+   * Subscription}. One hook per call; take it off with {@link #removeCancelWhileHandling} when the
+   * work it guards is done. Keep it short and non-blocking.
    */
-  private static long[] arrivedAt(long arrived) {
-    long[] at = ARRIVED.get();
-    at[0] = arrived;
-    at[1] = 1;
-    return at;
+  public static boolean onCancelWhileHandling(Runnable hook) {
+    java.util.Objects.requireNonNull(hook, "hook");
+    Handling h = HANDLING.get();
+    StoppingSink sink = h.active ? h.sink : null;
+    if (sink == null) {
+      return false;
+    }
+    sink.onStop(hook);
+    return true;
+  }
+
+  /** Takes off a hook that {@link #onCancelWhileHandling} set on the call being handled, if any. */
+  public static void removeCancelWhileHandling(Runnable hook) {
+    Handling h = HANDLING.get();
+    StoppingSink sink = h.active ? h.sink : null;
+    if (sink != null) {
+      sink.removeOnStop(hook);
+    }
+  }
+
+  /**
+   * Marks this thread as handling a request that arrived at {@code arrived} (for {@code sink}: null
+   * for a fire-and-forget); the caller {@linkplain Handling#end ends} the mark when the handling
+   * returns.
+   */
+  private static Handling handling(long arrived, StoppingSink sink) {
+    Handling h = HANDLING.get();
+    h.arrived = arrived;
+    h.sink = sink;
+    h.active = true;
+    return h;
   }
 
   private void subscribeAnswer(
-      int kind, Payload request, ResponderSink sink, ResponderChannel channel) {
+      int kind, Payload request, StoppingSink sink, ResponderChannel channel) {
     Publisher<Payload> answer;
     try {
       answer = handlerAnswer(kind, request, channel);
@@ -340,11 +389,11 @@ public final class ReactiveResponder implements Responder {
     try {
       executor.execute(
           () -> {
-            long[] at = arrivedAt(arrived);
+            Handling h = handling(arrived, null);
             try {
               handle(connection, p, metadataPush, counted);
             } finally {
-              at[1] = 0;
+              h.end();
             }
           });
     } catch (RejectedExecutionException e) {

@@ -597,6 +597,87 @@ class ReactiveStreamsTest {
   }
 
   @Test
+  void aHandlerMethodOnTheExecutor_hearsTheCancelWhileItRuns_andNotOnceItTookItsHookOff()
+      throws Exception {
+    ExecutorService executor = Executors.newSingleThreadExecutor(r -> new Thread(r, "handlers"));
+    try {
+      CountDownLatch running = new CountDownLatch(1);
+      CountDownLatch heard = new CountDownLatch(1);
+      AtomicInteger hookRuns = new AtomicInteger();
+      AtomicReference<Boolean> hookedOnTheExecutor = new AtomicReference<>();
+      AtomicReference<Boolean> heardBeforeReturning = new AtomicReference<>();
+      pair =
+          new Pair(
+              ReactiveResponder.of(
+                  new ReactiveHandler() {
+                    @Override
+                    public Publisher<Payload> requestStream(Payload payload) {
+                      boolean slow = payload.dataUtf8().equals("slow");
+                      payload.release();
+                      Runnable hook =
+                          () -> {
+                            hookRuns.incrementAndGet();
+                            heard.countDown();
+                          };
+                      hookedOnTheExecutor.set(ReactiveResponder.onCancelWhileHandling(hook));
+                      if (slow) {
+                        running.countDown();
+                        try { // a slow query: it stops when the caller has gone
+                          heardBeforeReturning.set(heard.await(10, TimeUnit.SECONDS));
+                        } catch (InterruptedException e) {
+                          Thread.currentThread().interrupt();
+                        }
+                      }
+                      ReactiveResponder.removeCancelWhileHandling(hook);
+                      return Flux.<Payload>never();
+                    }
+                  },
+                  StreamsOptions.builder().handlerExecutor(executor).build()));
+      reactor.core.Disposable call =
+          Flux.from(pair.requester().requestStream(Payload.of("slow"))).subscribe();
+      assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
+      call.dispose(); // CANCEL while the method runs
+      assertThat(heard.await(10, TimeUnit.SECONDS)).isTrue();
+      awaitCount(hookRuns, 1);
+      assertThat(hookedOnTheExecutor.get()).isTrue();
+      // A quick method took its hook off before returning: the cancel that comes after (through
+      // the subscription to its answer) does not run it.
+      int before = hookRuns.get();
+      CountDownLatch answered = new CountDownLatch(1);
+      reactor.core.Disposable quick =
+          Flux.from(pair.requester().requestStream(Payload.of("quick")))
+              .doOnSubscribe(s -> answered.countDown())
+              .subscribe();
+      assertThat(answered.await(10, TimeUnit.SECONDS)).isTrue();
+      Thread.sleep(100); // for the method to have returned
+      quick.dispose();
+      Thread.sleep(100);
+      assertThat(hookRuns.get()).isEqualTo(before);
+      assertThat(heardBeforeReturning.get()).isTrue();
+    } finally {
+      executor.shutdownNow();
+    }
+  }
+
+  @Test
+  void aHandlerMethodOnTheLoop_setsNoCancelHook() throws Exception {
+    AtomicReference<Boolean> hooked = new AtomicReference<>();
+    pair =
+        new Pair(
+            ReactiveResponder.of(
+                new ReactiveHandler() {
+                  @Override
+                  public Publisher<Payload> requestResponse(Payload payload) {
+                    hooked.set(ReactiveResponder.onCancelWhileHandling(() -> {}));
+                    return Mono.just(payload);
+                  }
+                }));
+    assertThat(Mono.from(pair.requester().requestResponse(Payload.of("x"))).block(WAIT).dataUtf8())
+        .isEqualTo("x");
+    assertThat(hooked.get()).isFalse();
+  }
+
+  @Test
   void handlersRunOnTheExecutorGiven() throws Exception {
     ExecutorService executor = Executors.newSingleThreadExecutor(r -> new Thread(r, "handlers"));
     try {

@@ -27,7 +27,7 @@ import org.reactivestreams.Subscription;
  * the answer goes out at once; from another thread (or while the stream is not ready) it waits in
  * one field until the loop sends it (one task).
  */
-public final class AnswerSink extends LoopDrain implements ResponderSink {
+public final class AnswerSink extends StoppingSink {
   private static final System.Logger LOG = System.getLogger(AnswerSink.class.getName());
 
   private static final VarHandle WAITING;
@@ -61,9 +61,6 @@ public final class AnswerSink extends LoopDrain implements ResponderSink {
 
   private volatile boolean extra;
 
-  /** Whether {@link #stop} ended the call before the Publisher ended by itself. */
-  private volatile boolean stopped;
-
   @SuppressWarnings("unused") // through LOOP_GONE
   private volatile boolean loopGone;
 
@@ -79,11 +76,6 @@ public final class AnswerSink extends LoopDrain implements ResponderSink {
   public AnswerSink(Stream stream) {
     super(stream.connection().executor());
     this.stream = stream;
-  }
-
-  @Override
-  public boolean isStopped() {
-    return stopped;
   }
 
   // ------------------------------------------------------------------ Subscriber (any thread)
@@ -281,9 +273,9 @@ public final class AnswerSink extends LoopDrain implements ResponderSink {
       return;
     }
     finished = true;
-    stopped = true;
     cancelUpstream();
     releaseWaiting();
+    markStopped();
   }
 
   private void cancelUpstream() {

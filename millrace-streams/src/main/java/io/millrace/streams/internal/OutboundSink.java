@@ -30,7 +30,7 @@ import org.reactivestreams.Subscription;
  * the stream when nothing waits before it; from other threads payloads wait in a queue that one
  * loop task (coalesced) drains, so a burst costs one wake-up.
  */
-public class OutboundSink extends LoopDrain implements ResponderSink, TakesEncoded {
+public class OutboundSink extends StoppingSink implements TakesEncoded {
   private static final System.Logger LOG = System.getLogger(OutboundSink.class.getName());
 
   private final long prefetch;
@@ -63,14 +63,6 @@ public class OutboundSink extends LoopDrain implements ResponderSink, TakesEncod
 
   /** Running average size of the sampled payloads, framing included; 0 until one is sampled. */
   private long averageSize;
-
-  /** Whether {@link #stop} ended the sink before its Publisher ended by itself. */
-  private volatile boolean stopped;
-
-  @Override
-  public boolean isStopped() {
-    return stopped;
-  }
 
   private boolean upstreamCancelled;
   private boolean draining;
@@ -367,9 +359,9 @@ public class OutboundSink extends LoopDrain implements ResponderSink, TakesEncod
       return;
     }
     finished = true;
-    stopped = true;
     cancelUpstream();
     releaseQueued();
+    markStopped();
   }
 
   private void cancelUpstream() {

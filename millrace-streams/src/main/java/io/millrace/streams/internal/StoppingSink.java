@@ -1,0 +1,71 @@
+package io.millrace.streams.internal;
+
+import io.netty.util.concurrent.EventExecutor;
+import java.lang.System.Logger.Level;
+import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
+
+/**
+ * A responder's sink whose stop can be told to one hook: the stop state that {@link
+ * ResponderSink#isStopped} reads, and the hook a handler method running on the handler executor
+ * sets through {@link io.millrace.streams.ReactiveResponder#onCancelWhileHandling}, so that the
+ * peer's CANCEL reaches it while the method still runs, before its answer is subscribed.
+ *
+ * <p>One field holds both: null while running, the hook while running with one set, {@link
+ * #STOPPED} once stopped. Setting and clearing the hook (the handler's thread) race the stop (the
+ * loop) through compare-and-set, so the hook runs once or not at all.
+ */
+public abstract class StoppingSink extends LoopDrain implements ResponderSink {
+  private static final System.Logger LOG = System.getLogger(StoppingSink.class.getName());
+
+  private static final Object STOPPED = new Object();
+
+  private volatile Object stopState;
+
+  private static final AtomicReferenceFieldUpdater<StoppingSink, Object> STOP_STATE =
+      AtomicReferenceFieldUpdater.newUpdater(StoppingSink.class, Object.class, "stopState");
+
+  protected StoppingSink(EventExecutor loop) {
+    super(loop);
+  }
+
+  @Override
+  public final boolean isStopped() {
+    return stopState == STOPPED;
+  }
+
+  /** Marks the sink stopped and runs the hook set, if any. Once; on the loop. */
+  protected final void markStopped() {
+    Object was = STOP_STATE.getAndSet(this, STOPPED);
+    if (was instanceof Runnable hook) {
+      run(hook);
+    }
+  }
+
+  /**
+   * Runs {@code hook} when the sink stops, or here at once when it has. One hook at a time: a
+   * second replaces the first.
+   */
+  public final void onStop(Runnable hook) {
+    Object state;
+    do {
+      state = stopState;
+      if (state == STOPPED) {
+        run(hook);
+        return;
+      }
+    } while (!STOP_STATE.compareAndSet(this, state, hook));
+  }
+
+  /** Takes {@code hook} off, if it is the one set and has not run. */
+  public final void removeOnStop(Runnable hook) {
+    STOP_STATE.compareAndSet(this, hook, null);
+  }
+
+  private static void run(Runnable hook) {
+    try {
+      hook.run();
+    } catch (RuntimeException e) { // the loop and the stop go on
+      LOG.log(Level.WARNING, "a cancel hook failed", e);
+    }
+  }
+}
