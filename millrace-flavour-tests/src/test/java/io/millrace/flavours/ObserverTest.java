@@ -92,6 +92,49 @@ class ObserverTest {
   }
 
   @Test
+  void aHeldHandlerIsWokenAsTheReaderTakesValues_notByATimer() throws Exception {
+    // The handler outruns the reader and is held many times over the N values; each time the
+    // reader takes what waits, the loop wakes it at once. Were a wake-up lost, that hold would
+    // last until the parked producer's own 100 ms check: with the loop's wake-up taken out, some
+    // forty of the handler's onNext calls take that long.
+    AtomicLong longWaits = new AtomicLong();
+    AtomicLong holds = new AtomicLong();
+    server =
+        Server.millrace(
+            ObserverResponder.of(
+                new ObserverHandler() {
+                  @Override
+                  public void requestStream(Payload payload, StreamObserver<Payload> responses) {
+                    for (int i = 0; i < N; i++) {
+                      long start = System.nanoTime();
+                      responses.onNext(Behaviour.pooled(Integer.toString(i)));
+                      long took = System.nanoTime() - start;
+                      if (took > 1_000_000) {
+                        holds.incrementAndGet();
+                      }
+                      if (took > 90_000_000) {
+                        longWaits.incrementAndGet();
+                      }
+                    }
+                    responses.onCompleted();
+                  }
+                },
+                StreamsOptions.builder().handlerExecutor(executor).build()));
+    client = MillraceClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
+    Connection c = client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS);
+    long count =
+        Flux.from(ReactorRequester.of(c).requestStream(Payload.of("go")))
+            .limitRate(8)
+            .count()
+            .block(Duration.ofSeconds(60));
+    assertThat(count).isEqualTo(N);
+    // (A pause of the whole machine may stretch one or two; a lost wake-up stretches dozens.)
+    assertThat(longWaits.get())
+        .as("holds that ended only by the producer's own check, of %d holds", holds.get())
+        .isLessThanOrEqualTo(2);
+  }
+
+  @Test
   void aFloodingHandlerOnTheLoopFailsItsCallAndTheServerGoesOn() throws Exception {
     ReactorRequester r = connect(StreamsOptions.DEFAULT);
     Throwable failure =

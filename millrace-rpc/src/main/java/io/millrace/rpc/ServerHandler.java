@@ -142,15 +142,17 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
    * before it returns {@code Mono.just}, or a blocking one on virtual threads, would otherwise
    * learn only afterwards). The call itself then ends as the method returns ({@link
    * ResponsePublisher#startDeadline} for the deadline). Null on the loop, where nothing else runs
-   * while the method does.
+   * while the method does, and when there is nothing to watch. One object per call run on a handler
+   * executor.
    */
   private Watch watch(ServerContext context) {
     EventExecutor loop = connection.executor();
-    if (loop.inEventLoop()) {
-      return null;
+    boolean cancellable = ReactiveResponder.cancelCanComeWhileHandling();
+    if (loop.inEventLoop() || !cancellable && !context.hasDeadline()) {
+      return null; // (a fire-and-forget without a deadline: nothing to watch)
     }
     Watch watch = new Watch(context);
-    watch.hooked = ReactiveResponder.onCancelWhileHandling(watch);
+    watch.hooked = cancellable && ReactiveResponder.onCancelWhileHandling(watch);
     if (context.hasDeadline()) {
       long left = Math.max(0, context.deadlineNanos() - System.nanoTime());
       try {

@@ -211,12 +211,18 @@ public final class ReactiveResponder implements Responder {
               }
               return;
             }
-            Handling h = handling(arrived, sink);
+            Handling h = handling(arrived, sink.onItsLoop() ? null : sink);
+            Publisher<Payload> answer;
             try {
-              subscribeAnswer(kind, request, sink, channel);
+              answer = handlerAnswer(kind, request, channel);
+            } catch (Throwable t) {
+              refuse(sink, t);
+              return;
             } finally {
               h.end();
+              sink.clearOnStop(); // the method returned: its cancel comes by the subscription
             }
+            subscribe(answer, sink);
           });
     } catch (RejectedExecutionException e) {
       LOG.log(Level.WARNING, "the handler executor refused a request: " + e);
@@ -268,12 +274,13 @@ public final class ReactiveResponder implements Responder {
    * Returns false, and keeps nothing, anywhere else: on the event loop nothing reaches the call
    * while the method runs, and once the answer is subscribed a cancel reaches it by its {@code
    * Subscription}. One hook per call; take it off with {@link #removeCancelWhileHandling} when the
-   * work it guards is done. Keep it short and non-blocking.
+   * work it guards is done (it is taken off anyway when the method returns). Keep it short and
+   * non-blocking. Under the RPC layer the call's one hook is its {@code ServerContext}'s: use the
+   * context's {@code onCancel} there.
    */
   public static boolean onCancelWhileHandling(Runnable hook) {
     java.util.Objects.requireNonNull(hook, "hook");
-    Handling h = HANDLING.get();
-    StoppingSink sink = h.active ? h.sink : null;
+    StoppingSink sink = handledSink();
     if (sink == null) {
       return false;
     }
@@ -281,10 +288,22 @@ public final class ReactiveResponder implements Responder {
     return true;
   }
 
+  /**
+   * Whether {@link #onCancelWhileHandling} would take a hook here: this thread runs a handler
+   * method for a request-response, a stream or a channel on the handler executor.
+   */
+  public static boolean cancelCanComeWhileHandling() {
+    return handledSink() != null;
+  }
+
+  private static StoppingSink handledSink() {
+    Handling h = HANDLING.get();
+    return h.active ? h.sink : null;
+  }
+
   /** Takes off a hook that {@link #onCancelWhileHandling} set on the call being handled, if any. */
   public static void removeCancelWhileHandling(Runnable hook) {
-    Handling h = HANDLING.get();
-    StoppingSink sink = h.active ? h.sink : null;
+    StoppingSink sink = handledSink();
     if (sink != null) {
       sink.removeOnStop(hook);
     }
@@ -292,8 +311,9 @@ public final class ReactiveResponder implements Responder {
 
   /**
    * Marks this thread as handling a request that arrived at {@code arrived} (for {@code sink}: null
-   * for a fire-and-forget); the caller {@linkplain Handling#end ends} the mark when the handling
-   * returns.
+   * for a fire-and-forget, or for a method an executor runs on the event loop itself, where no
+   * cancel comes while it runs); the caller {@linkplain Handling#end ends} the mark when the
+   * handling returns.
    */
   private static Handling handling(long arrived, StoppingSink sink) {
     Handling h = HANDLING.get();

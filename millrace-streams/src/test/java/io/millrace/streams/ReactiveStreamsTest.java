@@ -597,38 +597,46 @@ class ReactiveStreamsTest {
   }
 
   @Test
-  void aHandlerMethodOnTheExecutor_hearsTheCancelWhileItRuns_andNotOnceItTookItsHookOff()
+  void aHandlerMethodOnTheExecutor_hearsTheCancelWhileItRuns_andNotOnceItHasReturned()
       throws Exception {
     ExecutorService executor = Executors.newSingleThreadExecutor(r -> new Thread(r, "handlers"));
     try {
       CountDownLatch running = new CountDownLatch(1);
       CountDownLatch heard = new CountDownLatch(1);
+      AtomicReference<CountDownLatch> quickReturned = new AtomicReference<>();
       AtomicInteger hookRuns = new AtomicInteger();
-      AtomicReference<Boolean> hookedOnTheExecutor = new AtomicReference<>();
+      List<Boolean> hooked = new java.util.concurrent.CopyOnWriteArrayList<>();
       AtomicReference<Boolean> heardBeforeReturning = new AtomicReference<>();
+      CountDownLatch slowReturned = new CountDownLatch(1);
       pair =
           new Pair(
               ReactiveResponder.of(
                   new ReactiveHandler() {
                     @Override
                     public Publisher<Payload> requestStream(Payload payload) {
-                      boolean slow = payload.dataUtf8().equals("slow");
+                      String kind = payload.dataUtf8();
                       payload.release();
                       Runnable hook =
                           () -> {
                             hookRuns.incrementAndGet();
                             heard.countDown();
                           };
-                      hookedOnTheExecutor.set(ReactiveResponder.onCancelWhileHandling(hook));
-                      if (slow) {
+                      hooked.add(ReactiveResponder.onCancelWhileHandling(hook));
+                      if (kind.equals("slow")) {
                         running.countDown();
                         try { // a slow query: it stops when the caller has gone
                           heardBeforeReturning.set(heard.await(10, TimeUnit.SECONDS));
                         } catch (InterruptedException e) {
                           Thread.currentThread().interrupt();
                         }
+                        ReactiveResponder.removeCancelWhileHandling(hook);
+                        slowReturned.countDown();
+                      } else if (kind.equals("removes")) {
+                        ReactiveResponder.removeCancelWhileHandling(hook);
+                        quickReturned.get().countDown();
+                      } else {
+                        quickReturned.get().countDown(); // leaves its hook: taken off as it returns
                       }
-                      ReactiveResponder.removeCancelWhileHandling(hook);
                       return Flux.<Payload>never();
                     }
                   },
@@ -638,22 +646,22 @@ class ReactiveStreamsTest {
       assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
       call.dispose(); // CANCEL while the method runs
       assertThat(heard.await(10, TimeUnit.SECONDS)).isTrue();
-      awaitCount(hookRuns, 1);
-      assertThat(hookedOnTheExecutor.get()).isTrue();
-      // A quick method took its hook off before returning: the cancel that comes after (through
-      // the subscription to its answer) does not run it.
-      int before = hookRuns.get();
-      CountDownLatch answered = new CountDownLatch(1);
-      reactor.core.Disposable quick =
-          Flux.from(pair.requester().requestStream(Payload.of("quick")))
-              .doOnSubscribe(s -> answered.countDown())
-              .subscribe();
-      assertThat(answered.await(10, TimeUnit.SECONDS)).isTrue();
-      Thread.sleep(100); // for the method to have returned
-      quick.dispose();
-      Thread.sleep(100);
-      assertThat(hookRuns.get()).isEqualTo(before);
+      assertThat(slowReturned.await(10, TimeUnit.SECONDS)).isTrue();
       assertThat(heardBeforeReturning.get()).isTrue();
+      // Methods that returned, having taken their hook off or not: the cancel that comes after
+      // (through the subscription to the answer) runs no hook.
+      for (String kind : List.of("removes", "leaves")) {
+        CountDownLatch returned = new CountDownLatch(1);
+        quickReturned.set(returned);
+        reactor.core.Disposable quick =
+            Flux.from(pair.requester().requestStream(Payload.of(kind))).subscribe();
+        assertThat(returned.await(10, TimeUnit.SECONDS)).isTrue();
+        Thread.sleep(50); // for the executor's task to have subscribed the answer
+        quick.dispose();
+        Thread.sleep(100);
+      }
+      assertThat(hookRuns.get()).isEqualTo(1);
+      assertThat(hooked).containsExactly(true, true, true);
     } finally {
       executor.shutdownNow();
     }

@@ -17,8 +17,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.locks.LockSupport;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
@@ -31,13 +30,14 @@ import org.reactivestreams.Subscription;
  *
  * <p>Sending is bounded: values wait here only up to {@code bound} beyond the sink's demand (the
  * prefetch, and at most about a mebibyte of values by the sampled average size of those sent); past
- * that a caller that may wait does (a {@link ReentrantLock}, so a virtual thread unmounts), and a
- * caller on any Netty event loop, which must not, fails the call. An interrupted wait fails it too.
- * A failed or cancelled call counts as cancelled: {@code isCancelled()} says so, later values are
- * released, and a responder's {@code onNext} throws unless an on-cancel handler was set (gRPC's
- * rule), and its request observer, unless the requests ended, gets {@code onError}. A requester's
- * {@code onNext} then drops values quietly and {@code isReady()} stays false: the responder stopped
- * reading (it may still answer) or the call ended, which the response observer hears.
+ * that a caller that may wait does (parked, so a virtual thread unmounts, and woken as the values
+ * go out, never by polling), and a caller on any Netty event loop, which must not, fails the call.
+ * An interrupted wait fails it too. A failed or cancelled call counts as cancelled: {@code
+ * isCancelled()} says so, later values are released, and a responder's {@code onNext} throws unless
+ * an on-cancel handler was set (gRPC's rule), and its request observer, unless the requests ended,
+ * gets {@code onError}. A requester's {@code onNext} then drops values quietly and {@code
+ * isReady()} stays false: the responder stopped reading (it may still answer) or the call ended,
+ * which the response observer hears.
  */
 public final class ObserverCall<S, R>
     implements ServerCallStreamObserver<S>, ClientCallStreamObserver<S> {
@@ -113,8 +113,10 @@ public final class ObserverCall<S, R>
   private volatile long demand;
   private volatile int wip;
   private volatile int cancelOnce;
-  private volatile Waiting waiting; // for callers waiting to send
-  private volatile int waiters;
+
+  /** The producer waiting in {@link #awaitSpace}, if any (onNext is serial: one at most). */
+  private volatile Thread waiter;
+
   private volatile Subscriber<? super S> sink;
   private volatile boolean completed;
   private volatile Throwable error;
@@ -137,10 +139,6 @@ public final class ObserverCall<S, R>
   private volatile long owedCredit;
   private boolean targetDone; // loop only
   private int delivered; // loop only
-
-  @SuppressWarnings("rawtypes")
-  private static final AtomicReferenceFieldUpdater<ObserverCall, Waiting> WAITING =
-      AtomicReferenceFieldUpdater.newUpdater(ObserverCall.class, Waiting.class, "waiting");
 
   @SuppressWarnings("rawtypes")
   private static final AtomicReferenceFieldUpdater<ObserverCall, Queue> QUEUE =
@@ -311,9 +309,7 @@ public final class ObserverCall<S, R>
       failure = why;
     }
     cancelled = true;
-    if (waiters > 0) {
-      wakeWaiters(); // (a caller about to wait sees "cancelled" after counting itself)
-    }
+    wakeWaiter(); // (a producer about to wait sees "cancelled" after it is seen here)
     drain(); // releases what waits; sends the failure, if any
     runOnCancel();
     if (!requester) {
@@ -372,8 +368,8 @@ public final class ObserverCall<S, R>
           emitted = true;
           s.onNext(p);
         }
-        if (emitted && waiters > 0) {
-          wakeWaiters();
+        if (emitted) {
+          wakeWaiter();
         }
         if (queueEmpty() && (completed || error != null)) {
           terminated = true;
@@ -419,42 +415,17 @@ public final class ObserverCall<S, R>
     QUEUED.incrementAndGet(this);
   }
 
-  /** A lock and its condition, for callers of onNext that wait for space. */
-  private static final class Waiting {
-    final ReentrantLock lock = new ReentrantLock();
-    final Condition space = lock.newCondition();
-  }
-
-  /** Only when {@link #waiters} is positive: the waiter made the lock before counting itself. */
-  private void wakeWaiters() {
-    Waiting w = waiting;
-    if (w == null) {
-      return;
+  /**
+   * Wakes the producer waiting for space, if any. Any thread; no lock, so the event loop never
+   * waits for a producer. No wake-up is lost: the producer publishes itself in {@link #waiter}
+   * before it reads {@code queued} and {@code cancelled}, and whoever changes those reads {@link
+   * #waiter} after (volatile on both sides); an unpark that comes before the park ends it at once.
+   */
+  private void wakeWaiter() {
+    Thread t = waiter;
+    if (t != null) {
+      LockSupport.unpark(t);
     }
-    if (onAnEventLoop()) {
-      if (!w.lock.tryLock()) {
-        return; // a producer holds it for an instant: it re-checks within MISSED_SIGNAL_NANOS
-      }
-    } else {
-      w.lock.lock();
-    }
-    try {
-      w.space.signalAll();
-    } finally {
-      w.lock.unlock();
-    }
-  }
-
-  /** The lock callers wait on for space, made by the first caller that must wait. */
-  private Waiting waiting() {
-    Waiting w = waiting;
-    if (w == null) {
-      w = new Waiting();
-      if (!WAITING.compareAndSet(this, null, w)) {
-        w = waiting;
-      }
-    }
-    return w;
   }
 
   private void runOnLoop(Runnable task) {
@@ -560,28 +531,31 @@ public final class ObserverCall<S, R>
     bound = (int) Math.min(prefetch, SizeWindow.count(averageSize));
   }
 
-  /** Waits until the peer has taken enough that at most {@code bound} values wait. */
+  /**
+   * Waits, parked, until the peer has taken enough that at most {@code bound} values wait: woken by
+   * the loop as it sends them ({@link #wakeWaiter}), by a cancel, or by an interrupt.
+   */
   private void awaitSpace() {
-    Waiting w = waiting();
     boolean interrupted = false;
     boolean loopGone = false;
-    w.lock.lock();
+    waiter = Thread.currentThread();
     try {
-      waiters++;
       while (queued > bound && !cancelled) {
         if (loop.isTerminated()) {
           loopGone = true; // the connection is gone with it and nothing will take what waits
           break;
         }
-        // Bounded: the event loop signals only when it gets the lock at once (it must not wait
-        // for a producer), so a signal can be missed; the wait then ends by itself and re-checks.
-        w.space.awaitNanos(MISSED_SIGNAL_NANOS);
+        // Timed only to notice a loop that terminated without a word (a closing connection
+        // cancels the call, which wakes this), or a second producer that broke the serial rule
+        // and took the wake-up: not a polling interval.
+        LockSupport.parkNanos(this, LOOP_CHECK_NANOS);
+        if (Thread.interrupted()) {
+          interrupted = true;
+          break;
+        }
       }
-    } catch (InterruptedException e) {
-      interrupted = true;
     } finally {
-      waiters--;
-      w.lock.unlock();
+      waiter = null;
     }
     if (loopGone) {
       // The response observer heard of it from the loop's end; what waits is dropped, and what
@@ -591,14 +565,13 @@ public final class ObserverCall<S, R>
     }
     if (interrupted) {
       Thread.currentThread().interrupt();
-      // After unlocking: failing drains and tells the sink, which must not run under the lock.
       fail(rules.cancelled("interrupted while waiting to send"));
     }
   }
 
-  /** The longest a producer waits for space on a signal the event loop could not give. */
-  private static final long MISSED_SIGNAL_NANOS =
-      java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(10);
+  /** How often a parked producer looks whether the event loop has terminated. */
+  private static final long LOOP_CHECK_NANOS =
+      java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(100);
 
   @Override
   public void onError(Throwable t) {

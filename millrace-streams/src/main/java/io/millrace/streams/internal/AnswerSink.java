@@ -273,9 +273,13 @@ public final class AnswerSink extends StoppingSink {
       return;
     }
     finished = true;
-    cancelUpstream();
-    releaseWaiting();
-    markStopped();
+    Runnable hook = markStopped();
+    try {
+      cancelUpstream();
+      releaseWaiting();
+    } finally {
+      runHook(hook);
+    }
   }
 
   private void cancelUpstream() {

@@ -359,9 +359,13 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
       return;
     }
     finished = true;
-    cancelUpstream();
-    releaseQueued();
-    markStopped();
+    Runnable hook = markStopped();
+    try {
+      cancelUpstream();
+      releaseQueued();
+    } finally {
+      runHook(hook);
+    }
   }
 
   private void cancelUpstream() {

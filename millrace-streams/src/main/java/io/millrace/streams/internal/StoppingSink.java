@@ -33,10 +33,20 @@ public abstract class StoppingSink extends LoopDrain implements ResponderSink {
     return stopState == STOPPED;
   }
 
-  /** Marks the sink stopped and runs the hook set, if any. Once; on the loop. */
-  protected final void markStopped() {
+  /**
+   * Marks the sink stopped, first thing in its stop, and returns the hook that was set (null if
+   * none), which the caller runs last with {@link #runHook}, in a {@code finally}: so the sink
+   * reads as stopped even if the rest of the stop throws (a Publisher's cancel that breaks rule
+   * 3.15), and the hook still runs. Loop only.
+   */
+  protected final Runnable markStopped() {
     Object was = STOP_STATE.getAndSet(this, STOPPED);
-    if (was instanceof Runnable hook) {
+    return was instanceof Runnable hook ? hook : null;
+  }
+
+  /** Runs what {@link #markStopped} returned, if anything. */
+  protected static void runHook(Runnable hook) {
+    if (hook != null) {
       run(hook);
     }
   }
@@ -59,6 +69,21 @@ public abstract class StoppingSink extends LoopDrain implements ResponderSink {
   /** Takes {@code hook} off, if it is the one set and has not run. */
   public final void removeOnStop(Runnable hook) {
     STOP_STATE.compareAndSet(this, hook, null);
+  }
+
+  /**
+   * Takes off whatever hook is set and has not run: the handler method that set it has returned.
+   */
+  public final void clearOnStop() {
+    Object state = stopState;
+    if (state instanceof Runnable) {
+      STOP_STATE.compareAndSet(this, state, null);
+    }
+  }
+
+  /** Whether the calling thread is the sink's event loop. */
+  public final boolean onItsLoop() {
+    return loop.inEventLoop();
   }
 
   private static void run(Runnable hook) {
