@@ -188,7 +188,17 @@ final class ResponsePublisher<Resp>
     deadlineTimer = timers.schedule(this::expire, left, TimeUnit.NANOSECONDS);
   }
 
-  private void expire() {
+  /**
+   * The timer of a watch that began while the handler's method ran on a handler executor
+   * (ServerHandler): cancelled when the call ends, as the answer's own would be; it calls {@link
+   * #expire} when it goes off.
+   */
+  void adoptDeadline(ScheduledFuture<?> timer) {
+    deadlineTimer = timer;
+  }
+
+  /** The deadline passed: the call ends with DEADLINE_EXCEEDED, unless it has ended. Any thread. */
+  void expire() {
     boolean claimed;
     synchronized (this) { // no response is being signalled while the end is claimed
       claimed = claimEnd();

@@ -123,6 +123,9 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
     Publisher<Resp> responses;
     try {
       responses = server.intercepted(context, () -> method.streaming().handle(requests, context));
+    } catch (Throwable t) {
+      dropDeadline(watch);
+      throw t;
     } finally {
       unwatch(watch);
     }
@@ -131,7 +134,8 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
         method,
         responses,
         method.descriptor().type() == MethodDescriptor.Type.CLIENT_STREAMING,
-        requests::close); // the answer ended: the caller's stream is not read any more
+        requests::close, // the answer ended: the caller's stream is not read any more
+        watch);
   }
 
   /**
@@ -156,13 +160,7 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
     if (context.hasDeadline()) {
       long left = Math.max(0, context.deadlineNanos() - System.nanoTime());
       try {
-        watch.deadline =
-            loop.schedule(
-                () -> {
-                  context.cancel(Status.DEADLINE_EXCEEDED);
-                },
-                left,
-                TimeUnit.NANOSECONDS);
+        watch.deadline = loop.schedule(watch::deadlinePassed, left, TimeUnit.NANOSECONDS);
       } catch (RejectedExecutionException loopGone) {
         // the connection is gone, and the call with it
       }
@@ -170,17 +168,36 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
     return watch;
   }
 
+  /**
+   * The method returned: the cancel's hook comes off (the deadline's timer stays, for the answer).
+   */
   private static void unwatch(Watch watch) {
-    if (watch != null) {
-      watch.end();
+    if (watch != null && watch.hooked) {
+      ReactiveResponder.removeCancelWhileHandling(watch);
     }
   }
 
-  /** A call watched while its method runs on a handler executor; itself the cancel's hook. */
+  /** The call ends without an answer that takes over the watch's timer: it is cancelled. */
+  private static void dropDeadline(Watch watch) {
+    if (watch != null && watch.deadline != null) {
+      watch.deadline.cancel(false);
+    }
+  }
+
+  /**
+   * A call watched while its method runs on a handler executor: itself the cancel's hook, and the
+   * owner of the deadline's timer until the call's answer takes it over ({@link #handTo}).
+   */
   private static final class Watch implements Runnable {
     private final ServerContext context;
     ScheduledFuture<?> deadline;
     boolean hooked;
+
+    /** The answer that took the timer over; its expiry is the timer's from then on. */
+    private volatile ResponsePublisher<?> answer;
+
+    /** Whether the timer went off (before or after the hand-over). */
+    private volatile boolean passed;
 
     Watch(ServerContext context) {
       this.context = context;
@@ -192,12 +209,27 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
       context.cancel(Status.CANCELLED);
     }
 
-    void end() {
-      if (hooked) {
-        ReactiveResponder.removeCancelWhileHandling(this);
+    /**
+     * The timer went off, on the loop: before the hand-over, only the context hears it (the call
+     * ends as the answer is made); after, the answer expires. Written before it is read, on both
+     * sides ({@link #handTo}), so one of them at least sees the other (both may: expiry is once).
+     */
+    void deadlinePassed() {
+      passed = true;
+      ResponsePublisher<?> a = answer;
+      if (a != null) {
+        a.expire();
+      } else {
+        context.cancel(Status.DEADLINE_EXCEEDED);
       }
-      if (deadline != null) {
-        deadline.cancel(false);
+    }
+
+    /** {@code a} takes the timer over: it cancels it when the call ends, or expires by it. */
+    void handTo(ResponsePublisher<?> a) {
+      a.adoptDeadline(deadline);
+      answer = a;
+      if (passed) {
+        a.expire(); // it went off before the hand-over was seen
       }
     }
   }
@@ -253,10 +285,14 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
               oneResponse
                   ? () -> method.answer(request, context)
                   : () -> method.single().handle(request, context));
+    } catch (Throwable t) {
+      dropDeadline(watch);
+      throw t;
     } finally {
       unwatch(watch);
     }
     if (stream != null && AnsweredCall.fits(context, responses) && stream.isReady()) {
+      // (fits: no deadline, so no timer in the watch)
       AnsweredCall.sendNow(
           stream,
           context,
@@ -266,17 +302,23 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
           responses);
       return null;
     }
-    return respond(context, method, responses, oneResponse, NOTHING);
+    return respond(context, method, responses, oneResponse, NOTHING, watch);
   }
 
-  /** The call's answer to {@code responses}, the intercepted handler's. */
+  /**
+   * The call's answer to {@code responses}, the intercepted handler's. The deadline's timer of
+   * {@code watch} (the method ran on a handler executor), if any, becomes the answer's own: one
+   * timer per call, armed from the executor once, not a second armed as the first is cancelled.
+   */
   private <Resp> Publisher<Payload> respond(
       ServerContext context,
       ServerMethod<?, Resp> method,
       Publisher<Resp> responses,
       boolean oneResponse,
-      Runnable whenDone) {
+      Runnable whenDone,
+      Watch watch) {
     if (oneResponse && AnsweredCall.fits(context, responses)) {
+      dropDeadline(watch); // (fits: no deadline, so none to drop)
       return new AnsweredCall<>(
           context,
           method.descriptor().responseMarshaller(),
@@ -294,7 +336,9 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
             alloc,
             responses,
             whenDone);
-    if (context.hasDeadline()) {
+    if (watch != null && watch.deadline != null) {
+      watch.handTo(answer);
+    } else if (context.hasDeadline()) {
       answer.startDeadline(connection.executor());
     }
     return answer;

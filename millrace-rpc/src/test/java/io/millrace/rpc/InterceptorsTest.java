@@ -203,6 +203,72 @@ class InterceptorsTest {
   }
 
   @Test
+  void aMethodOnTheExecutorThatReturnedBeforeTheDeadline_isEndedByItThen_andOnlyIfItIsStillOpen()
+      throws Exception {
+    java.util.concurrent.ExecutorService handlers = Blocking.newHandlerExecutor("quick-method");
+    java.util.List<Status> cancellations = new java.util.concurrent.CopyOnWriteArrayList<>();
+    ServiceDefinition service =
+        ServiceDefinition.builder(TestService.NAME)
+            .method(
+                TestService.ECHO,
+                (request, context) -> {
+                  context.onCancel(() -> cancellations.add(context.cancellation()));
+                  // Returns at once: an answer that never comes, or one that is there.
+                  return request.getValue().equals("never") ? Mono.never() : Mono.just(request);
+                })
+            .build();
+    RpcOverTcp server =
+        RpcOverTcp.serve(
+            RpcServer.builder()
+                .service(service)
+                .streamsOptions(
+                    io.millrace.streams.StreamsOptions.builder().handlerExecutor(handlers).build())
+                .build());
+    try {
+      // A caller that leaves the deadline to the server (200 ms in the call header, no timer of
+      // its own, no CANCEL): only the server's timer can end the call.
+      io.millrace.streams.ReactiveRequester raw = server.connect(RpcServer.METADATA_MIME_TYPE);
+      Status never = rawStatus(raw, "never", 200_000);
+      assertThat(never.code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+      assertThat(never.message()).contains("on the server");
+      long until = System.nanoTime() + 10_000_000_000L;
+      while (cancellations.isEmpty() && System.nanoTime() < until) {
+        Thread.sleep(5);
+      }
+      assertThat(cancellations)
+          .extracting(Status::code)
+          .containsExactly(Status.Code.DEADLINE_EXCEEDED);
+      cancellations.clear();
+      // Answered before its deadline: the deadline that passes afterwards cancels nothing.
+      assertThat(rawStatus(raw, "there", 200_000).code()).isEqualTo(Status.Code.OK);
+      Thread.sleep(400);
+      assertThat(cancellations).isEmpty();
+    } finally {
+      server.close();
+      handlers.shutdownNow();
+    }
+  }
+
+  /** Calls ECHO with {@code text} as a raw caller whose header carries the timeout; the status. */
+  private static Status rawStatus(
+      io.millrace.streams.ReactiveRequester raw, String text, long timeoutMicros) {
+    io.netty.buffer.ByteBuf header = io.netty.buffer.Unpooled.buffer();
+    CallHeader.encode(header, TestService.ECHO.id(), null, timeoutMicros, Headers.EMPTY);
+    io.netty.buffer.ByteBuf data = io.netty.buffer.Unpooled.wrappedBuffer(text(text).toByteArray());
+    io.millrace.streams.Payload reply =
+        Mono.from(raw.requestResponse(io.millrace.streams.Payload.of(header, data))).block(WAIT);
+    try {
+      io.netty.buffer.ByteBuf m = reply.metadata();
+      if (m == null || !m.isReadable()) {
+        return Status.OK; // an answer without a trailer
+      }
+      return ResponseMetadata.decode(m, RpcServer.DEFAULT_MAX_HEADER_BYTES).status();
+    } finally {
+      reply.release();
+    }
+  }
+
+  @Test
   void aCancelThatComesWhileTheHandlersMethodRuns_cancelsItsContextThen() throws Exception {
     java.util.concurrent.ExecutorService handlers = Blocking.newHandlerExecutor("slow-method");
     java.util.concurrent.CountDownLatch running = new java.util.concurrent.CountDownLatch(1);
