@@ -128,10 +128,11 @@ class ObserverTest {
             .count()
             .block(Duration.ofSeconds(60));
     assertThat(count).isEqualTo(N);
-    // (A pause of the whole machine may stretch one or two; a lost wake-up stretches dozens.)
+    // (Pauses of the whole machine, a GC, may stretch a few of the thousands of holds; a lost
+    // wake-up stretches dozens.)
     assertThat(longWaits.get())
         .as("holds that ended only by the producer's own check, of %d holds", holds.get())
-        .isLessThanOrEqualTo(2);
+        .isLessThanOrEqualTo(10);
   }
 
   @Test

@@ -63,7 +63,13 @@ final class ResponsePublisher<Resp>
   private final Runnable whenDone;
 
   private final SerialSubscription upstream = new SerialSubscription();
-  private Subscriber<? super Payload> downstream;
+
+  /**
+   * Volatile: written as the answer is subscribed (a handler executor's thread, perhaps) and read
+   * by {@link #tryEnd} on the loop after a deadline's expiry; each side writes its part, then reads
+   * the other's, so at least one of them sends the end.
+   */
+  private volatile Subscriber<? super Payload> downstream;
 
   /**
    * The downstream, when it takes a stream's responses as their parts ({@link TakesEncoded}): a

@@ -144,10 +144,10 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
    * cancel the call's context ({@code isCancelled}, the {@code onCancel} hooks) at once, as gRPC
    * cancels its Context, not when the method returns (a Reactor handler that queries a database
    * before it returns {@code Mono.just}, or a blocking one on virtual threads, would otherwise
-   * learn only afterwards). The call itself then ends as the method returns ({@link
-   * ResponsePublisher#startDeadline} for the deadline). Null on the loop, where nothing else runs
-   * while the method does, and when there is nothing to watch. One object per call run on a handler
-   * executor.
+   * learn only afterwards). The call itself then ends as the method returns (for the deadline, by
+   * the same timer, handed to the answer: {@link Watch#handTo}). Null on the loop, where nothing
+   * else runs while the method does, and when there is nothing to watch. One object per call run on
+   * a handler executor.
    */
   private Watch watch(ServerContext context) {
     EventExecutor loop = connection.executor();
@@ -228,8 +228,8 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
     void handTo(ResponsePublisher<?> a) {
       a.adoptDeadline(deadline);
       answer = a;
-      if (passed) {
-        a.expire(); // it went off before the hand-over was seen
+      if (passed || context.expired()) {
+        a.expire(); // it went off before the hand-over was seen, or is due and has not run yet
       }
     }
   }
@@ -327,15 +327,21 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
           responses,
           whenDone);
     }
-    ResponsePublisher<Resp> answer =
-        new ResponsePublisher<>(
-            context,
-            method.descriptor().responseMarshaller(),
-            oneResponse,
-            mode != Mode.NATIVE,
-            alloc,
-            responses,
-            whenDone);
+    ResponsePublisher<Resp> answer;
+    try {
+      answer =
+          new ResponsePublisher<>(
+              context,
+              method.descriptor().responseMarshaller(),
+              oneResponse,
+              mode != Mode.NATIVE,
+              alloc,
+              responses,
+              whenDone);
+    } catch (RuntimeException | Error e) { // (a marshaller that broke its word and threw)
+      dropDeadline(watch);
+      throw e;
+    }
     if (watch != null && watch.deadline != null) {
       watch.handTo(answer);
     } else if (context.hasDeadline()) {

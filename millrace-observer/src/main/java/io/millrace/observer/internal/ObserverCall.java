@@ -106,8 +106,8 @@ public final class ObserverCall<S, R>
   private final int limit;
 
   // ------------------------------------------------------------------ sending
-  // Counters are field updaters, and the queue and the lock are made on first need: a
-  // request-response answered at once makes none of them (eleven objects fewer per call).
+  // Counters are field updaters, and the queue is made on first need: a request-response
+  // answered at once makes none of them (objects fewer per call).
   private volatile Queue<S> queue;
   private volatile int queued;
   private volatile long demand;
