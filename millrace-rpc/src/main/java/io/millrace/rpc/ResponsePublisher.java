@@ -39,6 +39,8 @@ import org.reactivestreams.Subscription;
  */
 final class ResponsePublisher<Resp>
     implements Publisher<Payload>, Subscriber<Resp>, Subscription, Relay.Target {
+  private static final System.Logger LOG = System.getLogger(ResponsePublisher.class.getName());
+
   private static final int RUNNING = 0;
   private static final int DECIDING = 1; // one thread is writing how the call ends
   private static final int ENDING = 2; // the end is decided and may wait for demand
@@ -147,7 +149,11 @@ final class ResponsePublisher<Resp>
       // method ran, or the caller cancelled): the interceptors' wrappers still see it end, as
       // cancelled, so that a metric or a log of theirs counts it (and an observer handler sees
       // the call cancelled).
-      Payloads.cancelUnread(source);
+      try {
+        Payloads.cancelUnread(source);
+      } catch (RuntimeException e) { // a Publisher that breaks rule 1.9: the call has ended anyway
+        LOG.log(System.Logger.Level.DEBUG, "a handler's answer threw as it was cancelled", e);
+      }
     }
     tryEnd(); // an end decided before the subscriber came
   }
@@ -191,7 +197,11 @@ final class ResponsePublisher<Resp>
       expire();
       return;
     }
-    deadlineTimer = timers.schedule(this::expire, left, TimeUnit.NANOSECONDS);
+    try {
+      deadlineTimer = timers.schedule(this::expire, left, TimeUnit.NANOSECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException loopGone) {
+      expire(); // the connection is gone with its loop: nothing will take the answer
+    }
   }
 
   /**
