@@ -66,12 +66,15 @@ final class ResponsePublisher<Resp>
 
   private final SerialSubscription upstream = new SerialSubscription();
 
+  private Subscriber<? super Payload> downstream;
+
   /**
-   * Volatile: written as the answer is subscribed (a handler executor's thread, perhaps) and read
-   * by {@link #tryEnd} on the loop after a deadline's expiry; each side writes its part, then reads
-   * the other's, so at least one of them sends the end.
+   * Set once the subscriber's onSubscribe has returned: the end is sent only after (rule 1.3), by
+   * {@link #tryEnd}. Written as the answer is subscribed (a handler executor's thread, perhaps) and
+   * read by {@code tryEnd} on the loop after a deadline's expiry: each side writes its part (this,
+   * or the state), then reads the other's, so at least one of them sends the end.
    */
-  private volatile Subscriber<? super Payload> downstream;
+  private volatile boolean onSubscribeReturned;
 
   /**
    * The downstream, when it takes a stream's responses as their parts ({@link TakesEncoded}): a
@@ -134,6 +137,7 @@ final class ResponsePublisher<Resp>
     downstream = subscriber;
     takesEncoded = !unary && subscriber instanceof TakesEncoded t ? t : null;
     subscriber.onSubscribe(this);
+    onSubscribeReturned = true;
     if (source != null && state == RUNNING) {
       if (unary && Scalar.is(source)) {
         answerAtOnce();
@@ -489,7 +493,7 @@ final class ResponsePublisher<Resp>
 
   /** Sends the decided end when it can go: now, or when demand comes for a trailer. */
   private void tryEnd() {
-    if (state != ENDING || downstream == null) {
+    if (state != ENDING || !onSubscribeReturned) {
       return;
     }
     Payload trailer = endPayload;

@@ -50,6 +50,48 @@ class EncodedResponsesTest {
   }
 
   @Test
+  void aCallThatEndedBeforeItWasSubscribed_sendsItsEndOnlyOnceOnSubscribeHasReturned()
+      throws Exception {
+    // A deadline that passed while the handler's method ran: the call ended before the streams
+    // layer subscribed, which asks inside its onSubscribe (rule 1.3: nothing comes back in there).
+    ServerContext context =
+        new ServerContext(
+            TestService.ECHO,
+            Headers.EMPTY,
+            1, // a microsecond: past by the time the answer is made
+            io.netty.util.concurrent.ImmediateEventExecutor.INSTANCE,
+            16,
+            null,
+            null);
+    Thread.sleep(1);
+    AtomicInteger done = new AtomicInteger();
+    ResponsePublisher<StringValue> responses =
+        new ResponsePublisher<>(
+            context,
+            TestService.ECHO.responseMarshaller(),
+            false,
+            false,
+            ByteBufAllocator.DEFAULT,
+            Flux.<StringValue>never(),
+            done::incrementAndGet);
+    responses.startDeadline(io.netty.util.concurrent.GlobalEventExecutor.INSTANCE);
+    java.util.List<String> inOnSubscribe = new java.util.ArrayList<>();
+    Recorder recorder =
+        new Recorder(false) {
+          @Override
+          public void onSubscribe(org.reactivestreams.Subscription s) {
+            super.onSubscribe(s);
+            s.request(10);
+            inOnSubscribe.addAll(signals);
+          }
+        };
+    responses.subscribe(recorder);
+    assertThat(inOnSubscribe).isEmpty();
+    assertThat(recorder.signals).containsExactly("payload trailer DEADLINE_EXCEEDED", "complete");
+    assertThat(done).hasValue(1);
+  }
+
+  @Test
   void toASubscriberThatTakesNoParts_everyResponseIsAPayload() {
     ResponsePublisher<StringValue> responses =
         new ResponsePublisher<>(
