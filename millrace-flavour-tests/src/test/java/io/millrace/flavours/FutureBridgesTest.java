@@ -47,6 +47,40 @@ class FutureBridgesTest {
   }
 
   @Test
+  void everyWayToCompleteTheFutureFromOutside_cancelsTheCall_andReleasesAnItemThatCame()
+      throws Exception {
+    java.util.Map<String, java.util.function.Consumer<FutureSubscriber<Payload>>> ways =
+        new java.util.LinkedHashMap<>();
+    ways.put("cancel", f -> f.cancel(true));
+    ways.put("complete", f -> f.complete(null));
+    ways.put("completeExceptionally", f -> f.completeExceptionally(new RuntimeException("x")));
+    ways.put("orTimeout", f -> f.orTimeout(1, java.util.concurrent.TimeUnit.MILLISECONDS));
+    ways.put(
+        "completeOnTimeout",
+        f -> f.completeOnTimeout(null, 1, java.util.concurrent.TimeUnit.MILLISECONDS));
+    ways.put("completeAsync", f -> f.completeAsync(() -> null));
+    ways.put("completeAsync on an executor", f -> f.completeAsync(() -> null, Runnable::run));
+    ways.put("obtrudeValue", f -> f.obtrudeValue(null));
+    ways.put("obtrudeException", f -> f.obtrudeException(new RuntimeException("x")));
+    for (var way : ways.entrySet()) {
+      ByteBuf data = Unpooled.directBuffer().writeByte(1);
+      FutureSubscriber<Payload> call = new FutureSubscriber<>();
+      AtomicBoolean cancelledUpstream = new AtomicBoolean();
+      call.onSubscribe(subscription(cancelledUpstream));
+      call.onNext(Payload.of(data)); // the item came; its completion has not
+      way.getValue().accept(call);
+      long until = System.nanoTime() + 5_000_000_000L;
+      while (!cancelledUpstream.get() && System.nanoTime() < until) {
+        Thread.sleep(1); // (the timeouts and the async completion run on other threads)
+      }
+      assertThat(cancelledUpstream).as(way.getKey()).isTrue();
+      assertThat(data.refCnt()).as(way.getKey()).isZero();
+      call.onComplete(); // late: nothing more happens
+      assertThat(data.refCnt()).as(way.getKey()).isZero();
+    }
+  }
+
+  @Test
   void anAnswer_completedNormally_isTheCallersToRelease() {
     ByteBuf data = Unpooled.directBuffer().writeByte(1);
     FutureSubscriber<Payload> call = new FutureSubscriber<>();

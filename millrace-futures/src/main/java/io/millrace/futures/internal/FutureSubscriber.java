@@ -24,18 +24,84 @@ public final class FutureSubscriber<T> extends CompletableFuture<T> implements S
   private volatile boolean fromPublisher;
   private volatile Object value;
 
-  public FutureSubscriber() {
-    // Completed by anyone else (cancel, orTimeout, complete): the call is no longer wanted.
-    whenComplete(
-        (v, e) -> {
-          if (!fromPublisher) {
-            Subscription s = subscription;
-            if (s != null) {
-              s.cancel();
-            }
-            release(VALUE.getAndSet(this, TAKEN)); // an item that came before the cancel
+  // Completed by anyone else (cancel, orTimeout, complete): the call is no longer wanted. Every
+  // public way to complete the future from outside is overridden to say so, rather than a
+  // whenComplete registered per call (a lambda, a completion node and an atomic push each).
+
+  @Override
+  public boolean complete(T value) {
+    boolean completed = super.complete(value);
+    if (completed && !fromPublisher) {
+      completedElsewhere();
+    }
+    return completed;
+  }
+
+  @Override
+  public boolean completeExceptionally(Throwable ex) {
+    boolean completed = super.completeExceptionally(ex);
+    if (completed && !fromPublisher) {
+      completedElsewhere();
+    }
+    return completed;
+  }
+
+  @Override
+  public boolean cancel(boolean mayInterruptIfRunning) {
+    boolean cancelled = super.cancel(mayInterruptIfRunning);
+    if (cancelled) {
+      completedElsewhere();
+    }
+    return cancelled;
+  }
+
+  @Override
+  public void obtrudeValue(T value) {
+    super.obtrudeValue(value);
+    if (!fromPublisher) {
+      completedElsewhere();
+    }
+  }
+
+  @Override
+  public void obtrudeException(Throwable ex) {
+    super.obtrudeException(ex);
+    if (!fromPublisher) {
+      completedElsewhere();
+    }
+  }
+
+  /**
+   * As CompletableFuture's, through {@link #complete}: its own completes the future internally,
+   * past the overrides. (The one-argument form calls this one.)
+   */
+  @Override
+  public CompletableFuture<T> completeAsync(
+      java.util.function.Supplier<? extends T> supplier, java.util.concurrent.Executor executor) {
+    if (supplier == null || executor == null) {
+      throw new NullPointerException();
+    }
+    executor.execute(
+        () -> {
+          if (isDone()) {
+            return;
+          }
+          try {
+            complete(supplier.get());
+          } catch (Throwable t) {
+            completeExceptionally(t);
           }
         });
+    return this;
+  }
+
+  /** Cancels the call and releases an item that came before the future was completed elsewhere. */
+  private void completedElsewhere() {
+    Subscription s = subscription;
+    if (s != null) {
+      s.cancel();
+    }
+    release(VALUE.getAndSet(this, TAKEN)); // an item that came before the cancel
   }
 
   @Override
