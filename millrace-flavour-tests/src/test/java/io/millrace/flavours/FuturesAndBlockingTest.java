@@ -236,6 +236,56 @@ class FuturesAndBlockingTest {
   }
 
   @Test
+  void aFutureHandlersAnswerThereAtOnce_comesBackAsALaterOneDoes_inEveryOutcome() throws Exception {
+    // A plain CompletableFuture that is done is taken at once (no subscription); a minimal stage
+    // goes the subscribed way: the caller sees the same either way.
+    Connection c =
+        connect(
+            FutureResponder.of(
+                payload -> {
+                  String data = payload.dataUtf8();
+                  CompletableFuture<Payload> f =
+                      switch (data.substring(data.indexOf(':') + 1)) {
+                        case "value" -> CompletableFuture.completedFuture(Payload.of("v"));
+                        case "empty" -> CompletableFuture.completedFuture(null);
+                        case "code" ->
+                            CompletableFuture.failedFuture(
+                                new StreamErrorException(USER_CODE, "custom"));
+                        case "other" -> CompletableFuture.failedFuture(new IllegalStateException());
+                        default -> {
+                          CompletableFuture<Payload> cancelled = new CompletableFuture<>();
+                          cancelled.cancel(false);
+                          yield cancelled;
+                        }
+                      };
+                  return data.startsWith("minimal:") ? f.minimalCompletionStage() : f;
+                }));
+    FutureRequester r = FutureRequester.of(c);
+    for (String way : List.of("known:", "minimal:")) {
+      assertThat(r.requestResponse(Payload.of(way + "value")).get(10, TimeUnit.SECONDS).dataUtf8())
+          .as(way)
+          .isEqualTo("v");
+      assertThat(r.requestResponse(Payload.of(way + "empty")).get(10, TimeUnit.SECONDS))
+          .as(way)
+          .isNull();
+      for (String failure : List.of("code", "other", "cancelled")) {
+        assertThatThrownBy(
+                () -> r.requestResponse(Payload.of(way + failure)).get(10, TimeUnit.SECONDS))
+            .as(way + failure)
+            .cause()
+            .isInstanceOfSatisfying(
+                StreamErrorException.class,
+                e ->
+                    assertThat(e.errorCode())
+                        .isEqualTo(
+                            failure.equals("code")
+                                ? USER_CODE
+                                : io.millrace.frame.ErrorCode.APPLICATION_ERROR));
+      }
+    }
+  }
+
+  @Test
   void aFutureHandlerAnswersLaterAndIsCancelledByThePeer() throws Exception {
     CountDownLatch handlerCancelled = new CountDownLatch(1);
     Connection c =

@@ -6,6 +6,10 @@ import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveHandler;
 import io.millrace.streams.ReactiveResponder;
 import io.millrace.streams.StreamsOptions;
+import io.millrace.streams.internal.Scalar;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import org.reactivestreams.Publisher;
 
@@ -43,7 +47,33 @@ public final class FutureResponder {
     @Override
     public Publisher<Payload> requestResponse(Payload payload) {
       CompletionStage<Payload> answer = handler.requestResponse(payload);
-      return answer == null ? null : new StagePublisher(answer);
+      if (answer == null) {
+        return null;
+      }
+      if (answer.getClass() == CompletableFuture.class) { // (not a subclass: a minimal stage's
+        CompletableFuture<Payload> f = (CompletableFuture<Payload>) answer; // isDone throws)
+        if (f.isDone()) {
+          return known(f);
+        }
+      }
+      return new StagePublisher(answer);
+    }
+  }
+
+  /**
+   * The outcome of a future that is done, as a Publisher the responder can call instead of
+   * subscribing (the common case: {@code completedFuture(answer)}, or a handler on an executor that
+   * finished its work before returning): no subscription, no completion hook, no sink. Errors as
+   * {@link StagePublisher} gives them: a CompletionException's cause, a cancel's
+   * CancellationException.
+   */
+  private static Publisher<Payload> known(CompletableFuture<Payload> f) {
+    try {
+      return Scalar.known(f.getNow(null), null);
+    } catch (CompletionException e) {
+      return Scalar.known(null, e.getCause() != null ? e.getCause() : e);
+    } catch (CancellationException e) {
+      return Scalar.known(null, e);
     }
   }
 }
