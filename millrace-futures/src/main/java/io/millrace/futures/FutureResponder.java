@@ -52,7 +52,7 @@ public final class FutureResponder {
       }
       if (answer.getClass() == CompletableFuture.class) { // (not a subclass: a minimal stage's
         CompletableFuture<Payload> f = (CompletableFuture<Payload>) answer; // isDone throws)
-        if (f.isDone()) {
+        if (f.isDone() && !f.isCancelled()) { // (a cancelled one: as subscribed, its own exception)
           return known(f);
         }
       }

@@ -48,8 +48,9 @@ public final class FutureSubscriber<T> extends CompletableFuture<T> implements S
 
   @Override
   public boolean cancel(boolean mayInterruptIfRunning) {
+    boolean wasDone = isDone();
     boolean cancelled = super.cancel(mayInterruptIfRunning);
-    if (cancelled) {
+    if (cancelled && !wasDone) { // (a repeated cancel, or one after the call ended, is a no-op)
       completedElsewhere();
     }
     return cancelled;
@@ -88,8 +89,11 @@ public final class FutureSubscriber<T> extends CompletableFuture<T> implements S
           }
           try {
             complete(supplier.get());
-          } catch (Throwable t) {
-            completeExceptionally(t);
+          } catch (Throwable t) { // stored wrapped, as the JDK's own completeAsync stores it
+            completeExceptionally(
+                t instanceof java.util.concurrent.CompletionException
+                    ? t
+                    : new java.util.concurrent.CompletionException(t));
           }
         });
     return this;
