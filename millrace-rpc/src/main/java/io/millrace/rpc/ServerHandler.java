@@ -292,7 +292,6 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
       unwatch(watch);
     }
     if (stream != null && AnsweredCall.fits(context, responses) && stream.isReady()) {
-      // (fits: no deadline, so no timer in the watch)
       AnsweredCall.sendNow(
           stream,
           context,
@@ -317,8 +316,7 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
       boolean oneResponse,
       Runnable whenDone,
       Watch watch) {
-    if (oneResponse && AnsweredCall.fits(context, responses)) {
-      dropDeadline(watch); // (fits: no deadline, so none to drop)
+    if (oneResponse && AnsweredCall.fits(context, responses)) { // (no deadline: no timer)
       return new AnsweredCall<>(
           context,
           method.descriptor().responseMarshaller(),

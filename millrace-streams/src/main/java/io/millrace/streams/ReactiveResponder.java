@@ -197,7 +197,7 @@ public final class ReactiveResponder implements Responder {
    */
   private void answer(int kind, Payload request, StoppingSink sink, ResponderChannel channel) {
     if (executor == null) {
-      subscribeAnswer(kind, request, sink, channel);
+      subscribeAnswer(kind, request, sink, channel, null);
       return;
     }
     long arrived = System.nanoTime();
@@ -211,18 +211,8 @@ public final class ReactiveResponder implements Responder {
               }
               return;
             }
-            Handling h = handling(arrived, sink.onItsLoop() ? null : sink);
-            Publisher<Payload> answer;
-            try {
-              answer = handlerAnswer(kind, request, channel);
-            } catch (Throwable t) {
-              refuse(sink, t);
-              return;
-            } finally {
-              h.end();
-              sink.clearOnStop(); // the method returned: its cancel comes by the subscription
-            }
-            subscribe(answer, sink);
+            subscribeAnswer(
+                kind, request, sink, channel, handling(arrived, sink.onItsLoop() ? null : sink));
           });
     } catch (RejectedExecutionException e) {
       LOG.log(Level.WARNING, "the handler executor refused a request: " + e);
@@ -323,14 +313,24 @@ public final class ReactiveResponder implements Responder {
     return h;
   }
 
+  /**
+   * Calls the handler and subscribes the sink to its answer; {@code handling}: the mark of a method
+   * run on the handler executor (null on the loop), ended as the method returns, with the cancel
+   * hook it may have set taken off (its cancel comes by the subscription from then on).
+   */
   private void subscribeAnswer(
-      int kind, Payload request, StoppingSink sink, ResponderChannel channel) {
+      int kind, Payload request, StoppingSink sink, ResponderChannel channel, Handling handling) {
     Publisher<Payload> answer;
     try {
       answer = handlerAnswer(kind, request, channel);
     } catch (Throwable t) {
       refuse(sink, t);
       return;
+    } finally {
+      if (handling != null) {
+        handling.end();
+        sink.clearOnStop();
+      }
     }
     subscribe(answer, sink);
   }

@@ -273,13 +273,13 @@ public final class AnswerSink extends StoppingSink {
       return;
     }
     finished = true;
-    Runnable hook = markStopped();
-    try {
-      cancelUpstream();
-      releaseWaiting();
-    } finally {
-      runHook(hook);
-    }
+    markStopped();
+  }
+
+  @Override
+  protected final void onStopped() {
+    cancelUpstream();
+    releaseWaiting();
   }
 
   private void cancelUpstream() {

@@ -359,13 +359,13 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
       return;
     }
     finished = true;
-    Runnable hook = markStopped();
-    try {
-      cancelUpstream();
-      releaseQueued();
-    } finally {
-      runHook(hook);
-    }
+    markStopped();
+  }
+
+  @Override
+  protected final void onStopped() {
+    cancelUpstream();
+    releaseQueued();
   }
 
   private void cancelUpstream() {

@@ -34,22 +34,24 @@ public abstract class StoppingSink extends LoopDrain implements ResponderSink {
   }
 
   /**
-   * Marks the sink stopped, first thing in its stop, and returns the hook that was set (null if
-   * none), which the caller runs last with {@link #runHook}, in a {@code finally}: so the sink
-   * reads as stopped even if the rest of the stop throws (a Publisher's cancel that breaks rule
-   * 3.15), and the hook still runs. Loop only.
+   * Marks the sink stopped, then lets it {@linkplain #onStopped let go} of its Publisher and what
+   * waits, then runs the hook set, if any, even if letting go throws (a Publisher's cancel that
+   * breaks rule 3.15): the sink reads as stopped from the start, and the hook is told in any case.
+   * Once per sink (the sink's own end state guards it); loop only.
    */
-  protected final Runnable markStopped() {
+  protected final void markStopped() {
     Object was = STOP_STATE.getAndSet(this, STOPPED);
-    return was instanceof Runnable hook ? hook : null;
-  }
-
-  /** Runs what {@link #markStopped} returned, if anything. */
-  protected static void runHook(Runnable hook) {
-    if (hook != null) {
-      run(hook);
+    try {
+      onStopped();
+    } finally {
+      if (was instanceof Runnable hook) {
+        run(hook);
+      }
     }
   }
+
+  /** Cancels the Publisher and releases what waits: the sink's part of {@link #markStopped}. */
+  protected abstract void onStopped();
 
   /**
    * Runs {@code hook} when the sink stops, or here at once when it has. One hook at a time: a
