@@ -1,6 +1,7 @@
 package io.millrace.futures;
 
 import io.millrace.core.Connection;
+import io.millrace.core.internal.Signatures;
 import io.millrace.futures.internal.FutureSubscriber;
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveRequester;
@@ -20,6 +21,11 @@ import java.util.concurrent.CompletableFuture;
  * default: no release needed). Any thread may call.
  */
 public final class FutureRequester {
+  static {
+    Signatures.resolve(
+        FutureRequester.class, FutureSubscriber.class); // so that C2 inlines their calls
+  }
+
   private final ReactiveRequester requester;
 
   private FutureRequester(ReactiveRequester requester) {

@@ -1,6 +1,7 @@
 package io.millrace.futures;
 
 import io.millrace.core.Responder;
+import io.millrace.core.internal.Signatures;
 import io.millrace.futures.internal.StagePublisher;
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveHandler;
@@ -15,6 +16,13 @@ import org.reactivestreams.Publisher;
 
 /** Serves a {@link FutureHandler}: the engine's {@link Responder} for it. */
 public final class FutureResponder {
+  static {
+    Signatures.resolve(
+        FutureResponder.class,
+        Adapter.class,
+        StagePublisher.class); // so that C2 inlines their calls
+  }
+
   private FutureResponder() {}
 
   public static Responder of(FutureHandler handler) {

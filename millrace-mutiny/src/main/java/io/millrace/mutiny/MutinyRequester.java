@@ -5,6 +5,7 @@ import static mutiny.zero.flow.adapters.AdaptersToFlow.publisher;
 import static mutiny.zero.flow.adapters.AdaptersToReactiveStreams.publisher;
 
 import io.millrace.core.Connection;
+import io.millrace.core.internal.Signatures;
 import io.millrace.mutiny.internal.AnswerUni;
 import io.millrace.mutiny.internal.SendUni;
 import io.millrace.streams.Payload;
@@ -33,6 +34,11 @@ import java.util.function.Supplier;
  * elsewhere). Received payloads are heap copies by default and need no release.
  */
 public final class MutinyRequester {
+  static {
+    Signatures.resolve(
+        MutinyRequester.class, AnswerUni.class, SendUni.class); // so that C2 inlines their calls
+  }
+
   private final ReactiveRequester requester;
 
   private MutinyRequester(ReactiveRequester requester) {

@@ -4,6 +4,7 @@ import static mutiny.zero.flow.adapters.AdaptersToFlow.publisher;
 import static mutiny.zero.flow.adapters.AdaptersToReactiveStreams.publisher;
 
 import io.millrace.core.Responder;
+import io.millrace.core.internal.Signatures;
 import io.millrace.mutiny.internal.UniAnswer;
 import io.millrace.mutiny.internal.UniPayloadAnswer;
 import io.millrace.streams.Payload;
@@ -15,6 +16,14 @@ import org.reactivestreams.Publisher;
 
 /** Serves a {@link MutinyHandler}: the engine's {@link Responder} for it. */
 public final class MutinyResponder {
+  static {
+    Signatures.resolve(
+        MutinyResponder.class,
+        Adapter.class,
+        UniAnswer.class,
+        UniPayloadAnswer.class); // so that C2 inlines their calls
+  }
+
   private MutinyResponder() {}
 
   public static Responder of(MutinyHandler handler) {

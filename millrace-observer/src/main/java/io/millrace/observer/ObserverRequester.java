@@ -1,6 +1,7 @@
 package io.millrace.observer;
 
 import io.millrace.core.Connection;
+import io.millrace.core.internal.Signatures;
 import io.millrace.observer.internal.ObserverCall;
 import io.millrace.observer.internal.OneResponse;
 import io.millrace.streams.Payload;
@@ -21,6 +22,10 @@ import java.lang.System.Logger.Level;
  * to Millrace.
  */
 public final class ObserverRequester {
+  static {
+    Signatures.resolve(ObserverRequester.class); // so that C2 inlines their calls
+  }
+
   private static final System.Logger LOG = System.getLogger(ObserverRequester.class.getName());
 
   private final ReactiveRequester requester;

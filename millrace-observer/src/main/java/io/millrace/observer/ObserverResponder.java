@@ -4,6 +4,7 @@ import io.millrace.core.Connection;
 import io.millrace.core.Responder;
 import io.millrace.core.Stream;
 import io.millrace.core.StreamListener;
+import io.millrace.core.internal.Signatures;
 import io.millrace.observer.internal.ObserverCall;
 import io.millrace.observer.internal.UnaryObserver;
 import io.millrace.streams.Payload;
@@ -21,6 +22,10 @@ import org.reactivestreams.Publisher;
  * on an executor, which may), so the responder keeps one adapter per loop.
  */
 public final class ObserverResponder implements Responder {
+  static {
+    Signatures.resolve(ObserverResponder.class, Adapter.class); // so that C2 inlines their calls
+  }
+
   private final ObserverHandler handler;
   private final StreamsOptions options;
   private final ConcurrentHashMap<EventExecutor, Responder> byLoop = new ConcurrentHashMap<>();

@@ -3,6 +3,7 @@ package io.millrace.reactor;
 import static java.util.Objects.requireNonNull;
 
 import io.millrace.core.Connection;
+import io.millrace.core.internal.Signatures;
 import io.millrace.reactor.internal.DirectAnswer;
 import io.millrace.reactor.internal.DirectMono;
 import io.millrace.streams.Payload;
@@ -32,6 +33,10 @@ import reactor.core.publisher.Mono;
  * Payload}).
  */
 public final class ReactorRequester {
+  static {
+    Signatures.resolve(ReactorRequester.class, DirectMono.class); // so that C2 inlines their calls
+  }
+
   private final ReactiveRequester requester;
 
   private ReactorRequester(ReactiveRequester requester) {

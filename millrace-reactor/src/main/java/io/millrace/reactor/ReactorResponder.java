@@ -1,6 +1,7 @@
 package io.millrace.reactor;
 
 import io.millrace.core.Responder;
+import io.millrace.core.internal.Signatures;
 import io.millrace.reactor.internal.DirectAnswer;
 import io.millrace.reactor.internal.MonoAnswer;
 import io.millrace.streams.Payload;
@@ -13,6 +14,10 @@ import reactor.core.publisher.Mono;
 
 /** Serves a {@link ReactorHandler}: the engine's {@link Responder} for it. */
 public final class ReactorResponder {
+  static {
+    Signatures.resolve(ReactorResponder.class, Adapter.class); // so that C2 inlines their calls
+  }
+
   private ReactorResponder() {}
 
   public static Responder of(ReactorHandler handler) {

@@ -1,5 +1,6 @@
 package io.millrace.rpc;
 
+import io.millrace.core.internal.Signatures;
 import java.time.Duration;
 import java.util.function.Consumer;
 
@@ -8,6 +9,10 @@ import java.util.function.Consumer;
  * trailers go. Immutable; the {@code with} methods return a copy.
  */
 public final class CallOptions {
+  static {
+    Signatures.resolve(CallOptions.class); // so that C2 inlines their calls
+  }
+
   public static final CallOptions DEFAULT = new CallOptions(null, Headers.EMPTY, null, null);
 
   private final Duration timeout;

@@ -1,5 +1,6 @@
 package io.millrace.rpc;
 
+import io.millrace.core.internal.Signatures;
 import io.millrace.observer.ClientCallStreamObserver;
 import io.millrace.observer.ClientResponseObserver;
 import io.millrace.observer.ServerCallStreamObserver;
@@ -25,6 +26,10 @@ import org.reactivestreams.Subscription;
  * StatusException sends its status, any other exception UNKNOWN (as in the other flavours).
  */
 public final class Observers {
+  static {
+    Signatures.resolve(Observers.class); // so that C2 inlines their calls
+  }
+
   private static final System.Logger LOG = System.getLogger(Observers.class.getName());
 
   private Observers() {}

@@ -9,6 +9,7 @@ import com.google.protobuf.MessageLite;
 import com.google.protobuf.Parser;
 import com.google.protobuf.UninitializedMessageException;
 import io.millrace.core.PayloadEncoder;
+import io.millrace.core.internal.Signatures;
 import io.millrace.streams.internal.Payloads;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -36,6 +37,10 @@ import java.io.IOException;
  */
 public final class ProtobufMarshaller<T extends MessageLite>
     implements Marshaller<T>, PayloadEncoder<T> {
+  static {
+    Signatures.resolve(ProtobufMarshaller.class, Scratch.class); // so that C2 inlines their calls
+  }
+
   private final T defaultInstance;
   private final Parser<T> parser;
 

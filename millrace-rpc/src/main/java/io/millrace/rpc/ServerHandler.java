@@ -2,6 +2,7 @@ package io.millrace.rpc;
 
 import io.millrace.core.Connection;
 import io.millrace.core.Stream;
+import io.millrace.core.internal.Signatures;
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveHandler;
 import io.millrace.streams.ReactiveResponder;
@@ -17,6 +18,10 @@ import org.reactivestreams.Publisher;
 
 /** One connection's RPC calls: finds each call's method and runs its handler. */
 final class ServerHandler implements ReactiveHandler, AnswersInPlace {
+  static {
+    Signatures.resolve(ServerHandler.class, Watch.class); // so that C2 inlines their calls
+  }
+
   private static final System.Logger LOG = System.getLogger(ServerHandler.class.getName());
 
   /** How the connection's callers name methods. */

@@ -3,6 +3,7 @@ package io.millrace.rxjava;
 import static java.util.Objects.requireNonNull;
 
 import io.millrace.core.Connection;
+import io.millrace.core.internal.Signatures;
 import io.millrace.rxjava.internal.DirectAnswer;
 import io.millrace.rxjava.internal.SendCompletable;
 import io.millrace.streams.Payload;
@@ -33,6 +34,13 @@ import org.reactivestreams.Publisher;
  * work elsewhere). Received payloads are heap copies by default and need no release.
  */
 public final class RxJavaRequester {
+  static {
+    Signatures.resolve(
+        RxJavaRequester.class,
+        SendCompletable.class,
+        DirectAnswer.class); // so that C2 inlines their calls
+  }
+
   private final ReactiveRequester requester;
 
   private RxJavaRequester(ReactiveRequester requester) {

@@ -1,6 +1,7 @@
 package io.millrace.rxjava;
 
 import io.millrace.core.Responder;
+import io.millrace.core.internal.Signatures;
 import io.millrace.rxjava.internal.CompletableAnswer;
 import io.millrace.rxjava.internal.DirectAnswer;
 import io.millrace.rxjava.internal.SingleAnswer;
@@ -13,6 +14,14 @@ import org.reactivestreams.Publisher;
 
 /** Serves an {@link RxJavaHandler}: the engine's {@link Responder} for it. */
 public final class RxJavaResponder {
+  static {
+    Signatures.resolve(
+        RxJavaResponder.class,
+        Adapter.class,
+        SingleAnswer.class,
+        CompletableAnswer.class); // so that C2 inlines their calls
+  }
+
   private RxJavaResponder() {}
 
   public static Responder of(RxJavaHandler handler) {

@@ -4,6 +4,7 @@ import io.millrace.core.Connection;
 import io.millrace.core.PayloadEncoder;
 import io.millrace.core.Stream;
 import io.millrace.core.StreamListener;
+import io.millrace.core.internal.Signatures;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
@@ -24,6 +25,10 @@ import java.nio.charset.StandardCharsets;
  * Reactive Streams signals do.
  */
 public final class Payload {
+  static {
+    Signatures.resolve(Payload.class); // so that C2 inlines their calls
+  }
+
   private final ByteBuf metadata;
 
   /**

@@ -3,6 +3,7 @@ package io.millrace.streams;
 import static java.util.Objects.requireNonNull;
 
 import io.millrace.core.Connection;
+import io.millrace.core.internal.Signatures;
 import io.millrace.streams.internal.AnswerPublisher;
 import io.millrace.streams.internal.Deferred;
 import io.millrace.streams.internal.FireAndForgetPublisher;
@@ -31,6 +32,10 @@ import org.reactivestreams.Publisher;
  * Payload}).
  */
 public final class ReactiveRequester {
+  static {
+    Signatures.resolve(ReactiveRequester.class); // so that C2 inlines their calls
+  }
+
   private final Connection connection;
   private final StreamsOptions options;
 

@@ -5,6 +5,7 @@ import io.millrace.core.Responder;
 import io.millrace.core.Stream;
 import io.millrace.core.StreamErrorException;
 import io.millrace.core.StreamListener;
+import io.millrace.core.internal.Signatures;
 import io.millrace.frame.ErrorCode;
 import io.millrace.streams.internal.AnswerSink;
 import io.millrace.streams.internal.AnswersInPlace;
@@ -45,6 +46,10 @@ import org.reactivestreams.Subscription;
  * whatever hooks are installed.
  */
 public final class ReactiveResponder implements Responder {
+  static {
+    Signatures.resolve(ReactiveResponder.class); // so that C2 inlines their calls
+  }
+
   private static final System.Logger LOG = System.getLogger(ReactiveResponder.class.getName());
 
   private final ReactiveHandler handler;

@@ -63,6 +63,10 @@ import java.util.concurrent.TimeUnit;
  * returns; listeners get views valid during their call (see {@link StreamListener}).
  */
 public final class ConnectionEngine implements Connection, TransportListener {
+  static {
+    Signatures.resolve(ConnectionEngine.class); // so that C2 inlines their calls
+  }
+
   private static final System.Logger LOG = System.getLogger(ConnectionEngine.class.getName());
 
   static final int AWAITING_SETUP = 0;

@@ -1,5 +1,6 @@
 package io.millrace.mutiny.internal;
 
+import io.millrace.core.internal.Signatures;
 import io.millrace.streams.internal.CompletionBridge;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.UniSubscriber;
@@ -13,6 +14,10 @@ import org.reactivestreams.Subscriber;
  * adapting Flow to Reactive Streams took five objects per call and a strict subscriber's atomics.
  */
 public final class UniAnswer implements Publisher<Void> {
+  static {
+    Signatures.resolve(UniAnswer.class, Bridge.class); // so that C2 inlines their calls
+  }
+
   private final Uni<Void> source;
 
   private UniAnswer(Uni<Void> source) {

@@ -1,5 +1,6 @@
 package io.millrace.mutiny.internal;
 
+import io.millrace.core.internal.Signatures;
 import io.millrace.streams.Payload;
 import io.millrace.streams.internal.PayloadAnswer;
 import io.smallrye.mutiny.Uni;
@@ -21,6 +22,9 @@ import org.reactivestreams.Publisher;
  */
 public final class UniPayloadAnswer extends PayloadAnswer<UniSubscription>
     implements UniSubscriber<Payload> {
+  static {
+    Signatures.resolve(UniPayloadAnswer.class); // so that C2 inlines their calls
+  }
 
   private UniPayloadAnswer() {}
 
