@@ -23,7 +23,8 @@ import java.util.concurrent.CompletableFuture;
 public final class FutureRequester {
   static {
     Signatures.resolve(
-        FutureRequester.class, FutureSubscriber.class); // so that C2 inlines their calls
+        FutureRequester.class,
+        FutureSubscriber.class); // so that C2 may inline calls to their methods
   }
 
   private final ReactiveRequester requester;

@@ -20,7 +20,7 @@ public final class FutureResponder {
     Signatures.resolve(
         FutureResponder.class,
         Adapter.class,
-        StagePublisher.class); // so that C2 inlines their calls
+        StagePublisher.class); // so that C2 may inline calls to their methods
   }
 
   private FutureResponder() {}

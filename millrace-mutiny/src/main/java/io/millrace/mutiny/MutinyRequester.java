@@ -36,7 +36,9 @@ import java.util.function.Supplier;
 public final class MutinyRequester {
   static {
     Signatures.resolve(
-        MutinyRequester.class, AnswerUni.class, SendUni.class); // so that C2 inlines their calls
+        MutinyRequester.class,
+        AnswerUni.class,
+        SendUni.class); // so that C2 may inline calls to their methods
   }
 
   private final ReactiveRequester requester;

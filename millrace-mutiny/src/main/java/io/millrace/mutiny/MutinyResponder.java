@@ -21,7 +21,7 @@ public final class MutinyResponder {
         MutinyResponder.class,
         Adapter.class,
         UniAnswer.class,
-        UniPayloadAnswer.class); // so that C2 inlines their calls
+        UniPayloadAnswer.class); // so that C2 may inline calls to their methods
   }
 
   private MutinyResponder() {}

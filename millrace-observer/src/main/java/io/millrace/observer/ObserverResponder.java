@@ -23,7 +23,8 @@ import org.reactivestreams.Publisher;
  */
 public final class ObserverResponder implements Responder {
   static {
-    Signatures.resolve(ObserverResponder.class, Adapter.class); // so that C2 inlines their calls
+    Signatures.resolve(
+        ObserverResponder.class, Adapter.class); // so that C2 may inline calls to their methods
   }
 
   private final ObserverHandler handler;

@@ -34,7 +34,8 @@ import reactor.core.publisher.Mono;
  */
 public final class ReactorRequester {
   static {
-    Signatures.resolve(ReactorRequester.class, DirectMono.class); // so that C2 inlines their calls
+    Signatures.resolve(
+        ReactorRequester.class, DirectMono.class); // so that C2 may inline calls to their methods
   }
 
   private final ReactiveRequester requester;

@@ -15,7 +15,8 @@ import reactor.core.publisher.Mono;
 /** Serves a {@link ReactorHandler}: the engine's {@link Responder} for it. */
 public final class ReactorResponder {
   static {
-    Signatures.resolve(ReactorResponder.class, Adapter.class); // so that C2 inlines their calls
+    Signatures.resolve(
+        ReactorResponder.class, Adapter.class); // so that C2 may inline calls to their methods
   }
 
   private ReactorResponder() {}

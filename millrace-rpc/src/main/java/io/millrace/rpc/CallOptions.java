@@ -10,7 +10,7 @@ import java.util.function.Consumer;
  */
 public final class CallOptions {
   static {
-    Signatures.resolve(CallOptions.class); // so that C2 inlines their calls
+    Signatures.resolve(CallOptions.class); // so that C2 may inline calls to their methods
   }
 
   public static final CallOptions DEFAULT = new CallOptions(null, Headers.EMPTY, null, null);

@@ -27,7 +27,7 @@ import org.reactivestreams.Subscription;
  */
 public final class Observers {
   static {
-    Signatures.resolve(Observers.class); // so that C2 inlines their calls
+    Signatures.resolve(Observers.class); // so that C2 may inline calls to their methods
   }
 
   private static final System.Logger LOG = System.getLogger(Observers.class.getName());

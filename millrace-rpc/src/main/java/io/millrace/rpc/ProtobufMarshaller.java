@@ -38,7 +38,8 @@ import java.io.IOException;
 public final class ProtobufMarshaller<T extends MessageLite>
     implements Marshaller<T>, PayloadEncoder<T> {
   static {
-    Signatures.resolve(ProtobufMarshaller.class, Scratch.class); // so that C2 inlines their calls
+    Signatures.resolve(
+        ProtobufMarshaller.class, Scratch.class); // so that C2 may inline calls to their methods
   }
 
   private final T defaultInstance;

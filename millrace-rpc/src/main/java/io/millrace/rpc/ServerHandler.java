@@ -19,7 +19,8 @@ import org.reactivestreams.Publisher;
 /** One connection's RPC calls: finds each call's method and runs its handler. */
 final class ServerHandler implements ReactiveHandler, AnswersInPlace {
   static {
-    Signatures.resolve(ServerHandler.class, Watch.class); // so that C2 inlines their calls
+    Signatures.resolve(
+        ServerHandler.class, Watch.class); // so that C2 may inline calls to their methods
   }
 
   private static final System.Logger LOG = System.getLogger(ServerHandler.class.getName());

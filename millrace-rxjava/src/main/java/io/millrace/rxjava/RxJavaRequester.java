@@ -38,7 +38,7 @@ public final class RxJavaRequester {
     Signatures.resolve(
         RxJavaRequester.class,
         SendCompletable.class,
-        DirectAnswer.class); // so that C2 inlines their calls
+        DirectAnswer.class); // so that C2 may inline calls to their methods
   }
 
   private final ReactiveRequester requester;

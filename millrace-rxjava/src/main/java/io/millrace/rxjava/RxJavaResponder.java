@@ -19,7 +19,7 @@ public final class RxJavaResponder {
         RxJavaResponder.class,
         Adapter.class,
         SingleAnswer.class,
-        CompletableAnswer.class); // so that C2 inlines their calls
+        CompletableAnswer.class); // so that C2 may inline calls to their methods
   }
 
   private RxJavaResponder() {}

@@ -26,7 +26,7 @@ import java.nio.charset.StandardCharsets;
  */
 public final class Payload {
   static {
-    Signatures.resolve(Payload.class); // so that C2 inlines their calls
+    Signatures.resolve(Payload.class); // so that C2 may inline calls to their methods
   }
 
   private final ByteBuf metadata;

@@ -33,7 +33,7 @@ import org.reactivestreams.Publisher;
  */
 public final class ReactiveRequester {
   static {
-    Signatures.resolve(ReactiveRequester.class); // so that C2 inlines their calls
+    Signatures.resolve(ReactiveRequester.class); // so that C2 may inline calls to their methods
   }
 
   private final Connection connection;

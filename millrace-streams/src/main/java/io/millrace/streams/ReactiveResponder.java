@@ -47,7 +47,7 @@ import org.reactivestreams.Subscription;
  */
 public final class ReactiveResponder implements Responder {
   static {
-    Signatures.resolve(ReactiveResponder.class); // so that C2 inlines their calls
+    Signatures.resolve(ReactiveResponder.class); // so that C2 may inline calls to their methods
   }
 
   private static final System.Logger LOG = System.getLogger(ReactiveResponder.class.getName());

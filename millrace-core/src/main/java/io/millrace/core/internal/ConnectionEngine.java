@@ -64,7 +64,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class ConnectionEngine implements Connection, TransportListener {
   static {
-    Signatures.resolve(ConnectionEngine.class); // so that C2 inlines their calls
+    Signatures.resolve(ConnectionEngine.class); // so that C2 may inline calls to their methods
   }
 
   private static final System.Logger LOG = System.getLogger(ConnectionEngine.class.getName());

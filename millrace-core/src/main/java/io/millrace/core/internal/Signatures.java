@@ -25,9 +25,10 @@ public final class Signatures {
       try {
         c.getDeclaredMethods();
         c.getDeclaredConstructors();
-      } catch (LinkageError e) {
-        // A class one of them names is absent (an optional dependency): left to the JIT, as
-        // without this.
+      } catch (LinkageError | SecurityException e) {
+        // A class one of them names is absent (an optional dependency), or reflection is refused
+        // (a native image without the metadata, a security manager): left to the JIT, as without
+        // this.
       }
     }
   }

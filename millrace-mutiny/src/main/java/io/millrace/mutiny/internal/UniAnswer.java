@@ -15,7 +15,8 @@ import org.reactivestreams.Subscriber;
  */
 public final class UniAnswer implements Publisher<Void> {
   static {
-    Signatures.resolve(UniAnswer.class, Bridge.class); // so that C2 inlines their calls
+    Signatures.resolve(
+        UniAnswer.class, Bridge.class); // so that C2 may inline calls to their methods
   }
 
   private final Uni<Void> source;

@@ -1,6 +1,5 @@
 package io.millrace.mutiny.internal;
 
-import io.millrace.core.internal.Signatures;
 import io.millrace.streams.Payload;
 import io.millrace.streams.internal.PayloadAnswer;
 import io.smallrye.mutiny.Uni;
@@ -22,10 +21,6 @@ import org.reactivestreams.Publisher;
  */
 public final class UniPayloadAnswer extends PayloadAnswer<UniSubscription>
     implements UniSubscriber<Payload> {
-  static {
-    Signatures.resolve(UniPayloadAnswer.class); // so that C2 inlines their calls
-  }
-
   private UniPayloadAnswer() {}
 
   /** Null (the layer fails the call) for null; else subscribed, and settled if it answered. */

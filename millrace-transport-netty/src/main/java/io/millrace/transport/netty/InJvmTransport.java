@@ -124,18 +124,30 @@ final class InJvmTransport implements Transport {
   }
 
   /**
-   * Moves this end to {@code target}: tasks the peer queued on the old loop before the move find
-   * they are on the wrong loop and follow it ({@link #onOwnLoop}).
+   * Moves this end to {@code target} once the task that asks has returned, as a channel's
+   * deregistration does: a move asked from the listener of a frame (a RESUME taken by a session
+   * that lives on another loop) would otherwise let the {@link #deliver} loop that called it go on
+   * handing later frames to the new listener on the old loop while the new loop does too (two
+   * threads in one connection's reassembly: CI lost a fragment of a 64 KiB payload that way). Tasks
+   * the peer queued on the old loop meanwhile find they are on the wrong loop and follow it ({@link
+   * #onOwnLoop}).
    */
   @Override
   public void moveTo(EventExecutor target, Runnable then) {
-    if (target == executor) {
+    EventExecutor from = executor;
+    if (target == from) {
       target.execute(then);
       return;
     }
-    executor = target;
-    if (!run(target, then)) {
-      close();
+    Runnable move =
+        () -> {
+          executor = target;
+          if (!run(target, then)) {
+            close();
+          }
+        };
+    if (!run(from, move)) {
+      move.run(); // the old loop has shut down: nothing of it runs any more
     }
   }
 
