@@ -23,7 +23,10 @@ import java.lang.System.Logger.Level;
  */
 public final class ObserverRequester {
   static {
-    Signatures.resolve(ObserverRequester.class); // so that C2 may inline calls to their methods
+    Signatures.resolve(
+        ObserverRequester.class,
+        ObserverCall.class,
+        OneResponse.class); // so that C2 may inline calls to their methods
   }
 
   private static final System.Logger LOG = System.getLogger(ObserverRequester.class.getName());

@@ -35,7 +35,9 @@ import reactor.core.publisher.Mono;
 public final class ReactorRequester {
   static {
     Signatures.resolve(
-        ReactorRequester.class, DirectMono.class); // so that C2 may inline calls to their methods
+        ReactorRequester.class,
+        DirectMono.class,
+        DirectAnswer.class); // so that C2 may inline calls to their methods
   }
 
   private final ReactiveRequester requester;

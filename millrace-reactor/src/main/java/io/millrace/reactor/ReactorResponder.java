@@ -16,7 +16,10 @@ import reactor.core.publisher.Mono;
 public final class ReactorResponder {
   static {
     Signatures.resolve(
-        ReactorResponder.class, Adapter.class); // so that C2 may inline calls to their methods
+        ReactorResponder.class,
+        Adapter.class,
+        DirectAnswer.class,
+        MonoAnswer.class); // so that C2 may inline calls to their methods
   }
 
   private ReactorResponder() {}

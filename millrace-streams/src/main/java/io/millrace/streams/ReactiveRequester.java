@@ -7,6 +7,7 @@ import io.millrace.core.internal.Signatures;
 import io.millrace.streams.internal.AnswerPublisher;
 import io.millrace.streams.internal.Deferred;
 import io.millrace.streams.internal.FireAndForgetPublisher;
+import io.millrace.streams.internal.InboundPublisher;
 import io.millrace.streams.internal.RequestPublisher;
 import io.millrace.streams.internal.RequesterChannel;
 import io.netty.buffer.ByteBuf;
@@ -33,7 +34,13 @@ import org.reactivestreams.Publisher;
  */
 public final class ReactiveRequester {
   static {
-    Signatures.resolve(ReactiveRequester.class); // so that C2 may inline calls to their methods
+    Signatures.resolve(
+        ReactiveRequester.class,
+        AnswerPublisher.class,
+        RequestPublisher.class,
+        RequesterChannel.class,
+        FireAndForgetPublisher.class,
+        InboundPublisher.class); // so that C2 may inline calls to their methods
   }
 
   private final Connection connection;

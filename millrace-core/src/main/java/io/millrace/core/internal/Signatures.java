@@ -19,16 +19,31 @@ package io.millrace.core.internal;
 public final class Signatures {
   private Signatures() {}
 
-  /** Resolves what the declared methods and constructors of each of {@code classes} name. */
+  /**
+   * Whether this runs in a native image, which has no C2 to help (and where reflection on a class
+   * not registered for it may throw).
+   */
+  private static final boolean NATIVE_IMAGE =
+      System.getProperty("org.graalvm.nativeimage.imagecode") != null;
+
+  /**
+   * Resolves what the declared methods and constructors of each of {@code classes} name. Only a
+   * hint to the JIT: it never throws (bar the JVM's own errors), since it runs in static
+   * initializers, where anything thrown would make the class unusable for good.
+   */
   public static void resolve(Class<?>... classes) {
+    if (NATIVE_IMAGE) {
+      return;
+    }
     for (Class<?> c : classes) {
       try {
         c.getDeclaredMethods();
         c.getDeclaredConstructors();
-      } catch (LinkageError | SecurityException e) {
+      } catch (VirtualMachineError e) {
+        throw e;
+      } catch (Throwable e) {
         // A class one of them names is absent (an optional dependency), or reflection is refused
-        // (a native image without the metadata, a security manager): left to the JIT, as without
-        // this.
+        // (a security manager): left to the JIT, as without this.
       }
     }
   }

@@ -36,7 +36,9 @@ public interface Transport {
   /**
    * Moves this transport to {@code executor} (a resumed session lives on the loop where it began,
    * which need not be the loop its new connection was accepted on) and then runs {@code then}
-   * there, from a task of its own. Reading should be stopped first.
+   * there, from a task of its own. Reading should be stopped first. The move takes effect once the
+   * task that asked for it has returned ({@link #executor()} names the old loop until then), so a
+   * delivery in progress on the old loop ends there before the new loop takes over.
    */
   default void moveTo(EventExecutor executor, Runnable then) {
     if (executor != executor()) {

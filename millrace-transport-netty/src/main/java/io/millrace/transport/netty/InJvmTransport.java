@@ -143,11 +143,15 @@ final class InJvmTransport implements Transport {
         () -> {
           executor = target;
           if (!run(target, then)) {
+            executor = from; // the new loop has shut down: closed here, where it runs now
             close();
           }
         };
     if (!run(from, move)) {
-      move.run(); // the old loop has shut down: nothing of it runs any more
+      // The old loop is shutting down: the end is closed rather than moved from under a task that
+      // may still be delivering; the client resumes again, on a connection accepted elsewhere.
+      executor = target;
+      close();
     }
   }
 

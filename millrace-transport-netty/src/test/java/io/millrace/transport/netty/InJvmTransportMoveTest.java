@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -54,6 +55,7 @@ class InJvmTransportMoveTest {
     CountDownLatch go = new CountDownLatch(1);
     CountDownLatch moved = new CountDownLatch(1);
     Recording after = new Recording();
+    AtomicReference<EventExecutor> executorRightAfterTheMove = new AtomicReference<>();
     // The first listener asks for the move from inside the first frame's callback, then stays in
     // that callback until the test lets it go: the old loop is still inside its delivery.
     TransportListener before =
@@ -68,6 +70,7 @@ class InJvmTransportMoveTest {
                   server.setReading(true);
                   moved.countDown();
                 });
+            executorRightAfterTheMove.set(server.executor());
             firstFrame.countDown();
             holdUntil(go);
           }
