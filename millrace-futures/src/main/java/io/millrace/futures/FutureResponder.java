@@ -79,7 +79,7 @@ public final class FutureResponder {
     try {
       return Scalar.known(f.getNow(null), null);
     } catch (CompletionException e) {
-      return Scalar.known(null, e.getCause() != null ? e.getCause() : e);
+      return Scalar.known(null, StagePublisher.failure(e));
     } catch (CancellationException e) {
       return Scalar.known(null, e);
     }

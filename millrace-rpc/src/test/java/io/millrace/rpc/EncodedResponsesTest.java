@@ -28,14 +28,8 @@ class EncodedResponsesTest {
     context.trailers().put("t", "w");
     AtomicInteger done = new AtomicInteger();
     ResponsePublisher<StringValue> responses =
-        new ResponsePublisher<>(
-            context,
-            TestService.ECHO.responseMarshaller(),
-            false,
-            false,
-            ByteBufAllocator.DEFAULT,
-            Flux.just(text("a"), text(LONG), text("b")),
-            done::incrementAndGet);
+        streamResponses(
+            context, Flux.just(text("a"), text(LONG), text("b")), done::incrementAndGet);
     Recorder recorder = new PartsRecorder(false);
     responses.subscribe(recorder);
     recorder.subscription.request(10);
@@ -66,14 +60,7 @@ class EncodedResponsesTest {
     Thread.sleep(1);
     AtomicInteger done = new AtomicInteger();
     ResponsePublisher<StringValue> responses =
-        new ResponsePublisher<>(
-            context,
-            TestService.ECHO.responseMarshaller(),
-            false,
-            false,
-            ByteBufAllocator.DEFAULT,
-            Flux.<StringValue>never(),
-            done::incrementAndGet);
+        streamResponses(context, Flux.<StringValue>never(), done::incrementAndGet);
     responses.startDeadline(io.netty.util.concurrent.GlobalEventExecutor.INSTANCE);
     java.util.List<String> inOnSubscribe = new java.util.ArrayList<>();
     Recorder recorder =
@@ -94,14 +81,7 @@ class EncodedResponsesTest {
   @Test
   void toASubscriberThatTakesNoParts_everyResponseIsAPayload() {
     ResponsePublisher<StringValue> responses =
-        new ResponsePublisher<>(
-            TestService.echoContext(),
-            TestService.ECHO.responseMarshaller(),
-            false,
-            false,
-            ByteBufAllocator.DEFAULT,
-            Flux.just(text("a"), text("b")),
-            () -> {});
+        streamResponses(TestService.echoContext(), Flux.just(text("a"), text("b")), () -> {});
     Recorder recorder = new Recorder(false);
     responses.subscribe(recorder);
     recorder.subscription.request(10);
@@ -155,6 +135,19 @@ class EncodedResponsesTest {
   private static Flux<StringValue> okBadOk() {
     AtomicInteger n = new AtomicInteger();
     return Flux.generate(sink -> sink.next(text(n.getAndIncrement() == 1 ? "bad" : "ok")));
+  }
+
+  /** A stream's responses to the echo method, on the default allocator. */
+  private static ResponsePublisher<StringValue> streamResponses(
+      ServerContext context, Flux<StringValue> source, Runnable whenDone) {
+    return new ResponsePublisher<>(
+        context,
+        TestService.ECHO.responseMarshaller(),
+        false,
+        false,
+        ByteBufAllocator.DEFAULT,
+        source,
+        whenDone);
   }
 
   private static ResponsePublisher<StringValue> responses(

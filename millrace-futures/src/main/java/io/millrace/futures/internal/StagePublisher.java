@@ -20,6 +20,16 @@ public final class StagePublisher implements Publisher<Payload> {
     this.stage = stage;
   }
 
+  /**
+   * What a stage's failure tells the peer: a CompletionException's cause (the JDK wraps what a
+   * dependent stage threw), else the failure itself.
+   */
+  public static Throwable failure(Throwable error) {
+    return error instanceof CompletionException && error.getCause() != null
+        ? error.getCause()
+        : error;
+  }
+
   @Override
   public void subscribe(Subscriber<? super Payload> subscriber) {
     subscriber.onSubscribe(new Once(subscriber));
@@ -53,10 +63,7 @@ public final class StagePublisher implements Publisher<Payload> {
               return;
             }
             if (error != null) {
-              subscriber.onError(
-                  error instanceof CompletionException && error.getCause() != null
-                      ? error.getCause()
-                      : error);
+              subscriber.onError(failure(error));
               return;
             }
             if (value != null) {
