@@ -714,22 +714,26 @@ final class RunCommand implements Callable<Integer> {
           r.failure);
     }
     return String.format(
-        Locale.ROOT,
-        "%-25s %4d B %-5s %-21s %,12.0f msg/s (%,.0f - %,.0f)  alloc B/msg client %s server %s"
-            + "  CPU ns/msg client %s server %s  GC %% client %s server %s",
-        r.label(),
-        r.size,
-        r.heap,
-        r.system,
-        r.median,
-        r.min,
-        r.max,
-        bytes(r.allocClient),
-        bytes(r.allocServer),
-        nanos(r.cpuClient),
-        nanos(r.cpuServer),
-        percent(r.gcClient),
-        percent(r.gcServer));
+            Locale.ROOT,
+            "%-25s %4d B %-5s %-21s %,12.0f msg/s (%,.0f - %,.0f)  alloc B/msg client %s server %s"
+                + "  CPU ns/msg client %s server %s  GC %% client %s server %s"
+                + "  JIT %% client %s server %s",
+            r.label(),
+            r.size,
+            r.heap,
+            r.system,
+            r.median,
+            r.min,
+            r.max,
+            bytes(r.allocClient),
+            bytes(r.allocServer),
+            nanos(r.cpuClient),
+            nanos(r.cpuServer),
+            percent(r.gcClient),
+            percent(r.gcServer),
+            percent(r.jitClient),
+            percent(r.jitServer))
+        + (r.jitBusy() ? "  (compilers busy in the window: lengthen --warmup)" : "");
   }
 
   /** Nanoseconds per message with one decimal, or - when unknown. */
@@ -971,14 +975,14 @@ final class RunCommand implements Callable<Integer> {
           "system,level,interaction,payload_bytes,heap,gc,msgs_per_sec_median,msgs_per_sec_min,"
               + "msgs_per_sec_max,alloc_bytes_per_msg_client,alloc_bytes_per_msg_server,resume,"
               + "transport,io,round,gc_share_client,gc_share_server,cpu_ns_per_msg_client,"
-              + "cpu_ns_per_msg_server");
+              + "cpu_ns_per_msg_server,jit_share_client,jit_share_server");
       for (RunResult r : results) {
         if (!r.ok()) {
           continue;
         }
         w.printf(
             Locale.ROOT,
-            "%s,%s,%s,%d,%s,%s,%.0f,%.0f,%.0f,%s,%s,%s,%s,%s,%d,%s,%s,%s,%s%n",
+            "%s,%s,%s,%d,%s,%s,%.0f,%.0f,%.0f,%s,%s,%s,%s,%s,%d,%s,%s,%s,%s,%s,%s%n",
             r.baseSystem,
             level,
             r.label(),
@@ -997,7 +1001,9 @@ final class RunCommand implements Callable<Integer> {
             share(r.gcClient),
             share(r.gcServer),
             nanos(r.cpuClient),
-            nanos(r.cpuServer));
+            nanos(r.cpuServer),
+            share(r.jitClient),
+            share(r.jitServer));
       }
     }
     if (!latencies.isEmpty()) {

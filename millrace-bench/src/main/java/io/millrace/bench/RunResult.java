@@ -3,6 +3,7 @@ package io.millrace.bench;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.function.ToLongFunction;
 
 /** What one run measured, computed from the TICK lines of its two processes. */
 final class RunResult {
@@ -21,6 +22,15 @@ final class RunResult {
   double gcClient = Double.NaN;
 
   double gcServer = Double.NaN;
+
+  /**
+   * Share of the measured window each side's JIT compilers reported compiling, 0..1 (it can pass 1
+   * with several compiler threads); NaN: unknown. High when the warm-up was too short for the
+   * system: the window then measures the compilers too.
+   */
+  double jitClient = Double.NaN;
+
+  double jitServer = Double.NaN;
 
   /**
    * Each process's CPU time (all its threads) over the measured window per message, in nanoseconds;
@@ -97,10 +107,11 @@ final class RunResult {
 
   /**
    * One {@code TICK} line: time, cumulative messages, cumulative bytes allocated, the process's
-   * cumulative CPU nanoseconds and the cumulative milliseconds of garbage collection (-1 when the
-   * line has none).
+   * cumulative CPU nanoseconds, the cumulative milliseconds of garbage collection and of JIT
+   * compilation (-1 when the line has none).
    */
-  record Tick(long millis, long count, long allocated, long cpuNanos, long gcMillis) {
+  record Tick(
+      long millis, long count, long allocated, long cpuNanos, long gcMillis, long jitMillis) {
     static Tick parse(String line) {
       String[] parts = line.split(" ");
       return new Tick(
@@ -108,20 +119,43 @@ final class RunResult {
           Long.parseLong(parts[2]),
           Long.parseLong(parts[3]),
           parts.length > 4 ? Long.parseLong(parts[4]) : -1,
-          parts.length > 5 ? Long.parseLong(parts[5]) : -1);
+          parts.length > 5 ? Long.parseLong(parts[5]) : -1,
+          parts.length > 6 ? Long.parseLong(parts[6]) : -1);
     }
   }
 
   /** The share of time between {@code first} and {@code last} spent collecting; NaN: unknown. */
   private static double gcShare(Tick first, Tick last) {
+    return share(first, last, Tick::gcMillis);
+  }
+
+  /** The share of time between {@code first} and {@code last} spent compiling; NaN: unknown. */
+  private static double jitShare(Tick first, Tick last) {
+    return share(first, last, Tick::jitMillis);
+  }
+
+  /** What {@code millis} (a cumulative count of milliseconds) grew by, over the time between. */
+  private static double share(Tick first, Tick last, ToLongFunction<Tick> millis) {
     if (first == null
-        || first.gcMillis() < 0
-        || last.gcMillis() < 0
+        || millis.applyAsLong(first) < 0
+        || millis.applyAsLong(last) < 0
         || last.millis() <= first.millis()) {
       return Double.NaN;
     }
-    return (double) (last.gcMillis() - first.gcMillis()) / (last.millis() - first.millis());
+    return (double) (millis.applyAsLong(last) - millis.applyAsLong(first))
+        / (last.millis() - first.millis());
   }
+
+  /**
+   * Whether either side's compilers took more than {@link #JIT_BUSY} of the window: its figures
+   * measure the compilers as well (on one pinned core, a heavy system's client ran at a fifth of
+   * its rate with them at 86 %).
+   */
+  boolean jitBusy() {
+    return jitClient > JIT_BUSY || jitServer > JIT_BUSY;
+  }
+
+  static final double JIT_BUSY = 0.10;
 
   /** CPU nanoseconds between {@code first} and {@code last} per message; NaN: unknown. */
   private static double cpuPerMessage(Tick first, Tick last, double messages) {
@@ -185,6 +219,7 @@ final class RunResult {
       allocClient = (double) (clientLast.allocated() - clientFirst.allocated()) / messages;
     }
     gcClient = gcShare(clientFirst, clientLast);
+    jitClient = jitShare(clientFirst, clientLast);
     if (clientFirst != null) {
       cpuClient =
           cpuPerMessage(clientFirst, clientLast, countBetween(counted, clientFirst, clientLast));
@@ -205,6 +240,7 @@ final class RunResult {
               / (serverLast.count() - serverFirst.count());
     }
     gcServer = gcShare(serverFirst, serverLast);
+    jitServer = jitShare(serverFirst, serverLast);
     if (serverFirst != null) {
       cpuServer =
           cpuPerMessage(serverFirst, serverLast, countBetween(counted, serverFirst, serverLast));

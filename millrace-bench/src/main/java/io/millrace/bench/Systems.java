@@ -85,7 +85,7 @@ public final class Systems {
 
   /**
    * A bench process's once-a-second line: {@code TICK <millis> <messages> <bytes allocated> <CPU
-   * ns> <GC ms>}, the last three this JVM's totals so far.
+   * ns> <GC ms> <JIT ms>}, the last four this JVM's totals so far.
    */
   public static String tick(long millis, long messages) {
     return "TICK "
@@ -97,7 +97,22 @@ public final class Systems {
         + " "
         + processCpuNanos()
         + " "
-        + gcMillis();
+        + gcMillis()
+        + " "
+        + jitMillis();
+  }
+
+  /**
+   * Milliseconds this JVM's just-in-time compilers report having spent so far, -1 when it does not
+   * tell. A bench process pinned to one core compiles on that core: compilations still running
+   * after the warm-up take time from the measured window, and a heavy system's C2 queue can take
+   * more than 4 seconds to drain there.
+   */
+  public static long jitMillis() {
+    java.lang.management.CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+    return jit != null && jit.isCompilationTimeMonitoringSupported()
+        ? jit.getTotalCompilationTime()
+        : -1;
   }
 
   /**

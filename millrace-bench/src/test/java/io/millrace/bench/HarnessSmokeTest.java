@@ -54,17 +54,20 @@ class HarnessSmokeTest {
             "system,level,interaction,payload_bytes,heap,gc,msgs_per_sec_median,msgs_per_sec_min,"
                 + "msgs_per_sec_max,alloc_bytes_per_msg_client,alloc_bytes_per_msg_server,resume,"
                 + "transport,io,round,gc_share_client,gc_share_server,cpu_ns_per_msg_client,"
-                + "cpu_ns_per_msg_server");
+                + "cpu_ns_per_msg_server,jit_share_client,jit_share_server");
     assertThat(lines).hasSize(1 + 4 * 2); // --resume adds millrace-resume next to millrace
     for (String row : lines.subList(1, lines.size())) {
       String[] cells = row.split(",");
-      assertThat(cells).hasSize(19);
+      assertThat(cells).hasSize(21);
       assertThat(cells[14]).isEqualTo("1");
       assertThat(Double.parseDouble(cells[15])).as("client GC share: " + row).isBetween(0.0, 1.0);
       assertThat(Double.parseDouble(cells[16])).as("server GC share: " + row).isBetween(0.0, 1.0);
       // A message costs each side some CPU, and less than the whole measured second.
       assertThat(Double.parseDouble(cells[17])).as("client CPU: " + row).isBetween(1.0, 1e9);
       assertThat(Double.parseDouble(cells[18])).as("server CPU: " + row).isBetween(1.0, 1e9);
+      // HotSpot reports its compilers' time: a share of the window, with room for two threads.
+      assertThat(Double.parseDouble(cells[19])).as("client JIT share: " + row).isBetween(0.0, 2.0);
+      assertThat(Double.parseDouble(cells[20])).as("server JIT share: " + row).isBetween(0.0, 2.0);
       assertThat(cells[12]).isEqualTo("tcp");
       assertThat(cells[13]).isEqualTo("default");
       assertThat(cells[11]).isEqualTo(cells[0].equals("millrace-resume") ? "on" : "off");

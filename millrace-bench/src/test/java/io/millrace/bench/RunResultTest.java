@@ -19,7 +19,7 @@ class RunResultTest {
     for (int i = 0; i < count; i++) {
       long millis = firstMillis + 1000L * i;
       long messages = millis * millis / 10;
-      ticks.add(new RunResult.Tick(millis, messages, 0, messages * cpuPer, 0));
+      ticks.add(new RunResult.Tick(millis, messages, 0, messages * cpuPer, 0, 0));
     }
     return ticks;
   }
@@ -41,7 +41,8 @@ class RunResultTest {
   @Test
   void countAt_interpolatesBetweenTicks_andHoldsAtTheEnds() {
     List<RunResult.Tick> ticks =
-        List.of(new RunResult.Tick(1000, 100, 0, 0, 0), new RunResult.Tick(2000, 300, 0, 0, 0));
+        List.of(
+            new RunResult.Tick(1000, 100, 0, 0, 0, 0), new RunResult.Tick(2000, 300, 0, 0, 0, 0));
     assertThat(RunResult.countAt(ticks, 1250)).isEqualTo(150.0);
     assertThat(RunResult.countAt(ticks, 2000)).isEqualTo(300.0);
     assertThat(RunResult.countAt(ticks, 500)).isEqualTo(100.0);
@@ -58,5 +59,27 @@ class RunResultTest {
     r.compute(client, client, 0, 5000);
     assertThat(r.ok()).isTrue();
     assertThat(r.cpuClient).isNaN();
+  }
+
+  @Test
+  void jitShare_fromEachSidesCompileMillis_unknownWhereTheLinesHaveNone() {
+    List<RunResult.Tick> client = new ArrayList<>();
+    List<RunResult.Tick> server = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      long millis = 1000L * i;
+      // the client's lines stop at the GC field; the server compiled 250 ms in each second
+      client.add(RunResult.Tick.parse("TICK " + millis + " " + millis + " 0 " + millis + " 0"));
+      server.add(
+          RunResult.Tick.parse(
+              "TICK " + millis + " " + millis + " 0 " + millis + " 0 " + (100 + 250 * i)));
+    }
+    RunResult r = new RunResult("millrace", Interaction.REQUEST_STREAM, 8, "1g");
+    r.compute(client, server, 1000, 5000);
+    assertThat(r.ok()).isTrue();
+    assertThat(r.jitServer).isCloseTo(0.25, within(1e-9));
+    assertThat(r.jitClient).isNaN();
+    assertThat(r.jitBusy()).isTrue(); // over a tenth of the window
+    r.jitServer = 0.05;
+    assertThat(r.jitBusy()).isFalse();
   }
 }
