@@ -9,14 +9,16 @@ import com.google.protobuf.*;
  * Parse cost of an 8-byte BenchMessage from a direct buffer, one variant per JVM (a shared JIT
  * profile between variants skews them): "cur" is ProtobufMarshaller's decoder up to c7530bf (one
  * reused builder and reused decoder, reference fields stored per message), "nostore" the decoder
- * since session 38 (reused decoder, a builder per message, no reference stored into the long-lived
- * scratch per message), "marshaller" the class on the class path, "parseFrom" protobuf's own
+ * of 6c1b62a (reused decoder, a builder per message, no reference stored into the long-lived
+ * scratch per message), "young" the decoder since 6c1b62a's follow-up (a builder reused until the
+ * decoder's array is used up and replaced with it, so that it does not grow old; no reference
+ * stored per message), "marshaller" the class on the class path, "parseFrom" protobuf's own
  * BenchMessage.parseFrom(byte[]).
  *
  * <pre>
  * CP=millrace-bench/target/millrace-bench.jar
  * javac -cp $CP -d /tmp/pb docs/bench/2026-12-01-session38/ParseScratch.java
- * for v in cur nostore marshaller parseFrom; do for gc in G1 Parallel; do
+ * for v in cur nostore young marshaller parseFrom; do for gc in G1 Parallel; do
  *   taskset -c 1 java -XX:+Use${gc}GC -Dv=$v -cp $CP:/tmp/pb ParseScratch; done; done
  * </pre>
  * Prints ns per parse for rounds 5 to 8 of 8 (10 million parses each).
@@ -46,7 +48,7 @@ public class ParseScratch {
     in.checkLastTagWas(0); in.popLimit(limit);
     builder = b.clear(); decoder = in; return v;
   }
-  // since session 38: reused decoder, stored only when replaced; a builder per message
+  // 6c1b62a: reused decoder, stored only when replaced; a builder per message
   static BenchMessage noStore(ByteBuf data) throws Exception {
     int length = data.readableBytes();
     CodedInputStream in = decoder;
@@ -59,6 +61,30 @@ public class ParseScratch {
       v = parser.parsePartialFrom(in, ExtensionRegistryLite.getEmptyRegistry());
       in.checkLastTagWas(0);
     } catch (Exception e) { decoder = null; throw e; }
+    in.popLimit(limit);
+    return v;
+  }
+  // a builder reused until the decoder's array is used up, then replaced with the decoder: it stays
+  // young, and no reference is stored per message
+  static BenchMessage.Builder youngBuilder;
+  static BenchMessage young(ByteBuf data) throws Exception {
+    int length = data.readableBytes();
+    CodedInputStream in = decoder;
+    BenchMessage.Builder b = youngBuilder;
+    if (in == null || in.getTotalBytesRead() + length > 65536) {
+      in = CodedInputStream.newInstance(decoded); decoder = in;
+      b = BenchMessage.newBuilder(); youngBuilder = b;
+    }
+    int at = in.getTotalBytesRead();
+    Payloads.copyReadable(data, decoded, at);
+    int limit = in.pushLimit(length);
+    BenchMessage v;
+    try {
+      b.mergeFrom(in, ExtensionRegistryLite.getEmptyRegistry());
+      v = b.buildPartial();
+      in.checkLastTagWas(0);
+      b.clear();
+    } catch (Exception e) { decoder = null; youngBuilder = null; throw e; }
     in.popLimit(limit);
     return v;
   }
@@ -75,6 +101,7 @@ public class ParseScratch {
       long t0 = System.nanoTime();
       switch (v) {
         case "cur": for (int i = 0; i < N; i++) { o = cur(buf); } break;
+        case "young": for (int i = 0; i < N; i++) { o = young(buf); } break;
         case "nostore": for (int i = 0; i < N; i++) { o = noStore(buf); } break;
         case "marshaller": for (int i = 0; i < N; i++) { o = PM.parse(buf); } break;
         case "parseFrom": for (int i = 0; i < N; i++) { o = BenchMessage.parseFrom(bytes); } break;

@@ -3,9 +3,11 @@ package io.millrace.rpc;
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.ExtensionRegistryLite;
+import com.google.protobuf.GeneratedMessage;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageLite;
 import com.google.protobuf.Parser;
+import com.google.protobuf.UninitializedMessageException;
 import io.millrace.core.PayloadEncoder;
 import io.millrace.core.internal.Signatures;
 import io.millrace.streams.internal.Payloads;
@@ -29,8 +31,9 @@ import java.io.IOException;
  *
  * <p>Receiving: a message is parsed from the received bytes; on Netty's threads a small one is
  * first copied into the thread's decoding array and read there by a decoder that is reused in the
- * same way, held to the message's bytes by a limit. Protobuf copies the fields it keeps, so a
- * parsed message never points into a buffer that is released after the call.
+ * same way, held to the message's bytes by a limit, and built by the thread's builder of the last
+ * type it parsed (protobuf's parsers make a builder per message). Protobuf copies the fields it
+ * keeps, so a parsed message never points into a buffer that is released after the call.
  */
 public final class ProtobufMarshaller<T extends MessageLite>
     implements Marshaller<T>, PayloadEncoder<T> {
@@ -131,13 +134,13 @@ public final class ProtobufMarshaller<T extends MessageLite>
    * A Netty thread's arrays and the coders reading and writing them; each coder moves along its
    * array message after message and is replaced when the array is used up or a message failed.
    *
-   * <p>A message stores no reference into this long-lived object: a coder's field is written only
-   * when a coder is made or dropped, and each message gets a new builder from its parser. Under G1
-   * (the default collector) a reference stored into an old object costs a memory fence in the write
-   * barrier, and a builder reused across messages takes one at every field it sets. Keeping one
-   * builder per thread (up to c7530bf) made an 8-byte message's parse take 63-83 ns against 30-33
-   * ns this way, on JDK 17 with G1; with the Parallel collector, whose barrier has no fence, the
-   * two were within a few ns.
+   * <p>No reference is stored into this long-lived object per message: a field is written when a
+   * coder or builder is made or dropped. Under G1 (the default collector) a reference stored into
+   * an old object takes the write barrier's slow path, a memory fence; the builder, which every
+   * message writes into, is replaced along with the decoder (every 64 KiB of messages), so it does
+   * not live long enough to grow old either. Up to c7530bf one builder served a thread for good and
+   * the scratch's fields were rewritten per message; docs/benchmarks.md (thirty-eighth session) has
+   * what that cost and when.
    */
   private static final class Scratch {
     final byte[] encoded = new byte[SCRATCH_ARRAY_BYTES];
@@ -165,24 +168,58 @@ public final class ProtobufMarshaller<T extends MessageLite>
       return at;
     }
 
-    /** Parses the {@code length} readable bytes of {@code data} with {@code parser}. */
-    <T extends MessageLite> T decode(Parser<T> parser, ByteBuf data, int length)
+    /** The type of the messages {@link #builder} builds (a default instance), or null. */
+    MessageLite builderType;
+
+    /**
+     * A cleared builder of {@link #builderType}, the last type parsed here, made with the current
+     * decoder. Protobuf's parsers make a builder per message; a builder of protobuf's generated
+     * classes stays usable after it has built (the built message shares nothing it will change) and
+     * {@code clear()} resets it whole, so a run of messages of one type is parsed with one. Other
+     * messages (lite, whose builder makes a new instance on every clear, {@code DynamicMessage},
+     * whose clear keeps its oneof cases, and hand-written ones) go through their parser. Cleared
+     * after each message, so it keeps nothing of the message it built.
+     */
+    MessageLite.Builder builder;
+
+    /** Parses the {@code length} readable bytes of {@code data} into a {@code type}. */
+    @SuppressWarnings("unchecked")
+    <T extends MessageLite> T decode(T type, Parser<T> parser, ByteBuf data, int length)
         throws IOException {
       CodedInputStream in = decoder;
+      MessageLite.Builder b = builder;
       if (in == null || in.getTotalBytesRead() + length > SCRATCH_ARRAY_BYTES) {
         in = CodedInputStream.newInstance(decoded);
         decoder = in;
+        b = null; // a builder per decoder
+      }
+      boolean generated = type instanceof GeneratedMessage;
+      if (generated && (b == null || builderType != type)) {
+        b = type.newBuilderForType();
+        builder = b;
+        builderType = type;
       }
       int at = in.getTotalBytesRead();
       Payloads.copyReadable(data, decoded, at);
       T value;
       try {
         int limit = in.pushLimit(length);
-        value = parser.parsePartialFrom(in, ExtensionRegistryLite.getEmptyRegistry());
+        if (!generated) {
+          value = parser.parsePartialFrom(in, ExtensionRegistryLite.getEmptyRegistry());
+        } else {
+          try {
+            b.mergeFrom(in, ExtensionRegistryLite.getEmptyRegistry());
+          } catch (UninitializedMessageException e) {
+            throw e.asInvalidProtocolBufferException(); // as protobuf's own parsers turn it
+          }
+          value = (T) b.buildPartial();
+          b.clear();
+        }
         in.checkLastTagWas(0);
         in.popLimit(limit);
       } catch (IOException | RuntimeException | Error e) {
         decoder = null; // stopped inside the message, under its limit
+        builder = null; // may hold part of it
         throw e;
       }
       return value;
@@ -199,7 +236,7 @@ public final class ProtobufMarshaller<T extends MessageLite>
       } else if (!data.hasArray()
           && length <= SCRATCH_MESSAGE_BYTES
           && FastThreadLocalThread.currentThreadHasFastThreadLocal()) {
-        value = SCRATCH.get().decode(parser, data, length);
+        value = SCRATCH.get().decode(defaultInstance, parser, data, length);
       } else if (data.hasArray()) {
         return parser.parseFrom(data.array(), data.arrayOffset() + data.readerIndex(), length);
       } else if (data.nioBufferCount() == 1) {
@@ -214,7 +251,7 @@ public final class ProtobufMarshaller<T extends MessageLite>
         throw new InvalidProtocolBufferException("the message lacks required fields");
       }
       return value;
-    } catch (IOException e) { // InvalidProtocolBufferException
+    } catch (IOException e) { // InvalidProtocolBufferException, or a builder's IOException
       throw Status.INTERNAL
           .withMessage("invalid protobuf message: " + e.getMessage())
           .withCause(e)
