@@ -7,10 +7,11 @@ import com.google.protobuf.*;
 
 /**
  * Parse cost of an 8-byte BenchMessage from a direct buffer, one variant per JVM (a shared JIT
- * profile between variants skews them): "cur" is ProtobufMarshaller's decoder up to c7530bf (one
- * reused builder and reused decoder, reference fields stored per message), "nostore" the decoder
+ * profile between variants skews them): "cur" is ProtobufMarshaller's decoder before 6c1b62a (one
+ * builder and one decoder reused for good, reference fields stored per message; two here, where
+ * that code stored four or five), "nostore" the decoder
  * of 6c1b62a (reused decoder, a builder per message, no reference stored into the long-lived
- * scratch per message), "young" the decoder since 6c1b62a's follow-up (a builder reused until the
+ * scratch per message), "young" the decoder of 2851ca5 (a builder reused until the
  * decoder's array is used up and replaced with it, so that it does not grow old; no reference
  * stored per message), "marshaller" the class on the class path, "parseFrom" protobuf's own
  * BenchMessage.parseFrom(byte[]).
@@ -34,7 +35,7 @@ public class ParseScratch {
   static MessageLite.Builder builder;
   static Parser<BenchMessage> parser = BenchMessage.parser();
 
-  // up to c7530bf: reused decoder and reused builder
+  // before 6c1b62a: reused decoder and reused builder
   static BenchMessage cur(ByteBuf data) throws Exception {
     int length = data.readableBytes();
     CodedInputStream in = decoder;

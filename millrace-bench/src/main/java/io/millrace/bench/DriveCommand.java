@@ -11,9 +11,9 @@ import picocli.CommandLine.Option;
 
 /**
  * The client process of one run. Prints {@code TICK <millis> <messages> <bytes allocated> <CPU ns>
- * <GC ms>} once a second, {@code MEASURE_START <millis>} after the warm-up and {@code MEASURE_END
- * <millis>} at the end; latency modes end with {@code LATENCY <count> <p50> <p90> <p99> <p99.9>
- * <max>} in microseconds.
+ * <GC ms> <JIT ms>} once a second, {@code MEASURE_START <millis>} after the warm-up and {@code
+ * MEASURE_END <millis>} at the end; latency modes end with {@code LATENCY <count> <p50> <p90> <p99>
+ * <p99.9> <max>} in microseconds.
  *
  * <p>Messages counted: responses (request-response), messages sent (fire-and-forget), items
  * received (request-stream), echoes received (request-channel).

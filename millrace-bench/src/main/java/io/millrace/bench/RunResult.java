@@ -24,9 +24,11 @@ final class RunResult {
   double gcServer = Double.NaN;
 
   /**
-   * Share of the measured window each side's JIT compilers reported compiling, 0..1 (it can pass 1
-   * with several compiler threads); NaN: unknown. High when the warm-up was too short for the
-   * system: the window then measures the compilers too.
+   * Share of the measured window each side's JIT compilers reported compiling; NaN: unknown.
+   * HotSpot counts each compilation's wall time, summed over its compiler threads, when the
+   * compilation ends, so the share can pass 1, and a long compilation begun in the warm-up counts
+   * whole. High when the warm-up was too short for the system: the window then measures the
+   * compilers too.
    */
   double jitClient = Double.NaN;
 

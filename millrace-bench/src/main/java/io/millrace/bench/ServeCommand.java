@@ -9,8 +9,8 @@ import picocli.CommandLine.Option;
 
 /**
  * The server process of one run: starts a system's server, prints {@code READY}, then once a second
- * {@code TICK <millis> <messages handled> <bytes allocated> <process CPU ns> <GC ms>} until its
- * standard input closes (the harness closes it, or dies).
+ * {@code TICK <millis> <messages handled> <bytes allocated> <process CPU ns> <GC ms> <JIT ms>}
+ * until its standard input closes (the harness closes it, or dies).
  */
 @Command(name = "serve", hidden = true, description = "Server process of one benchmark run.")
 final class ServeCommand implements Callable<Integer> {

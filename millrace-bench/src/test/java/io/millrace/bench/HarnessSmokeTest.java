@@ -65,9 +65,10 @@ class HarnessSmokeTest {
       // A message costs each side some CPU, and less than the whole measured second.
       assertThat(Double.parseDouble(cells[17])).as("client CPU: " + row).isBetween(1.0, 1e9);
       assertThat(Double.parseDouble(cells[18])).as("server CPU: " + row).isBetween(1.0, 1e9);
-      // HotSpot reports its compilers' time: a share of the window, with room for two threads.
-      assertThat(Double.parseDouble(cells[19])).as("client JIT share: " + row).isBetween(0.0, 2.0);
-      assertThat(Double.parseDouble(cells[20])).as("server JIT share: " + row).isBetween(0.0, 2.0);
+      // HotSpot reports its compilers' time (each compilation's wall time, summed over compiler
+      // threads when it ends, so a long one begun in the warm-up can pass the window's length).
+      assertThat(Double.parseDouble(cells[19])).as("client JIT share: " + row).isNotNegative();
+      assertThat(Double.parseDouble(cells[20])).as("server JIT share: " + row).isNotNegative();
       assertThat(cells[12]).isEqualTo("tcp");
       assertThat(cells[13]).isEqualTo("default");
       assertThat(cells[11]).isEqualTo(cells[0].equals("millrace-resume") ? "on" : "off");

@@ -96,16 +96,17 @@ public final class ProtobufMarshaller<T extends MessageLite>
             CodedOutputStream.newInstance(out.array(), out.arrayOffset() + index, length);
         value.writeTo(coded);
         coded.checkNoSpaceLeft();
-      } else if (length <= SCRATCH_MESSAGE_BYTES
-          && FastThreadLocalThread.currentThreadHasFastThreadLocal()) {
-        Scratch scratch = SCRATCH.get();
-        int at = scratch.encode(value, length);
-        Payloads.copyInto(scratch.encoded, at, out, index, length);
       } else {
-        CodedOutputStream coded =
-            CodedOutputStream.newInstance(out.internalNioBuffer(index, length));
-        value.writeTo(coded);
-        coded.checkNoSpaceLeft();
+        Scratch scratch = length <= SCRATCH_MESSAGE_BYTES ? Scratch.idle(true) : null;
+        if (scratch != null) {
+          int at = scratch.encode(value, length);
+          Payloads.copyInto(scratch.encoded, at, out, index, length);
+        } else {
+          CodedOutputStream coded =
+              CodedOutputStream.newInstance(out.internalNioBuffer(index, length));
+          value.writeTo(coded);
+          coded.checkNoSpaceLeft();
+        }
       }
     } catch (IOException | RuntimeException e) {
       throw couldNotSerialize(e);
@@ -137,16 +138,37 @@ public final class ProtobufMarshaller<T extends MessageLite>
    * <p>No reference is stored into this long-lived object per message: a field is written when a
    * coder or builder is made or dropped. Under G1 (the default collector) a reference stored into
    * an old object takes the write barrier's slow path, a memory fence; the builder, which every
-   * message writes into, is replaced along with the decoder (every 64 KiB of messages), so it does
-   * not live long enough to grow old either. Up to c7530bf one builder served a thread for good and
-   * the scratch's fields were rewritten per message; docs/benchmarks.md (thirty-eighth session) has
-   * what that cost and when.
+   * message writes into, is replaced along with the decoder (every 64 KiB of messages), so that at
+   * any useful message rate it is gone before it grows old. Before 6c1b62a one builder served a
+   * thread for good and the scratch's fields were rewritten around every message;
+   * docs/benchmarks.md (thirty-eighth session) has what that cost and when.
    */
   private static final class Scratch {
     final byte[] encoded = new byte[SCRATCH_ARRAY_BYTES];
     final byte[] decoded = new byte[SCRATCH_ARRAY_BYTES];
     CodedOutputStream encoder;
     CodedInputStream decoder;
+
+    /**
+     * Whether a message is being written or read here: a message whose own writing or parsing calls
+     * a marshaller again (hand-written ones can) takes the other path instead of writing over the
+     * bytes of the one in progress.
+     */
+    boolean encoding;
+
+    boolean decoding;
+
+    /**
+     * The thread's scratch, when the thread is one of Netty's (whose thread-locals are removed with
+     * it) and not already in the coder asked for; else null.
+     */
+    static Scratch idle(boolean encode) {
+      if (!FastThreadLocalThread.currentThreadHasFastThreadLocal()) {
+        return null;
+      }
+      Scratch scratch = SCRATCH.get();
+      return (encode ? scratch.encoding : scratch.decoding) ? null : scratch;
+    }
 
     /** Encodes {@code value} ({@code length} bytes) into {@link #encoded}; returns where. */
     int encode(MessageLite value, int length) throws IOException {
@@ -156,14 +178,17 @@ public final class ProtobufMarshaller<T extends MessageLite>
         encoder = coded;
       }
       int at = coded.getTotalBytesWritten();
+      encoding = true;
       try {
         value.writeTo(coded);
         if (coded.getTotalBytesWritten() - at != length) {
           throw new IOException("the message's size changed while it was written");
         }
-      } catch (IOException | RuntimeException | Error e) {
+      } catch (Throwable e) {
         encoder = null; // part of a message may be in it
         throw e;
+      } finally {
+        encoding = false;
       }
       return at;
     }
@@ -172,13 +197,14 @@ public final class ProtobufMarshaller<T extends MessageLite>
     MessageLite builderType;
 
     /**
-     * A cleared builder of {@link #builderType}, the last type parsed here, made with the current
-     * decoder. Protobuf's parsers make a builder per message; a builder of protobuf's generated
-     * classes stays usable after it has built (the built message shares nothing it will change) and
-     * {@code clear()} resets it whole, so a run of messages of one type is parsed with one. Other
-     * messages (lite, whose builder makes a new instance on every clear, {@code DynamicMessage},
-     * whose clear keeps its oneof cases, and hand-written ones) go through their parser. Cleared
-     * after each message, so it keeps nothing of the message it built.
+     * A cleared builder of {@link #builderType}, the first generated type parsed with the current
+     * decoder, or null. Protobuf's parsers make a builder per message; a builder of protobuf's
+     * generated classes stays usable after it has built (the built message shares nothing it will
+     * change) and {@code clear()} resets it whole, so a run of messages of one type is parsed with
+     * one. Messages of another type (until the next decoder) and other messages (lite, whose
+     * builder makes a new instance on every clear, {@code DynamicMessage}, whose clear keeps its
+     * oneof cases, and hand-written ones) go through their parser. Cleared after each message, so
+     * it keeps nothing of the message it built.
      */
     MessageLite.Builder builder;
 
@@ -187,24 +213,26 @@ public final class ProtobufMarshaller<T extends MessageLite>
     <T extends MessageLite> T decode(T type, Parser<T> parser, ByteBuf data, int length)
         throws IOException {
       CodedInputStream in = decoder;
-      MessageLite.Builder b = builder;
       if (in == null || in.getTotalBytesRead() + length > SCRATCH_ARRAY_BYTES) {
         in = CodedInputStream.newInstance(decoded);
         decoder = in;
-        b = null; // a builder per decoder
+        builder = null; // a builder per decoder
       }
-      boolean generated = type instanceof GeneratedMessage;
-      if (generated && (b == null || builderType != type)) {
+      MessageLite.Builder b = builder;
+      if (b == null && type instanceof GeneratedMessage) {
         b = type.newBuilderForType();
         builder = b;
         builderType = type;
+      } else if (b != null && builderType != type) {
+        b = null; // another type's: this message goes through its parser, storing nothing here
       }
       int at = in.getTotalBytesRead();
       Payloads.copyReadable(data, decoded, at);
       T value;
+      decoding = true;
       try {
         int limit = in.pushLimit(length);
-        if (!generated) {
+        if (b == null) {
           value = parser.parsePartialFrom(in, ExtensionRegistryLite.getEmptyRegistry());
         } else {
           try {
@@ -217,10 +245,13 @@ public final class ProtobufMarshaller<T extends MessageLite>
         }
         in.checkLastTagWas(0);
         in.popLimit(limit);
-      } catch (IOException | RuntimeException | Error e) {
-        decoder = null; // stopped inside the message, under its limit
-        builder = null; // may hold part of it
+      } catch (Throwable e) {
+        // Stopped inside the message, under its limit: the next message makes a new decoder, and
+        // a new builder with it (this one may hold part of this message).
+        decoder = null;
         throw e;
+      } finally {
+        decoding = false;
       }
       return value;
     }
@@ -231,14 +262,13 @@ public final class ProtobufMarshaller<T extends MessageLite>
     try {
       int length = data.readableBytes();
       T value;
+      Scratch scratch;
       if (length == 0) {
         value = defaultInstance; // what parsing no bytes gives
-      } else if (!data.hasArray()
-          && length <= SCRATCH_MESSAGE_BYTES
-          && FastThreadLocalThread.currentThreadHasFastThreadLocal()) {
-        value = SCRATCH.get().decode(defaultInstance, parser, data, length);
       } else if (data.hasArray()) {
         return parser.parseFrom(data.array(), data.arrayOffset() + data.readerIndex(), length);
+      } else if (length <= SCRATCH_MESSAGE_BYTES && (scratch = Scratch.idle(false)) != null) {
+        value = scratch.decode(defaultInstance, parser, data, length);
       } else if (data.nioBufferCount() == 1) {
         CodedInputStream in =
             CodedInputStream.newInstance(data.nioBuffer(data.readerIndex(), length));

@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.BytesValue;
+import com.google.protobuf.CodedInputStream;
+import com.google.protobuf.MessageLite;
+import com.google.protobuf.Parser;
 import com.google.protobuf.Struct;
 import com.google.protobuf.Value;
 import io.netty.buffer.ByteBuf;
@@ -13,6 +16,8 @@ import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.buffer.UnpooledByteBufAllocator;
+import java.io.IOException;
+import java.lang.reflect.Proxy;
 import org.junit.jupiter.api.Test;
 
 class ProtobufMarshallerTest {
@@ -318,5 +323,125 @@ class ProtobufMarshallerTest {
             good.release();
           }
         });
+  }
+
+  @Test
+  void aParseThatFailsAfterSettingAField_leavesNothingOfItForTheNextMessage() throws Exception {
+    onNettyThread(
+        () -> {
+          // Field 1 = "x", then field 1 again with a length past the end: the builder has set the
+          // value when the parse fails.
+          ByteBuf bad = Unpooled.directBuffer(5).writeBytes(new byte[] {0x0A, 1, 'x', 0x0A, 100});
+          ByteBuf unknownOnly = Unpooled.directBuffer(2).writeBytes(new byte[] {0x10, 1});
+          try {
+            assertThatThrownBy(() -> BYTES.parse(bad)).isInstanceOf(StatusException.class);
+            assertThat(BYTES.parse(unknownOnly).getValue()).isEmpty();
+          } finally {
+            bad.release();
+            unknownOnly.release();
+          }
+        });
+  }
+
+  @Test
+  void aWriteThatComesOutLongerThanSaid_failsAlone() throws Exception {
+    onNettyThread(
+        () -> {
+          BytesValue value = BytesValue.of(ByteString.copyFromUtf8("millrace"));
+          int length = BYTES.length(value);
+          ByteBuf frame = Unpooled.directBuffer(64);
+          try {
+            assertThatThrownBy(() -> BYTES.encode(value, frame, 0, length + 1))
+                .isInstanceOf(StatusException.class);
+            BYTES.encode(value, frame, 0, length);
+            frame.writerIndex(length);
+            assertThat(BYTES.parse(frame)).isEqualTo(value);
+          } finally {
+            frame.release();
+          }
+        });
+  }
+
+  @Test
+  void aMessageWhoseParserCallsTheMarshallerAgain_isReadWhole() throws Exception {
+    // A hand-written message type whose parser reads field 1 (an embedded BytesValue) through a
+    // marshaller from a direct buffer, then field 2 (a varint): the inner parse must not use the
+    // decoder the outer message is still being read from.
+    long[] seen = new long[1];
+    BytesValue[] inner = new BytesValue[1];
+    MessageLite[] outer = new MessageLite[1];
+    Parser<MessageLite> parser =
+        parser(
+            in -> {
+              assertThat(in.readTag()).isEqualTo(0x0A);
+              ByteString nested = in.readBytes();
+              ByteBuf direct =
+                  Unpooled.directBuffer(nested.size()).writeBytes(nested.toByteArray());
+              try {
+                inner[0] = BYTES.parse(direct);
+              } finally {
+                direct.release();
+              }
+              assertThat(in.readTag()).isEqualTo(0x10);
+              seen[0] = in.readInt64();
+              assertThat(in.readTag()).isZero();
+              return outer[0];
+            });
+    outer[0] = message(parser);
+    ProtobufMarshaller<MessageLite> marshaller = ProtobufMarshaller.of(outer[0]);
+    BytesValue value = BytesValue.of(ByteString.copyFromUtf8("inner bytes"));
+    ByteBuf bytes = Unpooled.directBuffer();
+    bytes.writeByte(0x0A).writeByte(value.getSerializedSize()).writeBytes(value.toByteArray());
+    bytes.writeByte(0x10).writeByte(0x7F);
+    try {
+      onNettyThread(
+          () -> {
+            for (int i = 0; i < 3; i++) { // the first from a fresh decoder, then from a used one
+              seen[0] = 0;
+              assertThat(marshaller.parse(bytes)).isSameAs(outer[0]);
+              assertThat(inner[0]).isEqualTo(value);
+              assertThat(seen[0]).isEqualTo(0x7F);
+            }
+          });
+    } finally {
+      bytes.release();
+    }
+  }
+
+  interface Reading {
+    MessageLite read(CodedInputStream in) throws IOException;
+  }
+
+  /** A Parser whose one method the marshaller calls ({@code parsePartialFrom} of a stream). */
+  @SuppressWarnings("unchecked")
+  private static Parser<MessageLite> parser(Reading reading) {
+    return (Parser<MessageLite>)
+        Proxy.newProxyInstance(
+            Parser.class.getClassLoader(),
+            new Class<?>[] {Parser.class},
+            (proxy, method, args) -> {
+              if (method.getName().equals("parsePartialFrom")
+                  && args.length == 2
+                  && args[0] instanceof CodedInputStream in) {
+                return reading.read(in);
+              }
+              throw new UnsupportedOperationException(method.toString());
+            });
+  }
+
+  /** A message that only tells its parser and that it is initialized. */
+  private static MessageLite message(Parser<MessageLite> parser) {
+    return (MessageLite)
+        Proxy.newProxyInstance(
+            MessageLite.class.getClassLoader(),
+            new Class<?>[] {MessageLite.class},
+            (proxy, method, args) ->
+                switch (method.getName()) {
+                  case "getParserForType" -> parser;
+                  case "isInitialized" -> true;
+                  case "hashCode" -> System.identityHashCode(proxy);
+                  case "equals" -> proxy == args[0];
+                  default -> throw new UnsupportedOperationException(method.toString());
+                });
   }
 }

@@ -55,7 +55,7 @@ public final class ScenarioServeCommand implements Callable<Integer> {
     return 0;
   }
 
-  /** {@code TICK <millis> 0 <allocated> <cpu ns> <gc ms>}: see {@link Ticks}. */
+  /** {@code TICK <millis> 0 <allocated> <cpu ns> <gc ms> <jit ms>}: see {@link Ticks}. */
   private static String tickLine() {
     return Systems.tick(System.currentTimeMillis(), 0);
   }

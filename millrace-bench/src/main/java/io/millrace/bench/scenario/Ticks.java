@@ -4,8 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A server's once-a-second {@code TICK <millis> <messages> <allocated> <cpu ns> [<gc ms>]} lines,
- * read for a client's measured window.
+ * A server's once-a-second {@code TICK <millis> <messages> <allocated> <cpu ns> [<gc ms> [<jit
+ * ms>]]} lines, read for a client's measured window.
  */
 final class Ticks {
   static final int CPU_NANOS = 4;
