@@ -91,22 +91,20 @@ public final class ProtobufMarshaller<T extends MessageLite>
       return;
     }
     try {
+      Scratch scratch;
       if (out.hasArray()) {
         CodedOutputStream coded =
             CodedOutputStream.newInstance(out.array(), out.arrayOffset() + index, length);
         value.writeTo(coded);
         coded.checkNoSpaceLeft();
+      } else if (length <= SCRATCH_MESSAGE_BYTES && (scratch = Scratch.idle(true)) != null) {
+        int at = scratch.encode(value, length);
+        Payloads.copyInto(scratch.encoded, at, out, index, length);
       } else {
-        Scratch scratch = length <= SCRATCH_MESSAGE_BYTES ? Scratch.idle(true) : null;
-        if (scratch != null) {
-          int at = scratch.encode(value, length);
-          Payloads.copyInto(scratch.encoded, at, out, index, length);
-        } else {
-          CodedOutputStream coded =
-              CodedOutputStream.newInstance(out.internalNioBuffer(index, length));
-          value.writeTo(coded);
-          coded.checkNoSpaceLeft();
-        }
+        CodedOutputStream coded =
+            CodedOutputStream.newInstance(out.internalNioBuffer(index, length));
+        value.writeTo(coded);
+        coded.checkNoSpaceLeft();
       }
     } catch (IOException | RuntimeException e) {
       throw couldNotSerialize(e);
