@@ -44,14 +44,17 @@ import org.reactivestreams.Subscription;
  * ReadsInPlace} subscriber, which is lent the engine's buffers for the duration of its onNext.
  */
 public final class AnswerPublisher implements Publisher<Payload>, Subscription, StreamListener {
-  private static final int IDLE = 0;
-  private static final int STARTED = 1;
-  private static final int DONE = 2;
+  /** Made, not subscribed yet. */
+  private static final int NEW = 0;
+
+  /** Subscribed, the request not sent yet. */
+  private static final int IDLE = 1;
+
+  private static final int STARTED = 2;
+  private static final int DONE = 3;
 
   private static final AtomicIntegerFieldUpdater<AnswerPublisher> STATE =
       AtomicIntegerFieldUpdater.newUpdater(AnswerPublisher.class, "state");
-  private static final AtomicIntegerFieldUpdater<AnswerPublisher> SUBSCRIBED =
-      AtomicIntegerFieldUpdater.newUpdater(AnswerPublisher.class, "subscribed");
 
   private final Connection connection;
   private final boolean zeroCopy;
@@ -71,17 +74,33 @@ public final class AnswerPublisher implements Publisher<Payload>, Subscription, 
   private boolean readsBuffers;
 
   /**
-   * IDLE (0) when made: no initializer, which would be a volatile store in the constructor, a full
-   * fence on x86 on every call.
+   * NEW (0) when made: no initializer, which would be a volatile store in the constructor, a full
+   * fence on x86 on every call. Subscribing claims it (a second subscriber is refused), and then
+   * whichever of the answer, a failure, a cancel or an invalid request(n) comes first claims the
+   * end.
    */
   private volatile int state;
 
-  private volatile int subscribed;
+  /**
+   * The thread inside the subscriber's onSubscribe, or null. A request that thread makes meanwhile
+   * (the usual one: subscribers ask inside onSubscribe) is noted in {@link #requestedInside}, a
+   * plain field that subscribe reads once onSubscribe returns; only requests from elsewhere, or
+   * later, take the volatile handshake below. That keeps two fenced writes off every call. Plain:
+   * written by the subscribing thread alone, and no other thread ever finds its own Thread here.
+   */
+  private Thread subscribing;
+
+  private boolean requestedInside;
+
   private volatile boolean onSubscribeReturned;
   private volatile boolean requested;
   private volatile Throwable invalidRequest;
 
-  /** The call once the connection has it; cancelled by whichever of start and cancel sees both. */
+  /**
+   * The call once the connection has it; cancelled by whichever of start and cancel sees both. A
+   * start on the event loop writes it without a fence ({@link #STREAM}): a cancel from another
+   * thread that does not see it yet looks again on the loop, after the start.
+   */
   private volatile Stream stream;
 
   private volatile boolean cancelWanted;
@@ -91,11 +110,13 @@ public final class AnswerPublisher implements Publisher<Payload>, Subscription, 
   private volatile boolean cancelSent;
 
   private static final VarHandle CANCEL_SENT;
+  private static final VarHandle STREAM;
 
   static {
     try {
-      CANCEL_SENT =
-          MethodHandles.lookup().findVarHandle(AnswerPublisher.class, "cancelSent", boolean.class);
+      MethodHandles.Lookup lookup = MethodHandles.lookup();
+      CANCEL_SENT = lookup.findVarHandle(AnswerPublisher.class, "cancelSent", boolean.class);
+      STREAM = lookup.findVarHandle(AnswerPublisher.class, "stream", Stream.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -118,7 +139,7 @@ public final class AnswerPublisher implements Publisher<Payload>, Subscription, 
     if (subscriber == null) {
       throw new NullPointerException("subscriber"); // rule 1.9
     }
-    if (!SUBSCRIBED.compareAndSet(this, 0, 1)) {
+    if (!STATE.compareAndSet(this, NEW, IDLE)) {
       subscriber.onSubscribe(NoopSubscription.INSTANCE);
       subscriber.onError(FireAndForgetPublisher.subscribedTwice());
       return;
@@ -128,18 +149,35 @@ public final class AnswerPublisher implements Publisher<Payload>, Subscription, 
     // two (a type check that fails scans all of its class's interfaces).
     readsBuffers = lends && subscriber instanceof ReadsBuffersInPlace;
     downstream = subscriber;
+    subscribing = Thread.currentThread();
     try {
       subscriber.onSubscribe(this);
     } catch (RuntimeException | Error e) {
+      subscribing = null;
       cancel(); // a subscriber that throws (rule 2.13 forbids it) gets nothing sent: release
       throw e;
     }
-    onSubscribeReturned = true;
+    subscribing = null;
     Throwable invalid = invalidRequest;
     if (invalid != null) {
       fail(invalid, true); // asked for a non-positive amount inside onSubscribe: told only now
-    } else if (requested) {
+    } else if (requestedInside) {
       start();
+      // A non-positive request from another thread that found the call neither started nor its
+      // onSubscribe returned (this path never says so) is seen here: the start's atomic update
+      // and that request's volatile write and read leave one of the two seeing the other.
+      invalid = invalidRequest;
+      if (invalid != null) {
+        fail(invalid, true);
+      }
+    } else {
+      onSubscribeReturned = true;
+      invalid = invalidRequest;
+      if (invalid != null) {
+        fail(invalid, true);
+      } else if (requested) {
+        start();
+      }
     }
   }
 
@@ -149,9 +187,13 @@ public final class AnswerPublisher implements Publisher<Payload>, Subscription, 
       IllegalArgumentException e =
           new IllegalArgumentException("request-n must be positive (rule 3.9): " + n);
       invalidRequest = e; // (written before onSubscribeReturned is read: subscribe sees one)
-      if (onSubscribeReturned) {
-        fail(e, true);
+      if (onSubscribeReturned || state > IDLE) {
+        fail(e, true); // (a started call's onSubscribe has returned)
       }
+      return;
+    }
+    if (subscribing == Thread.currentThread()) {
+      requestedInside = true; // inside onSubscribe: the call starts once it returns
       return;
     }
     if (!requested) {
@@ -199,7 +241,11 @@ public final class AnswerPublisher implements Publisher<Payload>, Subscription, 
       claimAndFail(e, STARTED);
       return;
     }
-    stream = s;
+    if (connection.executor().inEventLoop()) {
+      STREAM.set(this, s); // no fence: a cancel from elsewhere finds it through the loop
+    } else {
+      stream = s;
+    }
     if (cancelWanted) {
       cancelStream(); // cancelled meanwhile, before the stream was known
     }
@@ -262,13 +308,22 @@ public final class AnswerPublisher implements Publisher<Payload>, Subscription, 
    */
   private void cancelStream() {
     Stream s = stream;
+    EventExecutor loop = connection.executor();
     if (s == null) {
-      return; // start() cancels it once it has it
+      // Not started yet, or started on the loop without a fence: look again there. A start that
+      // comes later, or runs off the loop, sees the wish and cancels once it has the stream.
+      if (!loop.inEventLoop()) {
+        try {
+          loop.execute(this::cancelStream);
+        } catch (RejectedExecutionException loopGone) {
+          // The connection, and the call with it, failed as the loop shut down.
+        }
+      }
+      return;
     }
     if (!CANCEL_SENT.compareAndSet(this, false, true)) {
       return; // start() and cancel() both saw the stream and the wish: the other one sends it
     }
-    EventExecutor loop = connection.executor();
     if (loop.inEventLoop()) {
       s.cancel();
       return;

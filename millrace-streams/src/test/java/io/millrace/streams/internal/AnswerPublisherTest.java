@@ -306,23 +306,93 @@ class AnswerPublisherTest {
   @Test
   void aCancelRacingTheStart_neverLeavesASentCallUncancelled_norTheRequestUnreleased()
       throws Exception {
+    race(
+        (request, other) -> {
+          Recorder r = new Recorder(s -> {});
+          call(request).subscribe(r);
+          Future<?> cancelling = other.submit(() -> r.subscription.cancel());
+          r.subscription.request(1);
+          cancelling.get(5, TimeUnit.SECONDS);
+          return r;
+        });
+  }
+
+  @Test
+  void aCallStartedOnTheLoop_cancelledFromAnotherThread_isCancelledOnTheLoopOnceSent()
+      throws Exception {
+    // Started on the loop, the call publishes its stream without a fence; a cancel from another
+    // thread that does not see it yet must still reach it, through the loop.
+    race(
+        (request, other) -> {
+          Recorder r = new Recorder(s -> s.request(1));
+          AnswerPublisher p = call(request);
+          loop.execute(() -> p.subscribe(r));
+          other
+              .submit(
+                  () -> {
+                    Subscription s;
+                    while ((s = r.subscription) == null) {
+                      Thread.onSpinWait();
+                    }
+                    s.cancel(); // races the rest of subscribe: the request, the start
+                  })
+              .get(5, TimeUnit.SECONDS);
+          return r;
+        });
+    assertThat(fake.cancelThreads).allMatch(t -> t.startsWith("defaultEventLoop"));
+  }
+
+  @Test
+  void aNonPositiveRequestFromAnotherThread_racingAStartAskedForInsideOnSubscribe_failsTheCall()
+      throws Exception {
+    race(
+        (request, other) -> {
+          CountDownLatch handedOver = new CountDownLatch(1);
+          Recorder r =
+              new Recorder(
+                  s -> {
+                    handedOver.countDown();
+                    s.request(1);
+                  });
+          Future<?> invalid =
+              other.submit(
+                  () -> {
+                    handedOver.await();
+                    r.subscription.request(0); // races onSubscribe's return and the start
+                    return null;
+                  });
+          call(request).subscribe(r);
+          invalid.get(5, TimeUnit.SECONDS);
+          r.awaitEnd();
+          return r;
+        },
+        "error IllegalArgumentException");
+  }
+
+  /** One round of a race: makes a call of {@code request}, racing {@code other}; its subscriber. */
+  private interface Round {
+    Recorder run(ByteBuf request, ExecutorService other) throws Exception;
+  }
+
+  /**
+   * Runs {@code round} 2,000 times. After each, once the loop has run what was queued: the
+   * subscriber heard exactly {@code events}, the request was released, sent or not, and a CANCEL
+   * went out for a call that was sent, none for one that was not.
+   */
+  private void race(Round round, String... events) throws Exception {
     ExecutorService other = Executors.newSingleThreadExecutor();
     try {
       for (int i = 0; i < 2_000; i++) {
         int callsBefore = fake.calls.get();
         int cancelsBefore = fake.cancels.get();
         ByteBuf request = Buffers.direct("hi");
-        Recorder r = new Recorder(s -> {});
-        call(request).subscribe(r);
-        Future<?> cancelling = other.submit(() -> r.subscription.cancel());
-        r.subscription.request(1);
-        cancelling.get(5, TimeUnit.SECONDS);
+        Recorder r = round.run(request, other);
         loop.submit(() -> {}).get(5, TimeUnit.SECONDS);
+        assertThat(r.events).as("round %d", i).containsExactly(events);
         assertThat(request.refCnt()).as("round %d: released, sent or not", i).isZero();
         assertThat(fake.cancels.get() - cancelsBefore)
             .as("round %d: a sent call is cancelled, an unsent one is not", i)
             .isEqualTo(fake.calls.get() - callsBefore);
-        assertThat(r.events).as("round %d", i).isEmpty();
       }
     } finally {
       other.shutdownNow();
