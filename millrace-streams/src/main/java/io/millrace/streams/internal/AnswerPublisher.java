@@ -92,7 +92,13 @@ public final class AnswerPublisher implements Publisher<Payload>, Subscription, 
 
   private boolean requestedInside;
 
+  /**
+   * The handshake with requests from other threads, or made after onSubscribe returned: written
+   * only when no request came inside onSubscribe (then it stays false, and a request from elsewhere
+   * finds the call started, or failed, by its state).
+   */
   private volatile boolean onSubscribeReturned;
+
   private volatile boolean requested;
   private volatile Throwable invalidRequest;
 
@@ -105,7 +111,10 @@ public final class AnswerPublisher implements Publisher<Payload>, Subscription, 
 
   private volatile boolean cancelWanted;
 
-  /** Whether the CANCEL was asked of the loop: once, whichever of start and cancel comes last. */
+  /**
+   * Whether the CANCEL was asked of the loop: once, whichever of start, cancel and cancel's task on
+   * the loop finds both the stream and the wish first.
+   */
   @SuppressWarnings("unused") // through CANCEL_SENT
   private volatile boolean cancelSent;
 
@@ -152,12 +161,12 @@ public final class AnswerPublisher implements Publisher<Payload>, Subscription, 
     subscribing = Thread.currentThread();
     try {
       subscriber.onSubscribe(this);
-    } catch (RuntimeException | Error e) {
-      subscribing = null;
+    } catch (Throwable e) { // a checked exception thrown sneakily too
       cancel(); // a subscriber that throws (rule 2.13 forbids it) gets nothing sent: release
       throw e;
+    } finally {
+      subscribing = null;
     }
-    subscribing = null;
     Throwable invalid = invalidRequest;
     if (invalid != null) {
       fail(invalid, true); // asked for a non-positive amount inside onSubscribe: told only now
@@ -186,7 +195,8 @@ public final class AnswerPublisher implements Publisher<Payload>, Subscription, 
     if (n <= 0) {
       IllegalArgumentException e =
           new IllegalArgumentException("request-n must be positive (rule 3.9): " + n);
-      invalidRequest = e; // (written before onSubscribeReturned is read: subscribe sees one)
+      // Written before the handshake's read, or the state's: subscribe, or the start, sees one.
+      invalidRequest = e;
       if (onSubscribeReturned || state > IDLE) {
         fail(e, true); // (a started call's onSubscribe has returned)
       }
@@ -211,7 +221,7 @@ public final class AnswerPublisher implements Publisher<Payload>, Subscription, 
       return; // rule 3.7
     }
     downstream = null; // no signal follows a cancel: the subscriber is not kept (rule 3.13)
-    if (was == IDLE) {
+    if (was <= IDLE) { // (NEW: cancelled through a cast before anyone subscribed)
       discard();
     } else {
       cancelWanted = true;
@@ -305,13 +315,15 @@ public final class AnswerPublisher implements Publisher<Payload>, Subscription, 
 
   /**
    * Cancels the stream on the event loop, once (a no-op once it has ended, or with the loop gone).
+   * The call has started (its state said so); off the loop, a stream not seen yet is looked for
+   * again by a task on the loop.
    */
   private void cancelStream() {
     Stream s = stream;
     EventExecutor loop = connection.executor();
     if (s == null) {
-      // Not started yet, or started on the loop without a fence: look again there. A start that
-      // comes later, or runs off the loop, sees the wish and cancels once it has the stream.
+      // The start is still under way, or it ran on the loop and wrote the stream without a fence:
+      // look again there, after it. A start off the loop sees the wish and cancels by itself.
       if (!loop.inEventLoop()) {
         try {
           loop.execute(this::cancelStream);

@@ -331,7 +331,8 @@ class AnswerPublisherTest {
               .submit(
                   () -> {
                     Subscription s;
-                    while ((s = r.subscription) == null) {
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+                    while ((s = r.subscription) == null && System.nanoTime() < deadline) {
                       Thread.onSpinWait();
                     }
                     s.cancel(); // races the rest of subscribe: the request, the start
@@ -367,6 +368,47 @@ class AnswerPublisherTest {
           return r;
         },
         "error IllegalArgumentException");
+  }
+
+  @Test
+  void aCancelInsideOnSubscribe_afterARequestThere_sendsNothing_andReleasesTheRequest() {
+    ByteBuf request = Buffers.direct("hi");
+    Recorder r =
+        new Recorder(
+            s -> {
+              s.request(1);
+              s.cancel();
+            });
+    call(request).subscribe(r);
+    assertThat(fake.calls).as("cancelled before onSubscribe returned: never sent").hasValue(0);
+    assertThat(request.refCnt()).isZero();
+    assertThat(r.events).isEmpty();
+  }
+
+  @Test
+  void aRequestFromAnotherThreadWhileOnSubscribeRuns_startsTheCallOnce_whenItReturns()
+      throws Exception {
+    ExecutorService other = Executors.newSingleThreadExecutor();
+    try {
+      Recorder r =
+          new Recorder(
+              s -> {
+                try {
+                  other.submit(() -> s.request(1)).get(5, TimeUnit.SECONDS);
+                } catch (Exception e) {
+                  throw new AssertionError(e);
+                }
+                assertThat(fake.calls).as("not while onSubscribe runs (rule 1.3)").hasValue(0);
+              });
+      call(Buffers.direct("hi")).subscribe(r);
+      assertThat(fake.calls).as("started once onSubscribe returned").hasValue(1);
+      r.subscription.request(1); // more demand from this thread afterwards changes nothing
+      assertThat(fake.calls).hasValue(1);
+      onLoop(() -> fake.listener.onComplete(fake.stream));
+      assertThat(r.events).containsExactly("complete");
+    } finally {
+      other.shutdownNow();
+    }
   }
 
   /** One round of a race: makes a call of {@code request}, racing {@code other}; its subscriber. */
