@@ -6,14 +6,16 @@ import io.millrace.core.Connection;
 import io.millrace.core.Stream;
 import io.millrace.core.StreamErrorException;
 import io.millrace.core.StreamListener;
+import io.millrace.streams.internal.OneCall;
 import io.netty.buffer.ByteBuf;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
-import org.reactivestreams.Subscription;
 
 /**
  * A unary call in one object: the Publisher of its one response, its subscriber's Subscription and
@@ -33,18 +35,29 @@ import org.reactivestreams.Subscription;
  * the event loop (a call that could not be sent is failed there too), except the failure of an
  * invalid request(n), which comes from the requesting thread once onSubscribe has returned.
  */
-final class UnaryCall<Req, Resp> implements Publisher<Resp>, Subscription, StreamListener {
-  private static final int IDLE = 0;
-  private static final int STARTED = 1;
-  private static final int DONE = 2;
+final class UnaryCall<Req, Resp> extends OneCall implements Publisher<Resp>, StreamListener {
+  /** Made, not subscribed yet. */
+  private static final int NEW = 0;
+
+  /** Subscribed, the request not sent yet. */
+  private static final int IDLE = 1;
+
+  private static final int STARTED = 2;
+  private static final int DONE = 3;
 
   @SuppressWarnings("rawtypes")
   private static final AtomicIntegerFieldUpdater<UnaryCall> STATE =
       AtomicIntegerFieldUpdater.newUpdater(UnaryCall.class, "state");
 
-  @SuppressWarnings("rawtypes")
-  private static final AtomicIntegerFieldUpdater<UnaryCall> SUBSCRIBED =
-      AtomicIntegerFieldUpdater.newUpdater(UnaryCall.class, "subscribed");
+  private static final VarHandle STREAM;
+
+  static {
+    try {
+      STREAM = MethodHandles.lookup().findVarHandle(UnaryCall.class, "stream", Stream.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
 
   private final RpcClient client;
   private final Connection connection;
@@ -55,16 +68,18 @@ final class UnaryCall<Req, Resp> implements Publisher<Resp>, Subscription, Strea
   private Subscriber<? super Resp> downstream;
 
   /**
-   * IDLE (0) when made: no initializer, which would be a volatile store in the constructor, a full
-   * fence on x86 on every call.
+   * NEW (0) when made: no initializer, which would be a volatile store in the constructor, a full
+   * fence on x86 on every call. Subscribing claims it (a second subscriber gets a call of its own).
    */
   private volatile int state;
 
-  private volatile int subscribed;
-  private volatile boolean onSubscribeReturned;
-  private volatile Throwable invalidRequest;
-  private volatile boolean requested;
+  /**
+   * The call once the connection has it. A start on the event loop writes it without a fence
+   * ({@link #STREAM}): a cancel from another thread that does not see it yet looks again on the
+   * loop, after the start.
+   */
   private volatile Stream stream;
+
   private volatile ScheduledFuture<?> deadlineTimer;
 
   /** Set by an end that must cancel the stream (cancel, deadline) before it looks for it. */
@@ -88,7 +103,7 @@ final class UnaryCall<Req, Resp> implements Publisher<Resp>, Subscription, Strea
     if (subscriber == null) {
       throw new NullPointerException("subscriber"); // rule 1.9
     }
-    if (!SUBSCRIBED.compareAndSet(this, 0, 1)) {
+    if (!STATE.compareAndSet(this, NEW, IDLE)) {
       // Each subscription is its own call.
       new UnaryCall<>(client, connection, method, request, options).subscribe(subscriber);
       return;
@@ -103,37 +118,12 @@ final class UnaryCall<Req, Resp> implements Publisher<Resp>, Subscription, Strea
               .asException());
       return;
     }
-    subscriber.onSubscribe(this);
-    onSubscribeReturned = true;
-    Throwable invalid = invalidRequest;
-    if (invalid != null) {
-      fail(invalid, true); // asked for a non-positive amount inside onSubscribe: told only now
-    } else if (requested) {
-      start();
-    }
-  }
-
-  @Override
-  public void request(long n) {
-    if (n <= 0) {
-      IllegalArgumentException e = new IllegalArgumentException("request-n must be positive: " + n);
-      // Stored before the flag is read, as subscribe() sets the flag before reading this: one of
-      // the two sees the other, so a request(0) from another thread while onSubscribe returns is
-      // never lost (both may fail the call; fail() ends it once).
-      invalidRequest = e; // rule 1.3: no signal while onSubscribe runs
-      if (onSubscribeReturned) {
-        fail(e, true); // rule 3.9
-      }
-      return;
-    }
-    requested = true;
-    if (onSubscribeReturned) {
-      start();
-    }
+    onSubscribeThenStart(subscriber);
   }
 
   /** Sends the request, once; the subscriber has asked and its onSubscribe has returned. */
-  private void start() {
+  @Override
+  protected void start() {
     if (!STATE.compareAndSet(this, IDLE, STARTED)) {
       return; // started already, or ended before it started
     }
@@ -154,7 +144,11 @@ final class UnaryCall<Req, Resp> implements Publisher<Resp>, Subscription, Strea
       }
       return;
     }
-    stream = s;
+    if (connection.executor().inEventLoop()) {
+      STREAM.set(this, s); // no fence: a cancel from elsewhere finds it through the loop
+    } else {
+      stream = s;
+    }
     if (deadlineNanos >= 0) {
       try {
         deadlineTimer = connection.executor().schedule(this::expire, deadlineNanos, NANOSECONDS);
@@ -208,8 +202,14 @@ final class UnaryCall<Req, Resp> implements Publisher<Resp>, Subscription, Strea
         true);
   }
 
+  @Override
+  protected boolean startedOrEnded() {
+    return state > IDLE;
+  }
+
   /** Ends the call with {@code error} if nothing ended it before; {@code cancel} cancels it too. */
-  private void fail(Throwable error, boolean cancel) {
+  @Override
+  protected void fail(Throwable error, boolean cancel) {
     int was;
     do {
       was = state;
@@ -235,11 +235,19 @@ final class UnaryCall<Req, Resp> implements Publisher<Resp>, Subscription, Strea
     }
   }
 
-  /** Cancels the stream on the event loop (a no-op once it has ended, or with the loop gone). */
+  /**
+   * Cancels the stream on the event loop (a no-op once it has ended, or with the loop gone). The
+   * call has started; off the loop, a stream not seen yet is looked for again by a task there.
+   */
   private void cancelStream() {
     Stream s = stream;
     if (s == null) {
-      return; // start() cancels it once it has it
+      // The start is still under way, or it ran on the loop and wrote the stream without a fence:
+      // look again there, after it. A start off the loop sees the wish and cancels by itself.
+      if (!connection.executor().inEventLoop()) {
+        onLoop(this::cancelStream, false);
+      }
+      return;
     }
     onLoop(s::cancel, false);
   }

@@ -123,17 +123,22 @@ class RpcCallsTest {
     final java.util.concurrent.atomic.AtomicInteger ends =
         new java.util.concurrent.atomic.AtomicInteger();
     final AtomicReference<Object> last = new AtomicReference<>();
-    final long request;
+    final java.util.function.Consumer<org.reactivestreams.Subscription> asks;
     volatile org.reactivestreams.Subscription subscription;
 
     CountingSubscriber(long request) {
-      this.request = request;
+      this(s -> s.request(request));
+    }
+
+    /** One that asks, inside its onSubscribe, as {@code asks} does. */
+    CountingSubscriber(java.util.function.Consumer<org.reactivestreams.Subscription> asks) {
+      this.asks = asks;
     }
 
     @Override
     public void onSubscribe(org.reactivestreams.Subscription s) {
       subscription = s;
-      s.request(request);
+      asks.accept(s);
       // Anything signalled inside request() would have come before this returned: rule 1.3.
       if (ends.get() != 0 || nexts.get() != 0) {
         last.set(new AssertionError("signalled while onSubscribe ran"));
@@ -251,6 +256,74 @@ class RpcCallsTest {
     assertThat(
             Mono.from(rpc.unary(TestService.ECHO, text("after"), CallOptions.DEFAULT)).block(WAIT))
         .isEqualTo(text("after"));
+  }
+
+  @Test
+  void callsStartedOnTheLoop_cancelledFromAnotherThread_reachTheirHandlersCancelled()
+      throws Exception {
+    // A call started on the event loop publishes its stream without a fence; a cancel from
+    // another thread that does not see it yet must still reach the server, through the loop.
+    java.util.concurrent.ExecutorService other =
+        java.util.concurrent.Executors.newSingleThreadExecutor();
+    List<CountingSubscriber> calls = new java.util.ArrayList<>();
+    try {
+      for (int i = 0; i < 300; i++) {
+        CountingSubscriber c = new CountingSubscriber(1);
+        org.reactivestreams.Publisher<StringValue> call =
+            rpc.unary(TestService.ECHO, text("slow"), CallOptions.DEFAULT);
+        rpc.loop().execute(() -> call.subscribe(c)); // requested inside onSubscribe, on the loop
+        other
+            .submit(
+                () -> {
+                  long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+                  while (c.subscription == null && System.nanoTime() < deadline) {
+                    Thread.onSpinWait();
+                  }
+                  c.subscription.cancel(); // races the rest of subscribe and the start
+                })
+            .get(10, TimeUnit.SECONDS);
+        calls.add(c);
+      }
+    } finally {
+      other.shutdownNow();
+    }
+    // Every call that reached the server is cancelled there; none is left waiting.
+    assertThat(
+            Mono.from(rpc.unary(TestService.ECHO, text("after"), CallOptions.DEFAULT)).block(WAIT))
+        .isEqualTo(text("after"));
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (service.cancels.get() < service.slowCalls.get() && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
+    assertThat(service.cancels.get()).isEqualTo(service.slowCalls.get());
+    for (CountingSubscriber c : calls) {
+      assertThat(c.nexts).hasValue(0);
+      assertThat(c.ends).hasValue(0); // a cancelled call is not signalled
+    }
+  }
+
+  @Test
+  void aRequestFromAnotherThreadWhileOnSubscribeRuns_startsTheCall_whenItReturns()
+      throws Exception {
+    java.util.concurrent.ExecutorService other =
+        java.util.concurrent.Executors.newSingleThreadExecutor();
+    try {
+      CountingSubscriber c =
+          new CountingSubscriber(
+              s -> {
+                try {
+                  other.submit(() -> s.request(1)).get(5, TimeUnit.SECONDS);
+                } catch (Exception e) {
+                  throw new AssertionError(e);
+                }
+              });
+      rpc.unary(TestService.ECHO, text("hi"), CallOptions.DEFAULT).subscribe(c);
+      assertThat(c.ended.await(10, TimeUnit.SECONDS)).as("the call was made and ended").isTrue();
+      assertThat(c.last.get()).isEqualTo(text("hi"));
+      assertThat(c.nexts).hasValue(1);
+    } finally {
+      other.shutdownNow();
+    }
   }
 
   @Test

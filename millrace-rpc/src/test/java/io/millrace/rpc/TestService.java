@@ -93,6 +93,11 @@ final class TestService {
   final CountDownLatch cancelled = new CountDownLatch(1);
   final java.util.concurrent.atomic.AtomicInteger cancels =
       new java.util.concurrent.atomic.AtomicInteger();
+
+  /** "slow" calls that reached their handler. */
+  final java.util.concurrent.atomic.AtomicInteger slowCalls =
+      new java.util.concurrent.atomic.AtomicInteger();
+
   final AtomicReference<String> seenHeader = new AtomicReference<>();
 
   static StringValue text(String s) {
@@ -154,6 +159,7 @@ final class TestService {
       throw new IllegalStateException("secret internals");
     }
     if (v.equals("slow")) {
+      slowCalls.incrementAndGet();
       ctx.onCancel(
           () -> {
             cancelledWith.set(ctx.cancellation());

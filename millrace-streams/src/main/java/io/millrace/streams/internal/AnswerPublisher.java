@@ -14,7 +14,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
-import org.reactivestreams.Subscription;
 
 /**
  * A request-response from this side in one object: the Publisher of its one answer, its
@@ -43,7 +42,7 @@ import org.reactivestreams.Subscription;
  * (a heap copy, or retained views with {@link StreamsOptions#zeroCopy()}), except for a {@link
  * ReadsInPlace} subscriber, which is lent the engine's buffers for the duration of its onNext.
  */
-public final class AnswerPublisher implements Publisher<Payload>, Subscription, StreamListener {
+public final class AnswerPublisher extends OneCall implements Publisher<Payload>, StreamListener {
   /** Made, not subscribed yet. */
   private static final int NEW = 0;
 
@@ -80,27 +79,6 @@ public final class AnswerPublisher implements Publisher<Payload>, Subscription, 
    * end.
    */
   private volatile int state;
-
-  /**
-   * The thread inside the subscriber's onSubscribe, or null. A request that thread makes meanwhile
-   * (the usual one: subscribers ask inside onSubscribe) is noted in {@link #requestedInside}, a
-   * plain field that subscribe reads once onSubscribe returns; only requests from elsewhere, or
-   * later, take the volatile handshake below. That keeps two fenced writes off every call. Plain:
-   * written by the subscribing thread alone, and no other thread ever finds its own Thread here.
-   */
-  private Thread subscribing;
-
-  private boolean requestedInside;
-
-  /**
-   * The handshake with requests from other threads, or made after onSubscribe returned: written
-   * only when no request came inside onSubscribe (then it stays false, and a request from elsewhere
-   * finds the call started, or failed, by its state).
-   */
-  private volatile boolean onSubscribeReturned;
-
-  private volatile boolean requested;
-  private volatile Throwable invalidRequest;
 
   /**
    * The call once the connection has it; cancelled by whichever of start and cancel sees both. A
@@ -158,60 +136,7 @@ public final class AnswerPublisher implements Publisher<Payload>, Subscription, 
     // two (a type check that fails scans all of its class's interfaces).
     readsBuffers = lends && subscriber instanceof ReadsBuffersInPlace;
     downstream = subscriber;
-    subscribing = Thread.currentThread();
-    try {
-      subscriber.onSubscribe(this);
-    } catch (Throwable e) { // a checked exception thrown sneakily too
-      cancel(); // a subscriber that throws (rule 2.13 forbids it) gets nothing sent: release
-      throw e;
-    } finally {
-      subscribing = null;
-    }
-    Throwable invalid = invalidRequest;
-    if (invalid != null) {
-      fail(invalid, true); // asked for a non-positive amount inside onSubscribe: told only now
-    } else if (requestedInside) {
-      start();
-      // A non-positive request from another thread that found the call neither started nor its
-      // onSubscribe returned (this path never says so) is seen here: the start's atomic update
-      // and that request's volatile write and read leave one of the two seeing the other.
-      invalid = invalidRequest;
-      if (invalid != null) {
-        fail(invalid, true);
-      }
-    } else {
-      onSubscribeReturned = true;
-      invalid = invalidRequest;
-      if (invalid != null) {
-        fail(invalid, true);
-      } else if (requested) {
-        start();
-      }
-    }
-  }
-
-  @Override
-  public void request(long n) {
-    if (n <= 0) {
-      IllegalArgumentException e =
-          new IllegalArgumentException("request-n must be positive (rule 3.9): " + n);
-      // Written before the handshake's read, or the state's: subscribe, or the start, sees one.
-      invalidRequest = e;
-      if (onSubscribeReturned || state > IDLE) {
-        fail(e, true); // (a started call's onSubscribe has returned)
-      }
-      return;
-    }
-    if (subscribing == Thread.currentThread()) {
-      requestedInside = true; // inside onSubscribe: the call starts once it returns
-      return;
-    }
-    if (!requested) {
-      requested = true;
-      if (onSubscribeReturned) {
-        start();
-      }
-    }
+    onSubscribeThenStart(subscriber);
   }
 
   @Override
@@ -230,7 +155,8 @@ public final class AnswerPublisher implements Publisher<Payload>, Subscription, 
   }
 
   /** Sends the request, once: the subscriber has asked and its onSubscribe has returned. */
-  private void start() {
+  @Override
+  protected void start() {
     if (!STATE.compareAndSet(this, IDLE, STARTED)) {
       return; // started already, or ended before it started
     }
@@ -261,6 +187,11 @@ public final class AnswerPublisher implements Publisher<Payload>, Subscription, 
     }
   }
 
+  @Override
+  protected boolean startedOrEnded() {
+    return state > IDLE;
+  }
+
   /** The request, never sent and now never to be: released. */
   private void discard() {
     Payload p = request;
@@ -274,7 +205,8 @@ public final class AnswerPublisher implements Publisher<Payload>, Subscription, 
    * Ends the call with {@code error} if nothing ended it before; {@code cancel}: a call already
    * sent is cancelled too.
    */
-  private void fail(Throwable error, boolean cancel) {
+  @Override
+  protected void fail(Throwable error, boolean cancel) {
     int was;
     do {
       was = state;

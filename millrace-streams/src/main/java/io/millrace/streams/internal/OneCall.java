@@ -1,0 +1,116 @@
+package io.millrace.streams.internal;
+
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+
+/**
+ * The start of a call that its one subscriber's first request sends: the handshake between {@code
+ * subscribe}, which must not start the call before the subscriber's {@code onSubscribe} has
+ * returned (Reactive Streams rule 1.3), and {@code request}, which may come from any thread, inside
+ * {@code onSubscribe} or after it. The streams layer's request-response ({@link AnswerPublisher})
+ * and the RPC's unary call share it; each keeps its own state for the rest (started, ended).
+ *
+ * <p>Why this shape. Subscribers ask inside {@code onSubscribe}, on the subscribing thread:
+ * Reactor's, RxJava's and Mutiny's all do. That request is noted in a plain field while {@code
+ * subscribe} records its thread, and {@code subscribe} starts the call when {@code onSubscribe}
+ * returns, so a call writes no volatile field to start. Measured on the Reactor requester: the two
+ * volatile writes of the general handshake (and the stream's, which its subclasses also avoid on
+ * the event loop) cost 15-20 ns of a call's 170 (docs/benchmarks.md, thirty-ninth session).
+ * Requests from other threads, or made later, take the volatile handshake: each side writes its
+ * flag, then reads the other's, so that at least one of the two sees the other and starts the call.
+ */
+public abstract class OneCall implements Subscription {
+  /**
+   * The thread inside the subscriber's onSubscribe, or null. Plain: written by the subscribing
+   * thread alone, and no other thread ever finds its own Thread here.
+   */
+  private Thread subscribing;
+
+  /** A request came inside onSubscribe, on the subscribing thread. */
+  private boolean requestedInside;
+
+  /** Written only when no request came inside onSubscribe: the handshake's flags. */
+  private volatile boolean onSubscribeReturned;
+
+  private volatile boolean requested;
+  private volatile Throwable invalidRequest;
+
+  /**
+   * Hands this subscription to {@code subscriber}, then starts the call if it asked meanwhile, or
+   * fails it if it asked for a non-positive amount. A subscriber whose onSubscribe throws (rule
+   * 2.13 forbids it) gets the call cancelled before anything is sent; the exception goes on.
+   */
+  protected final void onSubscribeThenStart(Subscriber<?> subscriber) {
+    subscribing = Thread.currentThread();
+    try {
+      subscriber.onSubscribe(this);
+    } catch (Throwable e) { // a checked exception thrown sneakily too
+      cancel();
+      throw e;
+    } finally {
+      subscribing = null;
+    }
+    Throwable invalid = invalidRequest;
+    if (invalid != null) {
+      fail(invalid, true); // asked for a non-positive amount inside onSubscribe: told only now
+    } else if (requestedInside) {
+      start();
+      // A non-positive request from another thread that found the call neither started nor its
+      // onSubscribe returned (this path never says so) is seen here: the start's atomic update of
+      // the subclass's state, and that request's volatile write and read, leave one of the two
+      // seeing the other.
+      invalid = invalidRequest;
+      if (invalid != null) {
+        fail(invalid, true);
+      }
+    } else {
+      onSubscribeReturned = true;
+      invalid = invalidRequest;
+      if (invalid != null) {
+        fail(invalid, true);
+      } else if (requested) {
+        start();
+      }
+    }
+  }
+
+  @Override
+  public final void request(long n) {
+    if (n <= 0) {
+      IllegalArgumentException e =
+          new IllegalArgumentException("request-n must be positive (rule 3.9): " + n);
+      // Written before the handshake's flag, or the state, is read: onSubscribeThenStart, or the
+      // start, sees one of the two. No signal while onSubscribe runs (rule 1.3).
+      invalidRequest = e;
+      if (onSubscribeReturned || startedOrEnded()) {
+        fail(e, true); // (a started call's onSubscribe has returned)
+      }
+      return;
+    }
+    if (subscribing == Thread.currentThread()) {
+      requestedInside = true; // inside onSubscribe: the call starts once it returns
+      return;
+    }
+    if (!requested) {
+      requested = true;
+      if (onSubscribeReturned) {
+        start();
+      }
+    }
+  }
+
+  /**
+   * Sends the call, once: a no-op when it started already or ended before it started (an atomic
+   * update of the subclass's state decides).
+   */
+  protected abstract void start();
+
+  /** Whether the call has started, or ended after it was subscribed (its state is past that). */
+  protected abstract boolean startedOrEnded();
+
+  /**
+   * Ends the call with {@code error} if nothing ended it before; {@code cancel}: a call already
+   * sent is cancelled too.
+   */
+  protected abstract void fail(Throwable error, boolean cancel);
+}
