@@ -31,9 +31,11 @@ import org.reactivestreams.Subscriber;
  *
  * <p>Ending: the response, a failure from the server or the connection, the deadline, a cancel or
  * an invalid request(n), whichever comes first, claims the end through one atomic state; only that
- * one signals the subscriber, so signals never overlap. Every signal after onSubscribe comes from
- * the event loop (a call that could not be sent is failed there too), except the failure of an
- * invalid request(n), which comes from the requesting thread once onSubscribe has returned.
+ * one signals the subscriber, so signals never overlap. Signals after onSubscribe come from the
+ * event loop (a call that could not be sent is failed there too), except: the failure of an invalid
+ * request(n), from the thread that asked (or the subscribing thread, once onSubscribe returns); a
+ * deadline already past, on the subscribing thread; and any failure once the loop has shut down, on
+ * the thread that found it so. The start handshake is {@link OneCall}'s.
  */
 final class UnaryCall<Req, Resp> extends OneCall implements Publisher<Resp>, StreamListener {
   /** Made, not subscribed yet. */

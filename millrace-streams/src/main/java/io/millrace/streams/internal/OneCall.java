@@ -29,7 +29,10 @@ public abstract class OneCall implements Subscription {
   /** A request came inside onSubscribe, on the subscribing thread. */
   private boolean requestedInside;
 
-  /** Written only when no request came inside onSubscribe: the handshake's flags. */
+  /**
+   * Written only when no request came inside onSubscribe (then it stays false, and a request from
+   * elsewhere finds the call started, or failed, by the subclass's state).
+   */
   private volatile boolean onSubscribeReturned;
 
   private volatile boolean requested;
@@ -100,17 +103,23 @@ public abstract class OneCall implements Subscription {
   }
 
   /**
-   * Sends the call, once: a no-op when it started already or ended before it started (an atomic
-   * update of the subclass's state decides).
+   * Sends the call, once: a no-op when it started already or ended before it started. An atomic
+   * update of the subclass's volatile state decides, and leaves it past "subscribed" before this
+   * returns (the re-read of an invalid request after the start relies on it).
    */
   protected abstract void start();
 
-  /** Whether the call has started, or ended after it was subscribed (its state is past that). */
+  /**
+   * Whether the call has started, or ended after it was subscribed: a read of the same volatile
+   * state that {@link #start} updates.
+   */
   protected abstract boolean startedOrEnded();
 
   /**
-   * Ends the call with {@code error} if nothing ended it before; {@code cancel}: a call already
-   * sent is cancelled too.
+   * Ends the call with {@code error} if nothing ended it before, from any thread and from any state
+   * after subscribing; {@code cancel}: a call already sent is cancelled too. A call that is ended
+   * (cancelled) signals nothing more. {@link #cancel} must likewise be safe before the start,
+   * inside onSubscribe.
    */
   protected abstract void fail(Throwable error, boolean cancel);
 }

@@ -320,8 +320,10 @@ class AnswerPublisherTest {
   @Test
   void aCallStartedOnTheLoop_cancelledFromAnotherThread_isCancelledOnTheLoopOnceSent()
       throws Exception {
-    // Started on the loop, the call publishes its stream without a fence; a cancel from another
-    // thread that does not see it yet must still reach it, through the loop.
+    // Started on the loop, the call publishes its stream without a fence. Cancels from another
+    // thread, racing the start, must reach it: through the start's own look at the wish, or
+    // through the loop's second look for the stream (with both removed this fails; the second
+    // look's own window, a store not yet visible, is too short to hit).
     race(
         (request, other) -> {
           Recorder r = new Recorder(s -> s.request(1));
