@@ -8,8 +8,6 @@ import io.millrace.core.StreamErrorException;
 import io.millrace.core.StreamListener;
 import io.millrace.streams.internal.OneCall;
 import io.netty.buffer.ByteBuf;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -51,16 +49,6 @@ final class UnaryCall<Req, Resp> extends OneCall implements Publisher<Resp>, Str
   private static final AtomicIntegerFieldUpdater<UnaryCall> STATE =
       AtomicIntegerFieldUpdater.newUpdater(UnaryCall.class, "state");
 
-  private static final VarHandle STREAM;
-
-  static {
-    try {
-      STREAM = MethodHandles.lookup().findVarHandle(UnaryCall.class, "stream", Stream.class);
-    } catch (ReflectiveOperationException e) {
-      throw new ExceptionInInitializerError(e);
-    }
-  }
-
   private final RpcClient client;
   private final Connection connection;
   private final MethodDescriptor<Req, Resp> method;
@@ -74,13 +62,6 @@ final class UnaryCall<Req, Resp> extends OneCall implements Publisher<Resp>, Str
    * fence on x86 on every call. Subscribing claims it (a second subscriber gets a call of its own).
    */
   private volatile int state;
-
-  /**
-   * The call once the connection has it. A start on the event loop writes it without a fence
-   * ({@link #STREAM}): a cancel from another thread that does not see it yet looks again on the
-   * loop, after the start.
-   */
-  private volatile Stream stream;
 
   private volatile ScheduledFuture<?> deadlineTimer;
 
@@ -146,11 +127,7 @@ final class UnaryCall<Req, Resp> extends OneCall implements Publisher<Resp>, Str
       }
       return;
     }
-    if (connection.executor().inEventLoop()) {
-      STREAM.set(this, s); // no fence: a cancel from elsewhere finds it through the loop
-    } else {
-      stream = s;
-    }
+    sent(s, connection.executor());
     if (deadlineNanos >= 0) {
       try {
         deadlineTimer = connection.executor().schedule(this::expire, deadlineNanos, NANOSECONDS);
@@ -242,14 +219,9 @@ final class UnaryCall<Req, Resp> extends OneCall implements Publisher<Resp>, Str
    * call has started; off the loop, a stream not seen yet is looked for again by a task there.
    */
   private void cancelStream() {
-    Stream s = stream;
+    Stream s = streamOrLookAgain(connection.executor(), this::cancelStream);
     if (s == null) {
-      // The start is still under way, or it ran on the loop and wrote the stream without a fence:
-      // look again there, after it. A start off the loop sees the wish and cancels by itself.
-      if (!connection.executor().inEventLoop()) {
-        onLoop(this::cancelStream, false);
-      }
-      return;
+      return; // a start still under way sees the wish and cancels by itself
     }
     onLoop(s::cancel, false);
   }

@@ -80,13 +80,6 @@ public final class AnswerPublisher extends OneCall implements Publisher<Payload>
    */
   private volatile int state;
 
-  /**
-   * The call once the connection has it; cancelled by whichever of start and cancel sees both. A
-   * start on the event loop writes it without a fence ({@link #STREAM}): a cancel from another
-   * thread that does not see it yet looks again on the loop, after the start.
-   */
-  private volatile Stream stream;
-
   private volatile boolean cancelWanted;
 
   /**
@@ -97,13 +90,11 @@ public final class AnswerPublisher extends OneCall implements Publisher<Payload>
   private volatile boolean cancelSent;
 
   private static final VarHandle CANCEL_SENT;
-  private static final VarHandle STREAM;
 
   static {
     try {
-      MethodHandles.Lookup lookup = MethodHandles.lookup();
-      CANCEL_SENT = lookup.findVarHandle(AnswerPublisher.class, "cancelSent", boolean.class);
-      STREAM = lookup.findVarHandle(AnswerPublisher.class, "stream", Stream.class);
+      CANCEL_SENT =
+          MethodHandles.lookup().findVarHandle(AnswerPublisher.class, "cancelSent", boolean.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -177,11 +168,7 @@ public final class AnswerPublisher extends OneCall implements Publisher<Payload>
       claimAndFail(e, STARTED);
       return;
     }
-    if (connection.executor().inEventLoop()) {
-      STREAM.set(this, s); // no fence: a cancel from elsewhere finds it through the loop
-    } else {
-      stream = s;
-    }
+    sent(s, connection.executor());
     if (cancelWanted) {
       cancelStream(); // cancelled meanwhile, before the stream was known
     }
@@ -251,19 +238,10 @@ public final class AnswerPublisher extends OneCall implements Publisher<Payload>
    * again by a task on the loop.
    */
   private void cancelStream() {
-    Stream s = stream;
     EventExecutor loop = connection.executor();
+    Stream s = streamOrLookAgain(loop, this::cancelStream);
     if (s == null) {
-      // The start is still under way, or it ran on the loop and wrote the stream without a fence:
-      // look again there, after it. A start off the loop sees the wish and cancels by itself.
-      if (!loop.inEventLoop()) {
-        try {
-          loop.execute(this::cancelStream);
-        } catch (RejectedExecutionException loopGone) {
-          // The connection, and the call with it, failed as the loop shut down.
-        }
-      }
-      return;
+      return; // a start still under way sees the wish and cancels by itself
     }
     if (!CANCEL_SENT.compareAndSet(this, false, true)) {
       return; // start() and cancel() both saw the stream and the wish: the other one sends it

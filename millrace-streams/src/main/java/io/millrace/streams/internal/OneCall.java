@@ -1,5 +1,10 @@
 package io.millrace.streams.internal;
 
+import io.millrace.core.Stream;
+import io.netty.util.concurrent.EventExecutor;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.RejectedExecutionException;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
@@ -37,6 +42,23 @@ public abstract class OneCall implements Subscription {
 
   private volatile boolean requested;
   private volatile Throwable invalidRequest;
+
+  /**
+   * The call once the connection has it ({@link #sent}). A start on the event loop writes it
+   * without a fence ({@link #STREAM}): a cancel from another thread that does not see it yet looks
+   * again on the loop, after the start ({@link #streamOrLookAgain}).
+   */
+  private volatile Stream stream;
+
+  private static final VarHandle STREAM;
+
+  static {
+    try {
+      STREAM = MethodHandles.lookup().findVarHandle(OneCall.class, "stream", Stream.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
 
   /**
    * Hands this subscription to {@code subscriber}, then starts the call if it asked meanwhile, or
@@ -100,6 +122,37 @@ public abstract class OneCall implements Subscription {
         start();
       }
     }
+  }
+
+  /**
+   * The start sent the call on {@code s}, whose event loop is {@code loop}: recorded for a cancel,
+   * without a fence when this is the loop. A start off the loop writes it volatile, then looks for
+   * the cancel's wish itself.
+   */
+  protected final void sent(Stream s, EventExecutor loop) {
+    if (loop.inEventLoop()) {
+      STREAM.set(this, s); // no fence: a cancel from elsewhere finds it through the loop
+    } else {
+      stream = s;
+    }
+  }
+
+  /**
+   * The stream of a call that has started, or null while its start is under way. Off the loop, a
+   * null may also be a start on the loop whose plain write is not seen yet: then {@code lookAgain}
+   * runs on the loop, after that start (nothing runs when the loop has shut down, and the call has
+   * failed with its connection).
+   */
+  protected final Stream streamOrLookAgain(EventExecutor loop, Runnable lookAgain) {
+    Stream s = stream;
+    if (s == null && !loop.inEventLoop()) {
+      try {
+        loop.execute(lookAgain);
+      } catch (RejectedExecutionException loopGone) {
+        // The connection, and the call with it, failed as the loop shut down.
+      }
+    }
+    return s;
   }
 
   /**
