@@ -70,8 +70,10 @@ class FutureBridgesTest {
       call.onNext(Payload.of(data)); // the item came; its completion has not
       way.getValue().accept(call);
       long until = System.nanoTime() + 5_000_000_000L;
-      while (!cancelledUpstream.get() && System.nanoTime() < until) {
-        Thread.sleep(1); // (the timeouts and the async completion run on other threads)
+      // The timeouts and the async completion run on other threads, which cancel the call and
+      // then release the item: wait for both before looking.
+      while ((!cancelledUpstream.get() || data.refCnt() != 0) && System.nanoTime() < until) {
+        Thread.sleep(1);
       }
       assertThat(cancelledUpstream).as(way.getKey()).isTrue();
       assertThat(data.refCnt()).as(way.getKey()).isZero();
