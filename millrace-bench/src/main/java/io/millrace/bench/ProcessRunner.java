@@ -25,6 +25,7 @@ public final class ProcessRunner {
   private final List<String> serverOptions;
   private final List<String> clientOptions;
   private final String gc;
+  private boolean sharedClassPath;
 
   public ProcessRunner(Path logDir, List<String> serverOptions, List<String> clientOptions) {
     this(logDir, serverOptions, clientOptions, "g1");
@@ -38,6 +39,15 @@ public final class ProcessRunner {
     this.serverOptions = serverOptions;
     this.clientOptions = clientOptions;
     this.gc = gc;
+  }
+
+  /**
+   * Measured processes get this harness's whole class path, every system's jars, as before the
+   * fortieth session, instead of their own system's ({@link ClassPaths}).
+   */
+  ProcessRunner sharedClassPath(boolean shared) {
+    this.sharedClassPath = shared;
+    return this;
   }
 
   public static boolean pinned() {
@@ -82,7 +92,8 @@ public final class ProcessRunner {
     drive.addAll(driveArgs);
     drive.addAll(common);
     // The client runs its warm-up and measurement; a minute more is for starting and stopping.
-    Output out = run(runName, heap, serve, drive, seconds(driveArgs) + 60);
+    String classPath = sharedClassPath ? fullClassPath() : ClassPaths.forSystem(system);
+    Output out = run(runName, heap, heap, serve, drive, seconds(driveArgs) + 60, classPath);
     List<String> ticks = new ArrayList<>();
     for (String line : out.server()) {
       if (line.startsWith("TICK")) {
@@ -136,10 +147,22 @@ public final class ProcessRunner {
       List<String> clientArgs,
       int clientSeconds)
       throws IOException, InterruptedException {
+    return run(runName, heap, clientHeap, serverArgs, clientArgs, clientSeconds, fullClassPath());
+  }
+
+  private Output run(
+      String runName,
+      String heap,
+      String clientHeap,
+      List<String> serverArgs,
+      List<String> clientArgs,
+      int clientSeconds,
+      String classPath)
+      throws IOException, InterruptedException {
     String port = Integer.toString(freePort());
     Path serverLog = logDir.resolve(runName + "-server.log");
     Path clientLog = logDir.resolve(runName + "-client.log");
-    Process server = start("1", heap, serverLog, withPort(serverArgs, port));
+    Process server = start("1", heap, classPath, serverLog, withPort(serverArgs, port));
     List<String> serverLines = new CopyOnWriteArrayList<>();
     CountDownLatch ready = new CountDownLatch(1);
     Thread reader =
@@ -169,7 +192,7 @@ public final class ProcessRunner {
       if (!ready.await(60, TimeUnit.SECONDS)) {
         failure = "server did not start: see " + serverLog;
       } else {
-        Process client = start("0", clientHeap, clientLog, withPort(clientArgs, port));
+        Process client = start("0", clientHeap, classPath, clientLog, withPort(clientArgs, port));
         client.getOutputStream().close();
         List<String> lines = new CopyOnWriteArrayList<>();
         Thread clientReader = drain(client, lines);
@@ -238,7 +261,12 @@ public final class ProcessRunner {
     }
   }
 
-  private Process start(String cpu, String heap, Path log, List<String> args) throws IOException {
+  private static String fullClassPath() {
+    return System.getProperty("java.class.path");
+  }
+
+  private Process start(String cpu, String heap, String classPath, Path log, List<String> args)
+      throws IOException {
     List<String> command = new ArrayList<>();
     if (pinned()) {
       command.addAll(List.of("/usr/bin/taskset", "-c", cpu));
@@ -248,7 +276,7 @@ public final class ProcessRunner {
     command.add(PRE_TOUCH);
     command.addAll(cpu.equals("1") ? serverOptions : clientOptions);
     command.add("-cp");
-    command.add(System.getProperty("java.class.path"));
+    command.add(classPath);
     command.add(BenchMain.class.getName());
     command.addAll(args);
     return new ProcessBuilder(command).redirectError(log.toFile()).start();
