@@ -2,6 +2,7 @@ package io.millrace.bench;
 
 import java.io.File;
 import java.io.IOException;
+import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -148,8 +149,10 @@ final class ClassPaths {
       case "millrace-rpc-mutiny" -> add(out, STREAMS, OBSERVER, RPC, MUTINY);
       case "millrace-rpc-futures" -> add(out, STREAMS, OBSERVER, RPC, FUTURES);
       case "millrace-rpc-observer" -> add(out, STREAMS, OBSERVER, RPC);
-      case "grpc-java", "grpc-java-rpc", "grpc-java-to-millrace", "millrace-grpc-stubs" ->
-          add(out, STREAMS, OBSERVER, RPC, GRPC);
+      case "grpc-java", "grpc-java-rpc" -> add(out, STREAMS, OBSERVER, RPC, GRPC);
+      // served by the Reactor flavour of the RPC
+      case "grpc-java-to-millrace", "millrace-grpc-stubs" ->
+          add(out, STREAMS, OBSERVER, RPC, GRPC, REACTOR);
       case "rsocket-java" -> add(out, RSOCKET);
       default -> throw new IllegalArgumentException("no class path for system " + system);
     }
@@ -164,17 +167,32 @@ final class ClassPaths {
   }
 
   /**
-   * The class path for a process measuring {@code system}: from the harness jar's directory when
-   * the harness runs from its jar and the classes jar lies beside it, else this process's class
-   * path with the jars of other systems left out (directories, such as a module's {@code
-   * target/classes} under a test, are kept). Falls back to this process's whole class path when
-   * neither can be read.
+   * The class path for a process measuring {@code system}: the harness's classes jar and the
+   * system's jars from the harness jar's manifest when the harness runs from its jar, else this
+   * process's class path with the jars of other systems left out (directories, such as a module's
+   * {@code target/classes} under a test, are kept).
+   *
+   * @throws IllegalStateException when the harness runs from its jar and the classes jar is not
+   *     beside it: the whole class path would come back through the harness jar's manifest
    */
   static String forSystem(String system) {
     Set<String> wanted = artifacts(system);
     List<String> kept = new ArrayList<>();
-    for (String entry : entries()) {
-      if (wanted(entry, wanted)) {
+    Path own = ownJar();
+    for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
+      if (own != null && sameFile(Path.of(entry), own)) {
+        Path classes = classesJar(own);
+        if (!Files.isRegularFile(classes)) {
+          throw new IllegalStateException(
+              classes + " is missing: rebuild the harness, or run with --shared-class-path");
+        }
+        kept.add(classes.toString());
+        for (Path listed : manifestClassPath(own)) {
+          if (wanted(listed.toString(), wanted)) {
+            kept.add(listed.toString());
+          }
+        }
+      } else if (wanted(entry, wanted)) {
         kept.add(entry);
       }
     }
@@ -185,61 +203,58 @@ final class ClassPaths {
     if (!entry.endsWith(".jar")) {
       return true; // a directory of classes
     }
-    Matcher m = ARTIFACT.matcher(new File(entry).getName());
-    return !m.matches() || wanted.contains(m.group(1));
+    String artifact = artifact(entry);
+    return artifact == null || wanted.contains(artifact);
   }
 
-  /**
-   * This process's class path with the harness jar replaced by its classes jar and the entries of
-   * its manifest's {@code Class-Path} in its place.
-   */
-  private static List<String> entries() {
-    List<String> out = new ArrayList<>();
-    for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
-      Path classes = classesJar(entry);
-      if (classes == null) {
-        out.add(entry);
-        continue;
-      }
-      out.add(classes.toString());
-      Path dir = Path.of(entry).toAbsolutePath().getParent();
-      for (String listed : manifestClassPath(entry)) {
-        out.add(dir.resolve(listed).toString());
-      }
-    }
-    return out;
+  /** The artifact of a jar named ARTIFACT-VERSION[-CLASSIFIER].jar, or null. */
+  static String artifact(String jar) {
+    Matcher m = ARTIFACT.matcher(new File(jar).getName());
+    return m.matches() ? m.group(1) : null;
   }
 
-  /** The classes jar beside the harness jar {@code entry}, or null when entry is not that jar. */
-  private static Path classesJar(String entry) {
-    if (!entry.endsWith(".jar")) {
-      return null;
-    }
-    Path own;
+  /** The jar this harness's classes were loaded from, or null when they come from a directory. */
+  private static Path ownJar() {
     try {
-      own = Path.of(BenchMain.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+      Path own =
+          Path.of(BenchMain.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+      return Files.isRegularFile(own) ? own : null;
     } catch (URISyntaxException | RuntimeException e) {
       return null;
     }
-    Path jar = Path.of(entry).toAbsolutePath();
-    if (!jar.equals(own.toAbsolutePath())) {
-      return null;
-    }
-    String name = jar.getFileName().toString();
-    Path classes =
-        jar.resolveSibling(name.substring(0, name.length() - ".jar".length()) + CLASSES_SUFFIX);
-    return Files.isRegularFile(classes) ? classes : null;
   }
 
-  private static List<String> manifestClassPath(String jar) {
-    try (JarFile file = new JarFile(jar)) {
+  private static boolean sameFile(Path a, Path b) {
+    try {
+      return Files.isRegularFile(a) && Files.isSameFile(a, b);
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  /** The jar of the same classes without the manifest's class path, built beside the harness. */
+  static Path classesJar(Path harnessJar) {
+    String name = harnessJar.getFileName().toString();
+    return harnessJar.resolveSibling(
+        name.substring(0, name.length() - ".jar".length()) + CLASSES_SUFFIX);
+  }
+
+  /** The entries of a jar's manifest {@code Class-Path}: URLs relative to the jar. */
+  static List<Path> manifestClassPath(Path jar) {
+    try (JarFile file = new JarFile(jar.toFile())) {
       Manifest manifest = file.getManifest();
       String classPath =
           manifest == null ? null : manifest.getMainAttributes().getValue("Class-Path");
-      return classPath == null || classPath.isBlank()
-          ? List.of()
-          : List.of(classPath.trim().split(" +"));
-    } catch (IOException e) {
+      if (classPath == null || classPath.isBlank()) {
+        return List.of();
+      }
+      URI base = jar.toAbsolutePath().toUri();
+      List<Path> out = new ArrayList<>();
+      for (String url : classPath.trim().split(" +")) {
+        out.add(Path.of(base.resolve(url)));
+      }
+      return out;
+    } catch (IOException | IllegalArgumentException e) {
       return List.of();
     }
   }

@@ -118,7 +118,7 @@ final class RunCommand implements Callable<Integer> {
       defaultValue = "loop",
       description =
           "Who issues request-response and fire-and-forget: loop (the client's event loop), thread"
-              + " (an application thread, through the connection's hand-off), or both: loop,thread.")
+              + " (an application thread, through the connection's hand-off), or both.")
   List<String> callers;
 
   @Option(
@@ -265,6 +265,16 @@ final class RunCommand implements Callable<Integer> {
     for (String system : systems) {
       Systems.byName(system); // fail fast on a typo
     }
+    List<String> byCaller = new ArrayList<>();
+    for (String caller : callers) {
+      switch (caller) {
+        case "loop", "thread" -> byCaller.add(caller);
+        case "both" -> byCaller.addAll(List.of("loop", "thread"));
+        default ->
+            throw new IllegalArgumentException("--caller takes loop, thread or both: " + caller);
+      }
+    }
+    callers = List.copyOf(new java.util.LinkedHashSet<>(byCaller));
     for (String transport : transports) {
       if (!io.millrace.bench.millrace.BenchTransport.NAMES.contains(transport)) {
         throw new IllegalArgumentException(
@@ -292,12 +302,6 @@ final class RunCommand implements Callable<Integer> {
     List<String> heaps = new ArrayList<>(List.of(largeHeap));
     if (!skipHeap) {
       heaps.add(smallHeap);
-    }
-    for (String caller : callers) {
-      if (!caller.equals("loop") && !caller.equals("thread")) {
-        throw new IllegalArgumentException(
-            "--caller takes loop, thread or both (loop,thread): " + caller);
-      }
     }
     List<Object[]> plan = plan(heaps, chosen);
     if (rounds < 1) {

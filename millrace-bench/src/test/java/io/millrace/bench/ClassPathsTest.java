@@ -4,8 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
+import java.util.jar.Attributes;
+import java.util.jar.JarOutputStream;
+import java.util.jar.Manifest;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A measured process's class path holds its own system's jars and not the peers' (this test's own
@@ -21,7 +27,7 @@ class ClassPathsTest {
   }
 
   private static boolean has(List<String> jars, String artifact) {
-    return jars.stream().anyMatch(j -> j.startsWith(artifact + "-") && j.matches(".*-[0-9].*"));
+    return jars.stream().anyMatch(j -> artifact.equals(ClassPaths.artifact(j)));
   }
 
   @Test
@@ -47,6 +53,32 @@ class ClassPathsTest {
     assertThat(has(jarNames(ClassPaths.forSystem("grpc-java")), "rsocket-core")).isFalse();
     assertThat(has(jarNames(ClassPaths.forSystem("rsocket-java")), "reactor-netty-core")).isTrue();
     assertThat(has(jarNames(ClassPaths.forSystem("rsocket-java")), "grpc-core")).isFalse();
+  }
+
+  @Test
+  void artifactNames_leaveVersionAndClassifierOut() {
+    assertThat(
+            ClassPaths.artifact(
+                "lib/netty-tcnative-boringssl-static-2.0.84.Final-linux-x86_64.jar"))
+        .isEqualTo("netty-tcnative-boringssl-static");
+    assertThat(
+            ClassPaths.artifact("listenablefuture-9999.0-empty-to-avoid-conflict-with-guava.jar"))
+        .isEqualTo("listenablefuture");
+    assertThat(ClassPaths.artifact("/x/millrace-core-0.1.0-SNAPSHOT.jar"))
+        .isEqualTo("millrace-core");
+    assertThat(ClassPaths.artifact("millrace-bench.jar")).isNull();
+  }
+
+  @Test
+  void harnessJar_manifestEntriesResolveAgainstItsDirectory(@TempDir Path dir) throws Exception {
+    Manifest manifest = new Manifest();
+    manifest.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
+    manifest.getMainAttributes().put(Attributes.Name.CLASS_PATH, "lib/a-1.0.jar lib/b%20c-2.0.jar");
+    Path jar = dir.resolve("millrace-bench.jar");
+    new JarOutputStream(Files.newOutputStream(jar), manifest).close(); // a manifest only
+    assertThat(ClassPaths.manifestClassPath(jar))
+        .containsExactly(dir.resolve("lib/a-1.0.jar"), dir.resolve("lib/b c-2.0.jar"));
+    assertThat(ClassPaths.classesJar(jar)).isEqualTo(dir.resolve("millrace-bench-classes.jar"));
   }
 
   @Test

@@ -163,16 +163,14 @@ class HarnessSmokeTest {
   }
 
   @Test
-  void rpcLevel_comparesWithGrpcJavaAndTheCore(@TempDir Path dir) throws Exception {
+  void everyFlavour_runsOnItsOwnClassPath(@TempDir Path dir) throws Exception {
     File csv = dir.resolve("results.csv").toFile();
-    RunCommand command = new RunCommand();
     int code =
-        new CommandLine(command)
+        new CommandLine(new RunCommand())
             .execute(
-                "--level",
-                "rpc",
                 "--systems",
-                "millrace,millrace-rpc-observer,grpc-java-rpc",
+                "millrace-reactor,millrace-rxjava,millrace-mutiny,millrace-observer,"
+                    + "millrace-futures",
                 "--interactions",
                 "request-response",
                 "--sizes",
@@ -189,8 +187,44 @@ class HarnessSmokeTest {
                 csv.toString());
     assertThat(code).isZero();
     List<String> rows = Files.readAllLines(csv.toPath());
-    assertThat(rows).hasSize(4);
-    for (String row : rows.subList(1, 4)) {
+    assertThat(rows).hasSize(6);
+    for (String row : rows.subList(1, 6)) {
+      assertThat(Double.parseDouble(row.split(",")[6])).as("messages flowed: " + row).isPositive();
+    }
+  }
+
+  @Test
+  void rpcLevel_comparesWithGrpcJavaAndTheCore(@TempDir Path dir) throws Exception {
+    File csv = dir.resolve("results.csv").toFile();
+    RunCommand command = new RunCommand();
+    int code =
+        new CommandLine(command)
+            .execute(
+                "--level",
+                "rpc",
+                "--systems",
+                // every RPC system: each starts on its own class path (ClassPaths)
+                "millrace,millrace-rpc,millrace-rpc-rxjava,millrace-rpc-mutiny,millrace-rpc-futures,"
+                    + "millrace-rpc-observer,grpc-java-rpc,grpc-java-to-millrace,"
+                    + "millrace-grpc-stubs",
+                "--interactions",
+                "request-response",
+                "--sizes",
+                "8",
+                "--warmup",
+                "1",
+                "--duration",
+                "2",
+                "--skip-heap",
+                "--skip-latency",
+                "--logs",
+                dir.resolve("logs").toString(),
+                "--csv",
+                csv.toString());
+    assertThat(code).isZero();
+    List<String> rows = Files.readAllLines(csv.toPath());
+    assertThat(rows).hasSize(10);
+    for (String row : rows.subList(1, 10)) {
       assertThat(row.split(",")[1]).isEqualTo("rpc");
       assertThat(Double.parseDouble(row.split(",")[6])).as("messages flowed: " + row).isPositive();
     }

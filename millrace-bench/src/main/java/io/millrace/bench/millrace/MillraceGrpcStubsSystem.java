@@ -47,6 +47,17 @@ public final class MillraceGrpcStubsSystem extends RpcFlavourSystem {
   private static final MethodDescriptor<BenchMessage, BenchMessage> CHANNEL =
       method(BenchServiceRpc.CHANNEL, MethodDescriptor.MethodType.BIDI_STREAMING);
 
+  private static final java.util.concurrent.atomic.AtomicBoolean FAILED =
+      new java.util.concurrent.atomic.AtomicBoolean();
+
+  /** The first failed call goes to the process log: a run whose calls fail measures nothing. */
+  private static void failed(Throwable t) {
+    if (FAILED.compareAndSet(false, true)) {
+      System.err.println("millrace-grpc-stubs client: call failed: " + t);
+      t.printStackTrace();
+    }
+  }
+
   @Override
   public String name() {
     return "millrace-grpc-stubs";
@@ -76,7 +87,9 @@ public final class MillraceGrpcStubsSystem extends RpcFlavourSystem {
               public void onNext(BenchMessage value) {}
 
               @Override
-              public void onError(Throwable t) {}
+              public void onError(Throwable t) {
+                failed(t);
+              }
 
               @Override
               public void onCompleted() {
@@ -151,7 +164,11 @@ public final class MillraceGrpcStubsSystem extends RpcFlavourSystem {
     }
 
     @Override
-    public void onError(Throwable t) {}
+    public void onError(Throwable t) {
+      if (!cancelled) {
+        failed(t);
+      }
+    }
 
     @Override
     public void onCompleted() {}
