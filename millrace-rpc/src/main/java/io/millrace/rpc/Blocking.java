@@ -265,14 +265,7 @@ public final class Blocking {
    * without a response"), not with the NullPointerException of sending null (UNKNOWN).
    */
   public static <T> Publisher<T> onExecutor(Executor executor, Supplier<T> handler) {
-    return ResponseSink.publisher(
-        executor,
-        sink -> {
-          T response = handler.get();
-          if (response != null) {
-            sink.send(response);
-          }
-        });
+    return new ExecutorUnary<>(executor, handler);
   }
 
   /** A handler that returns nothing (fire-and-forget), run on {@code executor}. */

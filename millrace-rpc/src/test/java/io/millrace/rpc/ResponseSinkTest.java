@@ -68,6 +68,100 @@ class ResponseSinkTest {
   }
 
   @Test
+  void anAnswerReadyBeforeItIsAskedFor_goesOutFromTheThreadThatAsks() {
+    Queue<Runnable> executor = new ArrayDeque<>();
+    java.util.List<String> signals = new java.util.ArrayList<>();
+    Subscription[] subscription = new Subscription[1];
+    Blocking.onExecutor(executor::add, () -> "x")
+        .subscribe(
+            new Subscriber<String>() {
+              @Override
+              public void onSubscribe(Subscription s) {
+                subscription[0] = s; // asks later
+              }
+
+              @Override
+              public void onNext(String value) {
+                signals.add(value);
+              }
+
+              @Override
+              public void onError(Throwable t) {
+                signals.add("error " + t);
+              }
+
+              @Override
+              public void onComplete() {
+                signals.add("complete");
+              }
+            });
+    executor.poll().run(); // the handler is done; nothing asked for yet
+    assertThat(signals).isEmpty();
+    subscription[0].request(1);
+    assertThat(signals).containsExactly("x", "complete");
+    subscription[0].request(1); // asked again: nothing more
+    assertThat(signals).containsExactly("x", "complete");
+  }
+
+  @Test
+  void aNonPositiveRequest_skipsTheHandlerAndEndsTheCallWithRule39sError() {
+    Queue<Runnable> executor = new ArrayDeque<>();
+    AtomicBoolean ran = new AtomicBoolean();
+    java.util.List<String> signals = new java.util.ArrayList<>();
+    Blocking.onExecutor(
+            executor::add,
+            () -> {
+              ran.set(true);
+              return "x";
+            })
+        .subscribe(
+            new Subscriber<String>() {
+              @Override
+              public void onSubscribe(Subscription s) {
+                s.request(0);
+              }
+
+              @Override
+              public void onNext(String value) {
+                signals.add(value);
+              }
+
+              @Override
+              public void onError(Throwable t) {
+                signals.add("error " + t.getMessage());
+              }
+
+              @Override
+              public void onComplete() {
+                signals.add("complete");
+              }
+            });
+    executor.poll().run();
+    assertThat(ran).isFalse();
+    assertThat(signals).containsExactly("error request-n must be positive (rule 3.9): 0");
+  }
+
+  @Test
+  void aHandlerThatThrows_failsTheCall_andAFullExecutorGivesUnavailable() {
+    Recorder thrown = new Recorder(false);
+    Blocking.<String>onExecutor(
+            Runnable::run,
+            () -> {
+              throw new IllegalStateException("boom");
+            })
+        .subscribe(thrown);
+    assertThat(thrown.signals).containsExactly("error java.lang.IllegalStateException: boom");
+    Recorder rejected = new Recorder(false);
+    Blocking.onExecutor(
+            r -> {
+              throw new java.util.concurrent.RejectedExecutionException("full");
+            },
+            () -> "x")
+        .subscribe(rejected);
+    assertThat(rejected.signals).singleElement().asString().contains("UNAVAILABLE");
+  }
+
+  @Test
   void aStreamCancelledWhileItWaits_doesNotRunItsHandler() {
     Queue<Runnable> executor = new ArrayDeque<>();
     AtomicBoolean ran = new AtomicBoolean();
