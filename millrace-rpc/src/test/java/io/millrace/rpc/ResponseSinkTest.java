@@ -9,35 +9,14 @@ import org.junit.jupiter.api.Test;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
-/** A blocking handler's call on an executor, cancelled before the executor runs it. */
+/** A blocking handler's call on an executor: its answer, its cancel, its errors. */
 class ResponseSinkTest {
   @Test
   void aBlockingHandlerThatReturnsNull_completesWithoutAResponse_notWithAnNpe() {
-    java.util.List<String> signals = new java.util.ArrayList<>();
-    Blocking.<String>onExecutor(Runnable::run, () -> null)
-        .subscribe(
-            new Subscriber<>() {
-              @Override
-              public void onSubscribe(Subscription s) {
-                s.request(1);
-              }
-
-              @Override
-              public void onNext(String value) {
-                signals.add("next " + value);
-              }
-
-              @Override
-              public void onError(Throwable t) {
-                signals.add("error " + t);
-              }
-
-              @Override
-              public void onComplete() {
-                signals.add("complete"); // the runtime then fails the call with INTERNAL
-              }
-            });
-    assertThat(signals).containsExactly("complete");
+    Recorder recorder = new Recorder(s -> s.request(1));
+    Blocking.<String>onExecutor(Runnable::run, () -> null).subscribe(recorder);
+    // the runtime then fails the call with INTERNAL
+    assertThat(recorder.signals).containsExactly("complete");
   }
 
   @Test
@@ -70,75 +49,31 @@ class ResponseSinkTest {
   @Test
   void anAnswerReadyBeforeItIsAskedFor_goesOutFromTheThreadThatAsks() {
     Queue<Runnable> executor = new ArrayDeque<>();
-    java.util.List<String> signals = new java.util.ArrayList<>();
-    Subscription[] subscription = new Subscription[1];
-    Blocking.onExecutor(executor::add, () -> "x")
-        .subscribe(
-            new Subscriber<String>() {
-              @Override
-              public void onSubscribe(Subscription s) {
-                subscription[0] = s; // asks later
-              }
-
-              @Override
-              public void onNext(String value) {
-                signals.add(value);
-              }
-
-              @Override
-              public void onError(Throwable t) {
-                signals.add("error " + t);
-              }
-
-              @Override
-              public void onComplete() {
-                signals.add("complete");
-              }
-            });
+    Recorder recorder = new Recorder(s -> {}); // asks later
+    Blocking.onExecutor(executor::add, () -> "x").subscribe(recorder);
     executor.poll().run(); // the handler is done; nothing asked for yet
-    assertThat(signals).isEmpty();
-    subscription[0].request(1);
-    assertThat(signals).containsExactly("x", "complete");
-    subscription[0].request(1); // asked again: nothing more
-    assertThat(signals).containsExactly("x", "complete");
+    assertThat(recorder.signals).isEmpty();
+    recorder.subscription.request(1);
+    assertThat(recorder.signals).containsExactly("x", "complete");
+    recorder.subscription.request(1); // asked again: nothing more
+    assertThat(recorder.signals).containsExactly("x", "complete");
   }
 
   @Test
   void aNonPositiveRequest_skipsTheHandlerAndEndsTheCallWithRule39sError() {
     Queue<Runnable> executor = new ArrayDeque<>();
     AtomicBoolean ran = new AtomicBoolean();
-    java.util.List<String> signals = new java.util.ArrayList<>();
+    Recorder recorder = new Recorder(s -> s.request(0));
     Blocking.onExecutor(
             executor::add,
             () -> {
               ran.set(true);
               return "x";
             })
-        .subscribe(
-            new Subscriber<String>() {
-              @Override
-              public void onSubscribe(Subscription s) {
-                s.request(0);
-              }
-
-              @Override
-              public void onNext(String value) {
-                signals.add(value);
-              }
-
-              @Override
-              public void onError(Throwable t) {
-                signals.add("error " + t.getMessage());
-              }
-
-              @Override
-              public void onComplete() {
-                signals.add("complete");
-              }
-            });
+        .subscribe(recorder);
     executor.poll().run();
     assertThat(ran).isFalse();
-    assertThat(signals).containsExactly("error request-n must be positive (rule 3.9): 0");
+    assertThat(recorder.signals).containsExactly("error request-n must be positive (rule 3.9): 0");
   }
 
   @Test
@@ -150,7 +85,7 @@ class ResponseSinkTest {
               throw new IllegalStateException("boom");
             })
         .subscribe(thrown);
-    assertThat(thrown.signals).containsExactly("error java.lang.IllegalStateException: boom");
+    assertThat(thrown.signals).containsExactly("error boom");
     Recorder rejected = new Recorder(false);
     Blocking.onExecutor(
             r -> {
@@ -171,22 +106,32 @@ class ResponseSinkTest {
     assertThat(ran).isFalse();
   }
 
-  /** Asks for everything, or cancels at once; records what it is told. */
+  /** Does {@code atSubscribe} with its subscription (kept), records what it is told. */
   private static final class Recorder implements Subscriber<String> {
-    final boolean cancels;
-    final Queue<String> signals = new ArrayDeque<>();
+    final java.util.function.Consumer<Subscription> atSubscribe;
+    final java.util.List<String> signals = new java.util.ArrayList<>();
+    Subscription subscription;
 
+    /** Asks for everything, or cancels at once. */
     Recorder(boolean cancels) {
-      this.cancels = cancels;
+      this(
+          s -> {
+            if (cancels) {
+              s.cancel();
+            } else {
+              s.request(Long.MAX_VALUE);
+            }
+          });
+    }
+
+    Recorder(java.util.function.Consumer<Subscription> atSubscribe) {
+      this.atSubscribe = atSubscribe;
     }
 
     @Override
     public void onSubscribe(Subscription s) {
-      if (cancels) {
-        s.cancel();
-      } else {
-        s.request(Long.MAX_VALUE);
-      }
+      subscription = s;
+      atSubscribe.accept(s);
     }
 
     @Override
@@ -196,7 +141,7 @@ class ResponseSinkTest {
 
     @Override
     public void onError(Throwable t) {
-      signals.add("error " + t);
+      signals.add("error " + t.getMessage());
     }
 
     @Override
