@@ -260,9 +260,10 @@ public final class Blocking {
   }
 
   /**
-   * A handler's one response computed on {@code executor} when the call asks for it. A handler that
-   * returns null ends the call as a reactive one that completes empty does (INTERNAL, "completed
-   * without a response"), not with the NullPointerException of sending null (UNKNOWN).
+   * A handler's one response, computed on {@code executor} from the moment the Publisher is
+   * subscribed (once: a second subscriber is refused) and sent when the call asks for it. A handler
+   * that returns null ends the call as a reactive one that completes empty does (INTERNAL,
+   * "completed without a response"), not with the NullPointerException of sending null (UNKNOWN).
    */
   public static <T> Publisher<T> onExecutor(Executor executor, Supplier<T> handler) {
     return new ExecutorUnary<>(executor, handler);

@@ -24,6 +24,7 @@ final class ExecutorUnary<T> implements Publisher<T>, Subscription, Runnable {
   private static final int READY = 2; // the handler is done (or skipped): outcome is set
   private static final int CANCELLED = 4;
   private static final int ANSWERED = 8;
+  private static final int INVALID = 16; // a non-positive request: the answer is its error
 
   private static final AtomicIntegerFieldUpdater<ExecutorUnary<?>> STATE = newStateUpdater();
 
@@ -92,11 +93,12 @@ final class ExecutorUnary<T> implements Publisher<T>, Subscription, Runnable {
   @Override
   public void request(long n) {
     if (n <= 0) { // the handler need not run; the call ends with the error now (rule 3.9)
-      invalid = n;
-      STATE.getAndUpdate(this, v -> v | REQUESTED | CANCELLED);
-      if (claim()) {
-        downstream.onError(
-            new IllegalArgumentException("request-n must be positive (rule 3.9): " + n));
+      invalid = n; // seen by whoever sees INVALID
+      int was =
+          STATE.getAndUpdate(
+              this, v -> (v & CANCELLED) != 0 ? v : v | INVALID | CANCELLED | REQUESTED);
+      if ((was & CANCELLED) == 0 && claim()) { // nothing after a cancel (rule 3.6)
+        answer();
       }
       return;
     }
@@ -140,7 +142,10 @@ final class ExecutorUnary<T> implements Publisher<T>, Subscription, Runnable {
   /** Once, from the side that claimed it. */
   private void answer() {
     Subscriber<? super T> d = downstream;
-    if ((state & CANCELLED) != 0) {
+    int s = state;
+    if ((s & INVALID) != 0) {
+      d.onError(new IllegalArgumentException("request-n must be positive (rule 3.9): " + invalid));
+    } else if ((s & CANCELLED) != 0) {
       return; // nothing after a cancel
     } else if (failure != null) {
       d.onError(failure);
@@ -150,7 +155,5 @@ final class ExecutorUnary<T> implements Publisher<T>, Subscription, Runnable {
       }
       d.onComplete();
     }
-    response = null;
-    failure = null;
   }
 }

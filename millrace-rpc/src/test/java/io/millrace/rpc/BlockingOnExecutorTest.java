@@ -1,16 +1,22 @@
 package io.millrace.rpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.ArrayDeque;
 import java.util.Queue;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
 /** A blocking handler's call on an executor: its answer, its cancel, its errors. */
-class ResponseSinkTest {
+class BlockingOnExecutorTest {
   @Test
   void aBlockingHandlerThatReturnsNull_completesWithoutAResponse_notWithAnNpe() {
     Recorder recorder = new Recorder(s -> s.request(1));
@@ -97,6 +103,113 @@ class ResponseSinkTest {
   }
 
   @Test
+  void aHandlerThatThrowsAnError_failsTheCall_andTheErrorReachesTheExecutor() {
+    Recorder recorder = new Recorder(false);
+    Queue<Runnable> executor = new ArrayDeque<>();
+    Blocking.<String>onExecutor(
+            executor::add,
+            () -> {
+              throw new AssertionError("fatal");
+            })
+        .subscribe(recorder);
+    Runnable task = executor.poll();
+    assertThatThrownBy(task::run).isInstanceOf(AssertionError.class);
+    assertThat(recorder.signals).containsExactly("error fatal");
+  }
+
+  @Test
+  void aCancelAfterTheHandlerIsDone_endsIt_laterRequestsSendNothing() {
+    Queue<Runnable> executor = new ArrayDeque<>();
+    Recorder recorder = new Recorder(s -> {});
+    Blocking.onExecutor(executor::add, () -> "x").subscribe(recorder);
+    executor.poll().run();
+    recorder.subscription.cancel();
+    recorder.subscription.request(1);
+    recorder.subscription.request(0); // after a cancel: nothing (rule 3.6)
+    assertThat(recorder.signals).isEmpty();
+  }
+
+  @Test
+  void aRejectionAfterAnEarlyCancel_sendsNothing() {
+    Recorder recorder = new Recorder(true);
+    Blocking.onExecutor(
+            r -> {
+              throw new java.util.concurrent.RejectedExecutionException("full");
+            },
+            () -> "x")
+        .subscribe(recorder);
+    assertThat(recorder.signals).isEmpty();
+  }
+
+  /**
+   * The handler's end on its thread races a request, a non-positive request and a cancel from
+   * another: every round ends with exactly one terminal signal unless the cancel came first, never
+   * more, and an answer is always followed by its completion.
+   */
+  @Test
+  void racingTheHandlersEnd_requestsAndCancel_endEachCallAtMostOnce() throws Exception {
+    ExecutorService handlers = Executors.newSingleThreadExecutor();
+    ExecutorService other = Executors.newSingleThreadExecutor();
+    try {
+      for (int round = 0; round < 2_000; round++) {
+        int kind = round % 3; // 0: request(1), 1: request(0), 2: request(1) then cancel
+        CyclicBarrier start = new CyclicBarrier(2);
+        Recorder synced = new Recorder(s -> {});
+        Blocking.onExecutor(
+                r ->
+                    handlers.execute(
+                        () -> {
+                          await(start);
+                          r.run();
+                        }),
+                () -> "x")
+            .subscribe(synced);
+        Future<?> asker =
+            other.submit(
+                () -> {
+                  await(start);
+                  if (kind == 1) {
+                    synced.subscription.request(0);
+                  } else {
+                    synced.subscription.request(1);
+                    if (kind == 2) {
+                      synced.subscription.cancel();
+                    }
+                  }
+                });
+        asker.get(10, TimeUnit.SECONDS);
+        handlers.submit(() -> {}).get(10, TimeUnit.SECONDS); // the handler's task is done
+        java.util.List<String> seen;
+        synchronized (synced.signals) {
+          seen = java.util.List.copyOf(synced.signals);
+        }
+        if (kind == 0) {
+          assertThat(seen).as("round " + round).containsExactly("x", "complete");
+        } else if (kind == 1) {
+          assertThat(seen)
+              .as("round " + round)
+              .containsExactly("error request-n must be positive (rule 3.9): 0");
+        } else {
+          assertThat(seen)
+              .as("round " + round)
+              .isIn(java.util.List.of(), java.util.List.of("x", "complete"));
+        }
+      }
+    } finally {
+      handlers.shutdownNow();
+      other.shutdownNow();
+    }
+  }
+
+  private static void await(CyclicBarrier barrier) {
+    try {
+      barrier.await(10, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  @Test
   void aStreamCancelledWhileItWaits_doesNotRunItsHandler() {
     Queue<Runnable> executor = new ArrayDeque<>();
     AtomicBoolean ran = new AtomicBoolean();
@@ -109,8 +222,9 @@ class ResponseSinkTest {
   /** Does {@code atSubscribe} with its subscription (kept), records what it is told. */
   private static final class Recorder implements Subscriber<String> {
     final java.util.function.Consumer<Subscription> atSubscribe;
-    final java.util.List<String> signals = new java.util.ArrayList<>();
-    Subscription subscription;
+    final java.util.List<String> signals =
+        java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+    volatile Subscription subscription;
 
     /** Asks for everything, or cancels at once. */
     Recorder(boolean cancels) {
