@@ -106,6 +106,18 @@ final class ClassPaths {
           "proto-google-common-protos",
           "protobuf-java-util");
 
+  /** protobuf's JSON format, for the REST baseline. */
+  private static final List<String> JSON =
+      List.of(
+          "protobuf-java-util",
+          "gson",
+          "guava",
+          "failureaccess",
+          "listenablefuture",
+          "j2objc-annotations",
+          "jsr305",
+          "error_prone_annotations");
+
   /** rsocket-java 1.1 over reactor-netty. */
   private static final List<String> RSOCKET =
       List.of(
@@ -159,6 +171,42 @@ final class ClassPaths {
     return out;
   }
 
+  /**
+   * The artifacts of a process started with {@code args} (a harness command, then its options), or
+   * null when its command is not one this class knows: the measured matrix's {@code serve} and
+   * {@code drive} and the latency scenario's driver take the matrix's systems; the CRUD and
+   * small-heap scenarios take their own (millrace, grpc-java, rest).
+   */
+  static Set<String> artifacts(List<String> args) {
+    if (args.isEmpty()) {
+      return null;
+    }
+    int at = args.indexOf("--system");
+    if (at < 0 || at + 1 >= args.size()) {
+      return null;
+    }
+    String system = args.get(at + 1);
+    return switch (args.get(0)) {
+      case "serve", "drive", "latency-load-drive" -> artifacts(system);
+      case "scenario-serve", "crud-drive", "small-heap-drive" -> scenarioArtifacts(system);
+      default -> null;
+    };
+  }
+
+  /** The scenarios' systems: each also has the chat example's service and protobuf's JSON. */
+  static Set<String> scenarioArtifacts(String system) {
+    Set<String> out = new LinkedHashSet<>(HARNESS);
+    out.addAll(TRANSPORT);
+    add(out, List.of("millrace-example-chat"), STREAMS, OBSERVER, RPC);
+    switch (system) {
+      case "millrace" -> add(out, FUTURES, REACTOR);
+      case "grpc-java" -> add(out, GRPC);
+      case "rest" -> add(out, JSON);
+      default -> throw new IllegalArgumentException("no class path for scenario system " + system);
+    }
+    return out;
+  }
+
   @SafeVarargs
   private static void add(Set<String> to, List<String>... sets) {
     for (List<String> set : sets) {
@@ -176,7 +224,19 @@ final class ClassPaths {
    *     beside it: the whole class path would come back through the harness jar's manifest
    */
   static String forSystem(String system) {
-    Set<String> wanted = artifacts(system);
+    return forArtifacts(artifacts(system));
+  }
+
+  /**
+   * The class path of a process started with {@code args}: its system's ({@link #artifacts(List)}),
+   * or this process's whole class path for a command this class does not know.
+   */
+  static String forProcess(List<String> args) {
+    Set<String> wanted = artifacts(args);
+    return wanted == null ? System.getProperty("java.class.path") : forArtifacts(wanted);
+  }
+
+  private static String forArtifacts(Set<String> wanted) {
     List<String> kept = new ArrayList<>();
     Path own = ownJar();
     for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {

@@ -43,7 +43,8 @@ public final class ProcessRunner {
 
   /**
    * Measured processes get this harness's whole class path, every system's jars, as before the
-   * fortieth session, instead of their own system's ({@link ClassPaths}).
+   * fortieth session, instead of their own system's ({@link ClassPaths}); processes of commands
+   * that class does not know always do.
    */
   ProcessRunner sharedClassPath(boolean shared) {
     this.sharedClassPath = shared;
@@ -92,8 +93,7 @@ public final class ProcessRunner {
     drive.addAll(driveArgs);
     drive.addAll(common);
     // The client runs its warm-up and measurement; a minute more is for starting and stopping.
-    String classPath = sharedClassPath ? fullClassPath() : ClassPaths.forSystem(system);
-    Output out = run(runName, heap, heap, serve, drive, seconds(driveArgs) + 60, classPath);
+    Output out = run(runName, heap, serve, drive, seconds(driveArgs) + 60);
     List<String> ticks = new ArrayList<>();
     for (String line : out.server()) {
       if (line.startsWith("TICK")) {
@@ -147,22 +147,10 @@ public final class ProcessRunner {
       List<String> clientArgs,
       int clientSeconds)
       throws IOException, InterruptedException {
-    return run(runName, heap, clientHeap, serverArgs, clientArgs, clientSeconds, fullClassPath());
-  }
-
-  private Output run(
-      String runName,
-      String heap,
-      String clientHeap,
-      List<String> serverArgs,
-      List<String> clientArgs,
-      int clientSeconds,
-      String classPath)
-      throws IOException, InterruptedException {
     String port = Integer.toString(freePort());
     Path serverLog = logDir.resolve(runName + "-server.log");
     Path clientLog = logDir.resolve(runName + "-client.log");
-    Process server = start("1", heap, classPath, serverLog, withPort(serverArgs, port));
+    Process server = start("1", heap, serverLog, withPort(serverArgs, port));
     List<String> serverLines = new CopyOnWriteArrayList<>();
     CountDownLatch ready = new CountDownLatch(1);
     Thread reader =
@@ -189,10 +177,10 @@ public final class ProcessRunner {
     String failure = null;
     List<String> clientLines = new ArrayList<>();
     try {
-      if (!ready.await(60, TimeUnit.SECONDS)) {
-        failure = "server did not start: see " + serverLog;
+      if (!awaitReady(ready, server)) {
+        failure = "server did not start: " + cause(serverLog) + " (see " + serverLog + ")";
       } else {
-        Process client = start("0", clientHeap, classPath, clientLog, withPort(clientArgs, port));
+        Process client = start("0", clientHeap, clientLog, withPort(clientArgs, port));
         client.getOutputStream().close();
         List<String> lines = new CopyOnWriteArrayList<>();
         Thread clientReader = drain(client, lines);
@@ -243,6 +231,37 @@ public final class ProcessRunner {
     return out;
   }
 
+  /** Whether the server said READY within a minute; false at once when it exits before. */
+  private static boolean awaitReady(CountDownLatch ready, Process server)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (System.nanoTime() < deadline) {
+      if (ready.await(100, TimeUnit.MILLISECONDS)) {
+        return true;
+      }
+      if (!server.isAlive()) {
+        return ready.await(1, TimeUnit.SECONDS); // its last lines may still be in the pipe
+      }
+    }
+    return false;
+  }
+
+  /** The log's first and last lines that name an exception or error, else its last lines. */
+  private static String cause(Path log) throws IOException {
+    List<String> named = new ArrayList<>();
+    for (String line : Files.readAllLines(log)) {
+      if (!line.startsWith("\t") && (line.contains("Exception") || line.contains("Error"))) {
+        named.add(line);
+      }
+    }
+    if (named.isEmpty()) {
+      return tail(log);
+    }
+    String first = named.get(0);
+    String last = named.get(named.size() - 1);
+    return first.equals(last) ? first : first + " | " + last;
+  }
+
   private static String tail(Path log) throws IOException {
     List<String> lines = Files.readAllLines(log);
     return String.join(" | ", lines.subList(Math.max(0, lines.size() - 3), lines.size()));
@@ -261,12 +280,7 @@ public final class ProcessRunner {
     }
   }
 
-  private static String fullClassPath() {
-    return System.getProperty("java.class.path");
-  }
-
-  private Process start(String cpu, String heap, String classPath, Path log, List<String> args)
-      throws IOException {
+  private Process start(String cpu, String heap, Path log, List<String> args) throws IOException {
     List<String> command = new ArrayList<>();
     if (pinned()) {
       command.addAll(List.of("/usr/bin/taskset", "-c", cpu));
@@ -276,7 +290,8 @@ public final class ProcessRunner {
     command.add(PRE_TOUCH);
     command.addAll(cpu.equals("1") ? serverOptions : clientOptions);
     command.add("-cp");
-    command.add(classPath);
+    command.add(
+        sharedClassPath ? System.getProperty("java.class.path") : ClassPaths.forProcess(args));
     command.add(BenchMain.class.getName());
     command.addAll(args);
     return new ProcessBuilder(command).redirectError(log.toFile()).start();

@@ -82,6 +82,21 @@ class ClassPathsTest {
   }
 
   @Test
+  void aProcessCommand_picksTheMatrixsOrTheScenariosSystems_orTheWholeClassPath() {
+    assertThat(ClassPaths.artifacts(List.of("serve", "--system", "millrace-rxjava", "--port", "1")))
+        .contains("rxjava")
+        .doesNotContain("millrace-example-chat");
+    assertThat(ClassPaths.artifacts(List.of("scenario-serve", "--system", "rest")))
+        .contains("millrace-example-chat", "protobuf-java-util", "gson")
+        .doesNotContain("grpc-core");
+    assertThat(ClassPaths.artifacts(List.of("small-heap-drive", "--system", "grpc-java")))
+        .contains("grpc-netty", "millrace-example-chat");
+    assertThat(ClassPaths.artifacts(List.of("idle-serve", "--system", "millrace"))).isNull();
+    assertThat(ClassPaths.forProcess(List.of("resume-serve")))
+        .isEqualTo(System.getProperty("java.class.path"));
+  }
+
+  @Test
   void everyKnownSystem_hasAClassPath_anUnknownOneFails() {
     for (String system : Systems.NAMES) {
       assertThat(ClassPaths.artifacts(system)).as(system).contains("millrace-core", "picocli");

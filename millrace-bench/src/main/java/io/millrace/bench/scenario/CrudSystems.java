@@ -106,33 +106,36 @@ final class CrudSystems {
 
   // ------------------------------------------------------------------ grpc-java
 
-  private static final MethodDescriptor<CreateRequest, ChatMessage> CREATE =
-      GrpcAdapters.method(
-          ChatServiceRpc.CREATE,
-          CreateRequest.getDefaultInstance(),
-          ChatMessage.getDefaultInstance());
-  private static final MethodDescriptor<UpdateRequest, ChatMessage> UPDATE =
-      GrpcAdapters.method(
-          ChatServiceRpc.UPDATE,
-          UpdateRequest.getDefaultInstance(),
-          ChatMessage.getDefaultInstance());
-  private static final MethodDescriptor<FindByIdRequest, ChatMessage> FIND_BY_ID =
-      GrpcAdapters.method(
-          ChatServiceRpc.FIND_BY_ID,
-          FindByIdRequest.getDefaultInstance(),
-          ChatMessage.getDefaultInstance());
-  private static final MethodDescriptor<RemoveRequest, RemoveReply> REMOVE =
-      GrpcAdapters.method(
-          ChatServiceRpc.REMOVE,
-          RemoveRequest.getDefaultInstance(),
-          RemoveReply.getDefaultInstance());
+  /** grpc-java's descriptors, in a class of their own: loading them needs grpc-java's jars. */
+  private static final class Grpc {
+    static final MethodDescriptor<CreateRequest, ChatMessage> CREATE =
+        GrpcAdapters.method(
+            ChatServiceRpc.CREATE,
+            CreateRequest.getDefaultInstance(),
+            ChatMessage.getDefaultInstance());
+    static final MethodDescriptor<UpdateRequest, ChatMessage> UPDATE =
+        GrpcAdapters.method(
+            ChatServiceRpc.UPDATE,
+            UpdateRequest.getDefaultInstance(),
+            ChatMessage.getDefaultInstance());
+    static final MethodDescriptor<FindByIdRequest, ChatMessage> FIND_BY_ID =
+        GrpcAdapters.method(
+            ChatServiceRpc.FIND_BY_ID,
+            FindByIdRequest.getDefaultInstance(),
+            ChatMessage.getDefaultInstance());
+    static final MethodDescriptor<RemoveRequest, RemoveReply> REMOVE =
+        GrpcAdapters.method(
+            ChatServiceRpc.REMOVE,
+            RemoveRequest.getDefaultInstance(),
+            RemoveReply.getDefaultInstance());
+  }
 
   private static ServerServiceDefinition grpcService(ChatStore store) {
     return ServerServiceDefinition.builder(ChatServiceRpc.SERVICE_NAME)
-        .addMethod(CREATE, ServerCalls.asyncUnaryCall(GrpcAdapters.unary(store::create)))
-        .addMethod(UPDATE, ServerCalls.asyncUnaryCall(GrpcAdapters.unary(store::update)))
-        .addMethod(FIND_BY_ID, ServerCalls.asyncUnaryCall(GrpcAdapters.unary(store::findById)))
-        .addMethod(REMOVE, ServerCalls.asyncUnaryCall(GrpcAdapters.unary(store::remove)))
+        .addMethod(Grpc.CREATE, ServerCalls.asyncUnaryCall(GrpcAdapters.unary(store::create)))
+        .addMethod(Grpc.UPDATE, ServerCalls.asyncUnaryCall(GrpcAdapters.unary(store::update)))
+        .addMethod(Grpc.FIND_BY_ID, ServerCalls.asyncUnaryCall(GrpcAdapters.unary(store::findById)))
+        .addMethod(Grpc.REMOVE, ServerCalls.asyncUnaryCall(GrpcAdapters.unary(store::remove)))
         .build();
   }
 
@@ -146,22 +149,22 @@ final class CrudSystems {
 
       @Override
       public ChatMessage create(CreateRequest request) {
-        return call(CREATE, request);
+        return call(Grpc.CREATE, request);
       }
 
       @Override
       public ChatMessage update(UpdateRequest request) {
-        return call(UPDATE, request);
+        return call(Grpc.UPDATE, request);
       }
 
       @Override
       public ChatMessage findById(FindByIdRequest request) {
-        return call(FIND_BY_ID, request);
+        return call(Grpc.FIND_BY_ID, request);
       }
 
       @Override
       public RemoveReply remove(RemoveRequest request) {
-        return call(REMOVE, request);
+        return call(Grpc.REMOVE, request);
       }
 
       @Override

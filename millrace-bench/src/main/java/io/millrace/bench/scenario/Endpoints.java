@@ -123,12 +123,15 @@ final class Endpoints {
     return HttpServer.create(new InetSocketAddress("127.0.0.1", port), 4096);
   }
 
-  static final JsonFormat.Printer JSON = JsonFormat.printer().omittingInsignificantWhitespace();
-  private static final JsonFormat.Parser PARSE = JsonFormat.parser().ignoringUnknownFields();
+  /** protobuf's JSON format, in a class of its own: loading it needs protobuf-java-util. */
+  private static final class Json {
+    static final JsonFormat.Printer PRINT = JsonFormat.printer().omittingInsignificantWhitespace();
+    static final JsonFormat.Parser PARSE = JsonFormat.parser().ignoringUnknownFields();
+  }
 
   static String json(Message m) {
     try {
-      return JSON.print(m);
+      return Json.PRINT.print(m);
     } catch (InvalidProtocolBufferException e) {
       throw new IllegalArgumentException(e);
     }
@@ -137,7 +140,7 @@ final class Endpoints {
   @SuppressWarnings("unchecked")
   static <M extends Message> M parse(String json, Message.Builder builder) {
     try {
-      PARSE.merge(json, builder);
+      Json.PARSE.merge(json, builder);
     } catch (InvalidProtocolBufferException e) {
       throw new IllegalArgumentException("bad JSON: " + json, e);
     }

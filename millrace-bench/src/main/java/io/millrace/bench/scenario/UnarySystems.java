@@ -160,16 +160,19 @@ final class UnarySystems {
 
   // ------------------------------------------------------------------ grpc-java
 
-  private static final MethodDescriptor<BenchMessage, BenchMessage> ECHO =
-      GrpcAdapters.method(
-          BenchServiceRpc.ECHO,
-          BenchMessage.getDefaultInstance(),
-          BenchMessage.getDefaultInstance());
+  /** grpc-java's descriptor, in a class of its own: loading it needs grpc-java's jars. */
+  private static final class Grpc {
+    static final MethodDescriptor<BenchMessage, BenchMessage> ECHO =
+        GrpcAdapters.method(
+            BenchServiceRpc.ECHO,
+            BenchMessage.getDefaultInstance(),
+            BenchMessage.getDefaultInstance());
+  }
 
   private static ServerServiceDefinition grpcService(long delayNanos, BenchMessage reply) {
     return ServerServiceDefinition.builder(BenchServiceRpc.SERVICE_NAME)
         .addMethod(
-            ECHO,
+            Grpc.ECHO,
             ServerCalls.asyncUnaryCall(
                 GrpcAdapters.<BenchMessage, BenchMessage>unary(
                     (request, context) -> {
@@ -186,7 +189,7 @@ final class UnarySystems {
       @Override
       public void call(Runnable done, Consumer<Throwable> failed) {
         ClientCalls.asyncUnaryCall(
-            channel.newCall(ECHO, CallOptions.DEFAULT),
+            channel.newCall(Grpc.ECHO, CallOptions.DEFAULT),
             request,
             new StreamObserver<BenchMessage>() {
               @Override
