@@ -193,7 +193,7 @@ final class ClassPaths {
     };
   }
 
-  /** The scenarios' systems: each also has the chat example's service and protobuf's JSON. */
+  /** The scenarios' systems: each also has the chat example's service and the RPC runtime. */
   static Set<String> scenarioArtifacts(String system) {
     Set<String> out = new LinkedHashSet<>(HARNESS);
     out.addAll(TRANSPORT);
