@@ -840,15 +840,8 @@ final class RunCommand implements Callable<Integer> {
         new ArrayList<>(List.of(System.getProperty("java.class.path").split(File.pathSeparator)));
     for (String entry : List.copyOf(entries)) {
       if (entry.endsWith(".jar")) {
-        try (java.util.jar.JarFile file = new java.util.jar.JarFile(entry)) {
-          java.util.jar.Manifest manifest = file.getManifest();
-          String classPath =
-              manifest == null ? null : manifest.getMainAttributes().getValue("Class-Path");
-          if (classPath != null) {
-            entries.addAll(List.of(classPath.split(" ")));
-          }
-        } catch (IOException e) {
-          // not a readable jar
+        for (Path listed : ClassPaths.manifestClassPath(Path.of(entry))) {
+          entries.add(listed.toString());
         }
       }
     }

@@ -164,29 +164,12 @@ class HarnessSmokeTest {
 
   @Test
   void everyFlavour_runsOnItsOwnClassPath(@TempDir Path dir) throws Exception {
-    File csv = dir.resolve("results.csv").toFile();
-    int code =
-        new CommandLine(new RunCommand())
-            .execute(
-                "--systems",
-                "millrace-reactor,millrace-rxjava,millrace-mutiny,millrace-observer,"
-                    + "millrace-futures",
-                "--interactions",
-                "request-response",
-                "--sizes",
-                "8",
-                "--warmup",
-                "1",
-                "--duration",
-                "2",
-                "--skip-heap",
-                "--skip-latency",
-                "--logs",
-                dir.resolve("logs").toString(),
-                "--csv",
-                csv.toString());
-    assertThat(code).isZero();
-    List<String> rows = Files.readAllLines(csv.toPath());
+    List<String> rows =
+        quickRequestResponse(
+            new RunCommand(),
+            dir,
+            "--systems",
+            "millrace-reactor,millrace-rxjava,millrace-mutiny,millrace-observer,millrace-futures");
     assertThat(rows).hasSize(6);
     for (String row : rows.subList(1, 6)) {
       assertThat(Double.parseDouble(row.split(",")[6])).as("messages flowed: " + row).isPositive();
@@ -195,34 +178,18 @@ class HarnessSmokeTest {
 
   @Test
   void rpcLevel_comparesWithGrpcJavaAndTheCore(@TempDir Path dir) throws Exception {
-    File csv = dir.resolve("results.csv").toFile();
     RunCommand command = new RunCommand();
-    int code =
-        new CommandLine(command)
-            .execute(
-                "--level",
-                "rpc",
-                "--systems",
-                // every RPC system: each starts on its own class path (ClassPaths)
-                "millrace,millrace-rpc,millrace-rpc-rxjava,millrace-rpc-mutiny,millrace-rpc-futures,"
-                    + "millrace-rpc-observer,grpc-java-rpc,grpc-java-to-millrace,"
-                    + "millrace-grpc-stubs",
-                "--interactions",
-                "request-response",
-                "--sizes",
-                "8",
-                "--warmup",
-                "1",
-                "--duration",
-                "2",
-                "--skip-heap",
-                "--skip-latency",
-                "--logs",
-                dir.resolve("logs").toString(),
-                "--csv",
-                csv.toString());
-    assertThat(code).isZero();
-    List<String> rows = Files.readAllLines(csv.toPath());
+    List<String> rows =
+        quickRequestResponse(
+            command,
+            dir,
+            "--level",
+            "rpc",
+            "--systems",
+            // every RPC system: each starts on its own class path (ClassPaths)
+            "millrace,millrace-rpc,millrace-rpc-rxjava,millrace-rpc-mutiny,millrace-rpc-futures,"
+                + "millrace-rpc-observer,grpc-java-rpc,grpc-java-to-millrace,"
+                + "millrace-grpc-stubs");
     assertThat(rows).hasSize(10);
     for (String row : rows.subList(1, 10)) {
       assertThat(row.split(",")[1]).isEqualTo("rpc");
@@ -231,5 +198,33 @@ class HarnessSmokeTest {
     // The RPC system's line carries its ratio to grpc-java and its share of the core.
     assertThat(command.report())
         .containsPattern("millrace-rpc-observer +[0-9,]+ \\([0-9, -]+\\) +x[0-9.]+ [0-9]+% core");
+  }
+
+  /**
+   * Runs {@code command} with {@code systems} (its --level and --systems options) for 8-byte
+   * request-response, 1 s warm-up and 2 s measured, and returns its CSV's lines.
+   */
+  private static List<String> quickRequestResponse(RunCommand command, Path dir, String... systems)
+      throws Exception {
+    File csv = dir.resolve("results.csv").toFile();
+    List<String> args = new java.util.ArrayList<>(List.of(systems));
+    args.addAll(
+        List.of(
+            "--interactions",
+            "request-response",
+            "--sizes",
+            "8",
+            "--warmup",
+            "1",
+            "--duration",
+            "2",
+            "--skip-heap",
+            "--skip-latency",
+            "--logs",
+            dir.resolve("logs").toString(),
+            "--csv",
+            csv.toString()));
+    assertThat(new CommandLine(command).execute(args.toArray(String[]::new))).isZero();
+    return Files.readAllLines(csv.toPath());
   }
 }

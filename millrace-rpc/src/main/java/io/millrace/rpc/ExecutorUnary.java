@@ -38,7 +38,7 @@ final class ExecutorUnary<T> implements Publisher<T>, Subscription, Runnable {
   private final Supplier<T> handler;
   private Subscriber<? super T> downstream;
   private volatile int state;
-  private volatile long invalid; // a non-positive request, reported instead of the answer
+  private long invalid; // a non-positive request: written before INVALID is set, read after
   private T response; // written before READY is set, read after it is seen
   private Throwable failure;
 
@@ -76,14 +76,12 @@ final class ExecutorUnary<T> implements Publisher<T>, Subscription, Runnable {
         response = handler.get();
       } catch (Throwable t) { // also what a handler throws sneakily: the call always ends
         failure = t;
-        ready();
-        if (t instanceof Error e) {
-          throw e;
-        }
-        return;
       }
     }
     ready();
+    if (failure instanceof Error e) {
+      throw e;
+    }
   }
 
   private void ready() {

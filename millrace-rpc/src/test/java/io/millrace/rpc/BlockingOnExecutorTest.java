@@ -30,13 +30,7 @@ class BlockingOnExecutorTest {
     Queue<Runnable> executor = new ArrayDeque<>();
     AtomicBoolean ran = new AtomicBoolean();
     Recorder recorder = new Recorder(true);
-    Blocking.onExecutor(
-            executor::add,
-            () -> {
-              ran.set(true);
-              return "x";
-            })
-        .subscribe(recorder);
+    Blocking.onExecutor(executor::add, marking(ran)).subscribe(recorder);
     assertThat(executor).hasSize(1);
     executor.poll().run();
     assertThat(ran).as("the handler ran for a cancelled call").isFalse();
@@ -70,13 +64,7 @@ class BlockingOnExecutorTest {
     Queue<Runnable> executor = new ArrayDeque<>();
     AtomicBoolean ran = new AtomicBoolean();
     Recorder recorder = new Recorder(s -> s.request(0));
-    Blocking.onExecutor(
-            executor::add,
-            () -> {
-              ran.set(true);
-              return "x";
-            })
-        .subscribe(recorder);
+    Blocking.onExecutor(executor::add, marking(ran)).subscribe(recorder);
     executor.poll().run();
     assertThat(ran).isFalse();
     assertThat(recorder.signals).containsExactly("error request-n must be positive (rule 3.9): 0");
@@ -199,6 +187,14 @@ class BlockingOnExecutorTest {
       handlers.shutdownNow();
       other.shutdownNow();
     }
+  }
+
+  /** A handler that answers "x" and notes that it ran. */
+  private static java.util.function.Supplier<String> marking(AtomicBoolean ran) {
+    return () -> {
+      ran.set(true);
+      return "x";
+    };
   }
 
   private static void await(CyclicBarrier barrier) {
