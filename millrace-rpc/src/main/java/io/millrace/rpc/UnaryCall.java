@@ -11,7 +11,6 @@ import io.netty.buffer.ByteBuf;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 
@@ -36,19 +35,6 @@ import org.reactivestreams.Subscriber;
  * the thread that found it so. The start handshake is {@link OneCall}'s.
  */
 final class UnaryCall<Req, Resp> extends OneCall implements Publisher<Resp>, StreamListener {
-  /** Made, not subscribed yet. */
-  private static final int NEW = 0;
-
-  /** Subscribed, the request not sent yet. */
-  private static final int IDLE = 1;
-
-  private static final int STARTED = 2;
-  private static final int DONE = 3;
-
-  @SuppressWarnings("rawtypes")
-  private static final AtomicIntegerFieldUpdater<UnaryCall> STATE =
-      AtomicIntegerFieldUpdater.newUpdater(UnaryCall.class, "state");
-
   private final RpcClient client;
   private final Connection connection;
   private final MethodDescriptor<Req, Resp> method;
@@ -56,12 +42,6 @@ final class UnaryCall<Req, Resp> extends OneCall implements Publisher<Resp>, Str
   private final CallOptions options;
 
   private Subscriber<? super Resp> downstream;
-
-  /**
-   * NEW (0) when made: no initializer, which would be a volatile store in the constructor, a full
-   * fence on x86 on every call. Subscribing claims it (a second subscriber gets a call of its own).
-   */
-  private volatile int state;
 
   private volatile ScheduledFuture<?> deadlineTimer;
 
@@ -179,11 +159,6 @@ final class UnaryCall<Req, Resp> extends OneCall implements Publisher<Resp>, Str
             .withMessage("the deadline of " + options.timeout() + " passed")
             .asException(),
         true);
-  }
-
-  @Override
-  protected boolean startedOrEnded() {
-    return state > IDLE;
   }
 
   /** Ends the call with {@code error} if nothing ended it before; {@code cancel} cancels it too. */

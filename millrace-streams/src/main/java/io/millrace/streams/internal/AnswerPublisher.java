@@ -11,7 +11,6 @@ import io.netty.util.concurrent.EventExecutor;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 
@@ -43,18 +42,6 @@ import org.reactivestreams.Subscriber;
  * ReadsInPlace} subscriber, which is lent the engine's buffers for the duration of its onNext.
  */
 public final class AnswerPublisher extends OneCall implements Publisher<Payload>, StreamListener {
-  /** Made, not subscribed yet. */
-  private static final int NEW = 0;
-
-  /** Subscribed, the request not sent yet. */
-  private static final int IDLE = 1;
-
-  private static final int STARTED = 2;
-  private static final int DONE = 3;
-
-  private static final AtomicIntegerFieldUpdater<AnswerPublisher> STATE =
-      AtomicIntegerFieldUpdater.newUpdater(AnswerPublisher.class, "state");
-
   private final Connection connection;
   private final boolean zeroCopy;
 
@@ -71,14 +58,6 @@ public final class AnswerPublisher extends OneCall implements Publisher<Payload>
   private boolean lends;
 
   private boolean readsBuffers;
-
-  /**
-   * NEW (0) when made: no initializer, which would be a volatile store in the constructor, a full
-   * fence on x86 on every call. Subscribing claims it (a second subscriber is refused), and then
-   * whichever of the answer, a failure, a cancel or an invalid request(n) comes first claims the
-   * end.
-   */
-  private volatile int state;
 
   private volatile boolean cancelWanted;
 
@@ -172,11 +151,6 @@ public final class AnswerPublisher extends OneCall implements Publisher<Payload>
     if (cancelWanted) {
       cancelStream(); // cancelled meanwhile, before the stream was known
     }
-  }
-
-  @Override
-  protected boolean startedOrEnded() {
-    return state > IDLE;
   }
 
   /** The request, never sent and now never to be: released. */
