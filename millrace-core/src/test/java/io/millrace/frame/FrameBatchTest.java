@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.util.IllegalReferenceCountException;
 import java.nio.charset.StandardCharsets;
@@ -176,6 +177,134 @@ class FrameBatchTest {
       assertThat(ByteBufUtil.getBytes(b)).isEqualTo(before);
       FrameBatch.append(b, 5, FrameType.REQUEST_FNF, 0, null, utf8("after"));
       assertThat(b.readableBytes()).isEqualTo(before.length + 3 + FrameHeader.SIZE + 5);
+    } finally {
+      b.release();
+    }
+  }
+
+  /** A source buffer of each kind the application may hand over, holding {@code bytes}. */
+  private List<Case> sources(byte[] bytes) {
+    List<Case> kinds = new ArrayList<>();
+    kinds.add(new Case("heap", () -> keep(Unpooled.wrappedBuffer(bytes)), null));
+    kinds.add(
+        new Case(
+            "heap, read from an offset",
+            () -> {
+              ByteBuf b = keep(Unpooled.buffer());
+              b.writeBytes(new byte[] {1, 2, 3}).writeBytes(bytes).writeByte(4);
+              return b.slice(3, bytes.length);
+            },
+            null));
+    kinds.add(
+        new Case(
+            "unpooled direct",
+            () -> keep(Unpooled.directBuffer(bytes.length + 1).writeBytes(bytes)),
+            null));
+    kinds.add(
+        new Case(
+            "pooled direct, read from an offset",
+            () -> {
+              ByteBuf b = keep(ALLOC.directBuffer()).writeByte(7).writeBytes(bytes);
+              b.skipBytes(1);
+              return b;
+            },
+            null));
+    kinds.add(
+        new Case(
+            "pooled retained slice",
+            () -> {
+              ByteBuf parent =
+                  PooledByteBufAllocator.DEFAULT
+                      .directBuffer()
+                      .writeBytes(new byte[] {5, 5})
+                      .writeBytes(bytes);
+              ByteBuf slice = keep(parent.retainedSlice(2, bytes.length));
+              parent.release();
+              return slice;
+            },
+            null));
+    kinds.add(
+        new Case(
+            "composite",
+            () -> {
+              int half = bytes.length / 2;
+              return keep(
+                  Unpooled.wrappedBuffer(
+                      Unpooled.wrappedBuffer(bytes, 0, half),
+                      Unpooled.directBuffer().writeBytes(bytes, half, bytes.length - half)));
+            },
+            null));
+    kinds.add(
+        new Case(
+            "unreleasable direct",
+            () ->
+                Unpooled.unreleasableBuffer(
+                    keep(Unpooled.directBuffer(bytes.length + 1).writeBytes(bytes))),
+            null));
+    kinds.add(new Case("read-only", () -> keep(Unpooled.wrappedBuffer(bytes)).asReadOnly(), null));
+    return kinds;
+  }
+
+  private ByteBuf keep(ByteBuf b) {
+    payloads.add(b);
+    return b;
+  }
+
+  @ParameterizedTest(name = "direct batch: {0}")
+  @ValueSource(booleans = {false, true})
+  void everyKindOfSourceBuffer_isCopiedFromItsReadableBytes(boolean direct) {
+    for (int size : new int[] {0, 1, 7, 8, 13, 32, 33, 100}) {
+      byte[] bytes = new byte[size];
+      for (int i = 0; i < size; i++) {
+        bytes[i] = (byte) (31 * i + size);
+      }
+      for (Case kind : sources(bytes)) {
+        ByteBuf b = batch(direct);
+        try {
+          int before = b.readableBytes();
+          ByteBuf metadata = kind.encoded().get();
+          ByteBuf data = kind.encoded().get();
+          FrameBatch.append(b, 9, FrameType.PAYLOAD, FrameHeader.FLAG_NEXT, metadata, data);
+          byte[] expected =
+              prefixed(
+                  PayloadFrame.encode(
+                      ALLOC,
+                      0,
+                      9,
+                      FrameHeader.FLAG_NEXT,
+                      Unpooled.wrappedBuffer(bytes),
+                      Unpooled.wrappedBuffer(bytes)));
+          assertThat(ByteBufUtil.getBytes(b, before, b.readableBytes() - before))
+              .as("%s, %d bytes", kind.name(), size)
+              .isEqualTo(expected);
+          assertThat(metadata.readableBytes()).as("the source is not read from").isEqualTo(size);
+        } finally {
+          b.release();
+        }
+      }
+    }
+  }
+
+  @ParameterizedTest(name = "direct batch: {0}")
+  @ValueSource(booleans = {false, true})
+  void aReleasedSliceOfALiveBuffer_failsAndLeavesTheBatchAsItWas(boolean direct) {
+    // The pooled allocator's retained slice counts its own references (the adaptive allocator's
+    // shares its parent's): released, it is gone while its parent's memory still reads.
+    ByteBuf parent =
+        keep(
+            PooledByteBufAllocator.DEFAULT
+                .directBuffer()
+                .writeBytes(new byte[] {1, 2, 3, 4, 5, 6, 7, 8}));
+    ByteBuf slice = parent.retainedSlice(0, 8);
+    slice.release();
+    assertThat(parent.refCnt()).isEqualTo(1);
+    ByteBuf b = batch(direct);
+    try {
+      byte[] before = ByteBufUtil.getBytes(b);
+      assertThatThrownBy(
+              () -> FrameBatch.append(b, 3, FrameType.PAYLOAD, FrameHeader.FLAG_NEXT, null, slice))
+          .isInstanceOf(IllegalReferenceCountException.class);
+      assertThat(ByteBufUtil.getBytes(b)).isEqualTo(before);
     } finally {
       b.release();
     }

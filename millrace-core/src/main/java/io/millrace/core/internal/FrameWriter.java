@@ -54,6 +54,13 @@ final class FrameWriter {
   private final ConnectionEngine engine;
   private final boolean coalesce;
   private ByteBuf batch;
+
+  /** {@link FrameBatch#address} of the batch, taken when room was last made in it. */
+  private long batchAddress;
+
+  /** The batch's capacity when room was last made in it. */
+  private int batchCapacity;
+
   private int batchFrames;
   private boolean closed;
 
@@ -116,41 +123,84 @@ final class FrameWriter {
   }
 
   /**
-   * Returns the batch that a frame of {@code length} bytes (plus its length prefix) is appended to,
-   * or null when the frame should be written on its own. The caller appends with {@link FrameBatch}
-   * and then calls {@link #appended}.
+   * Makes room in the batch for a frame of {@code length} bytes (plus its length prefix) and
+   * returns the index it goes at, or -1 when the frame should be written on its own. The caller
+   * writes the frame with {@link FrameBatch} at that index, into {@link #batch} at {@link
+   * #batchAddress}, and then calls {@link #appended} with the index after it. The common case reads
+   * two fields and the writer index: this is on every message's path, below however many call
+   * levels the sender's own code takes (see {@link FrameBatch}).
    */
-  private ByteBuf batchFor(int length) {
+  private int reserve(int length) {
     if (!coalesce || closed || length > MAX_BATCHED_FRAME) {
-      return null;
+      return -1;
     }
     ByteBuf b = batch;
-    if (b != null && b.readableBytes() + FrameHeader.LENGTH_PREFIX_SIZE + length > BATCH_CAPACITY) {
-      handOver();
-      b = null;
-    }
     if (b == null) {
-      b = alloc.directBuffer(Math.min(BATCH_CAPACITY, 16 * (length + 3)), BATCH_CAPACITY);
-      batch = b;
+      return startBatch(length);
     }
-    return b;
+    int at = b.writerIndex();
+    if (FrameHeader.LENGTH_PREFIX_SIZE + length <= batchCapacity - at) {
+      return at;
+    }
+    return grow(b, at, length);
+  }
+
+  /** The batch has no room left for a frame of {@code length}: grows it, or hands it over. */
+  private int grow(ByteBuf b, int at, int length) {
+    int need = FrameHeader.LENGTH_PREFIX_SIZE + length;
+    if (at + need > BATCH_CAPACITY) {
+      handOver();
+      return startBatch(length);
+    }
+    b.ensureWritable(need);
+    tookRoom(b);
+    return at;
+  }
+
+  private int startBatch(int length) {
+    ByteBuf b = alloc.directBuffer(Math.min(BATCH_CAPACITY, 16 * (length + 3)), BATCH_CAPACITY);
+    batch = b;
+    tookRoom(b);
+    return b.writerIndex();
+  }
+
+  private void tookRoom(ByteBuf b) {
+    batchAddress = FrameBatch.address(b);
+    batchCapacity = b.capacity();
   }
 
   /**
-   * Releases {@code b}, the batch, when no frame is in it (made for a frame that then failed), so
-   * that an idle connection does not hold it.
+   * Releases the batch when no frame is in it (made for a frame that then failed), so that an idle
+   * connection does not hold it.
    */
-  private void dropIfEmpty(ByteBuf b) {
-    if (batch == b && batchFrames == 0) {
+  private void dropIfEmpty() {
+    ByteBuf b = batch;
+    if (b != null && batchFrames == 0) {
       batch = null;
       b.release();
     }
   }
 
-  /** A frame went into the batch. */
-  private void appended() {
+  /** A frame went into the batch, up to {@code end}. */
+  private void appended(int end) {
+    batch.writerIndex(end);
     batchFrames++;
     engine.onWritten();
+  }
+
+  /** Appends a frame without payload to the batch at {@code at} (see {@link #reserve}). */
+  private void appendBare(int at, int streamId, int type, int flags, int requestN) {
+    appended(
+        FrameBatch.header(
+            batch,
+            batchAddress,
+            at,
+            FrameHeader.SIZE + (requestN == FrameBatch.NO_REQUEST_N ? 0 : 4),
+            streamId,
+            type,
+            flags,
+            null,
+            requestN));
   }
 
   /** Gives the frames batched so far to the transport (before a flush or an unbatched write). */
@@ -190,25 +240,35 @@ final class FrameWriter {
       ByteBuf data) {
     int extra = type == FrameType.REQUEST_STREAM || type == FrameType.REQUEST_CHANNEL ? 4 : 0;
     try {
-      int length = FrameBatch.length(extra, metadata, data);
-      if (length <= frameLimit && !zeroCopy(data)) {
-        ByteBuf b = batchFor(length);
-        if (b != null) {
-          if (extra == 0) {
-            FrameBatch.append(b, streamId, type, 0, metadata, data);
-          } else {
-            FrameBatch.appendWithRequestN(
+      int d = data == null ? 0 : data.readableBytes();
+      int length =
+          FrameHeader.SIZE + extra + (metadata == null ? 0 : 3 + metadata.readableBytes()) + d;
+      int at;
+      if (length <= frameLimit
+          && d < PayloadFrame.ZERO_COPY_THRESHOLD
+          && (at = reserve(length)) >= 0) {
+        // Written out as in payload(), for the call levels (see FrameBatch).
+        ByteBuf b = batch;
+        long address = batchAddress;
+        at =
+            FrameBatch.header(
                 b,
+                address,
+                at,
+                length,
                 streamId,
                 type,
                 complete && type == FrameType.REQUEST_CHANNEL ? FrameHeader.FLAG_COMPLETE : 0,
-                RequestNFrame.clamp(initialRequestN),
                 metadata,
-                data);
-          }
-          appended();
-          return;
+                extra == 0 ? FrameBatch.NO_REQUEST_N : RequestNFrame.clamp(initialRequestN));
+        if (metadata != null) {
+          at = FrameBatch.metadata(b, address, at, metadata);
         }
+        if (data != null) {
+          at = FrameBatch.copy(b, address, at, data, d);
+        }
+        appended(at);
+        return;
       }
       if (length <= frameLimit) {
         write(encodeFirst(type, streamId, false, complete, initialRequestN, metadata, data));
@@ -271,20 +331,24 @@ final class FrameWriter {
       int dataLength = encodedLength(encoder, value);
       int extra = requestN == FrameBatch.NO_REQUEST_N ? 0 : 4;
       int length = FrameBatch.length(extra, metadata, null) + dataLength;
-      ByteBuf b = length <= frameLimit ? batchFor(length) : null;
-      if (b == null) {
+      int at = length <= frameLimit ? reserve(length) : -1;
+      if (at < 0) {
         data = encoder.toBuffer(value, alloc);
         return data;
       }
-      int at = FrameBatch.begin(b, streamId, type, flags, requestN, metadata, dataLength);
+      ByteBuf b = batch;
+      long address = batchAddress;
+      at = FrameBatch.header(b, address, at, length, streamId, type, flags, metadata, requestN);
       try {
+        if (metadata != null) {
+          at = FrameBatch.metadata(b, address, at, metadata);
+        }
         encoder.encode(value, b, at, dataLength);
       } catch (Throwable t) {
-        dropIfEmpty(b);
+        dropIfEmpty();
         throw t;
       }
-      b.writerIndex(at + dataLength);
-      appended();
+      appended(at + dataLength);
       return null;
     } finally {
       if (data == null) {
@@ -296,20 +360,35 @@ final class FrameWriter {
   /** Sends a PAYLOAD with {@code flags} among N and C. */
   void payload(int streamId, int flags, ByteBuf metadata, ByteBuf data) {
     try {
-      int length = FrameBatch.length(0, metadata, data);
-      if (length <= frameLimit && !zeroCopy(data)) {
-        ByteBuf b = batchFor(length);
-        if (b != null) {
-          FrameBatch.append(
-              b,
-              streamId,
-              FrameType.PAYLOAD,
-              flags & (FrameHeader.FLAG_COMPLETE | FrameHeader.FLAG_NEXT),
-              metadata,
-              data);
-          appended();
-          return;
+      int d = data == null ? 0 : data.readableBytes();
+      int length = FrameHeader.SIZE + (metadata == null ? 0 : 3 + metadata.readableBytes()) + d;
+      int at;
+      if (length <= frameLimit
+          && d < PayloadFrame.ZERO_COPY_THRESHOLD
+          && (at = reserve(length)) >= 0) {
+        // Every streamed payload passes here: the frame is written out in this method, not through
+        // FrameBatch.append, for the call levels (see FrameBatch).
+        ByteBuf b = batch;
+        long address = batchAddress;
+        at =
+            FrameBatch.header(
+                b,
+                address,
+                at,
+                length,
+                streamId,
+                FrameType.PAYLOAD,
+                flags & (FrameHeader.FLAG_COMPLETE | FrameHeader.FLAG_NEXT),
+                metadata,
+                FrameBatch.NO_REQUEST_N);
+        if (metadata != null) {
+          at = FrameBatch.metadata(b, address, at, metadata);
         }
+        if (data != null) {
+          at = FrameBatch.copy(b, address, at, data, d);
+        }
+        appended(at);
+        return;
       }
       if (length <= frameLimit) {
         write(PayloadFrame.encode(alloc, headroom, streamId, flags, metadata, data));
@@ -352,38 +431,31 @@ final class FrameWriter {
   }
 
   void complete(int streamId) {
-    ByteBuf b = batchFor(FrameHeader.SIZE);
-    if (b != null) {
-      FrameBatch.append(b, streamId, FrameType.PAYLOAD, FrameHeader.FLAG_COMPLETE, null, null);
-      appended();
+    int at = reserve(FrameHeader.SIZE);
+    if (at >= 0) {
+      appendBare(
+          at, streamId, FrameType.PAYLOAD, FrameHeader.FLAG_COMPLETE, FrameBatch.NO_REQUEST_N);
       return;
     }
     write(PayloadFrame.encodeComplete(alloc, headroom, streamId));
   }
 
   void requestN(int streamId, long n) {
-    ByteBuf b = batchFor(FrameHeader.SIZE + 4);
-    if (b != null) {
-      FrameBatch.appendWithRequestN(
-          b, streamId, FrameType.REQUEST_N, 0, RequestNFrame.clamp(n), null, null);
-      appended();
+    int at = reserve(FrameHeader.SIZE + 4);
+    if (at >= 0) {
+      appendBare(at, streamId, FrameType.REQUEST_N, 0, RequestNFrame.clamp(n));
       return;
     }
     write(RequestNFrame.encode(alloc, headroom, streamId, n));
   }
 
   void cancel(int streamId) {
-    ByteBuf b = batchFor(FrameHeader.SIZE);
-    if (b != null) {
-      FrameBatch.append(b, streamId, FrameType.CANCEL, 0, null, null);
-      appended();
+    int at = reserve(FrameHeader.SIZE);
+    if (at >= 0) {
+      appendBare(at, streamId, FrameType.CANCEL, 0, FrameBatch.NO_REQUEST_N);
       return;
     }
     write(CancelFrame.encode(alloc, headroom, streamId));
-  }
-
-  private static boolean zeroCopy(ByteBuf data) {
-    return data != null && data.readableBytes() >= PayloadFrame.ZERO_COPY_THRESHOLD;
   }
 
   /**
