@@ -17,4 +17,14 @@ public interface LentFrameBuffer {
    * call; one view per frame is all {@link FrameReader} asks for.
    */
   ByteBuf lendSlice(int index, int length);
+
+  /**
+   * The memory address of index 0 of this buffer, or 0 when the transport does not give one. It is
+   * read without the reference-count checks of {@code memoryAddress()} (the buffer is live while it
+   * is lent), which a copy of a received payload's bytes would otherwise pay on every frame: three
+   * checks of a pooled receive buffer, eight call levels deep, below a reactive consumer's own.
+   */
+  default long lentAddress() {
+    return 0;
+  }
 }

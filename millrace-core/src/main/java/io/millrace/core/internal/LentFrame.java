@@ -33,6 +33,9 @@ public final class LentFrame extends WrappedByteBuf implements LentFrameBuffer {
   /** Where the metadata last lent ends ({@link #metadataWrittenPast}). */
   private int metadataEnd;
 
+  /** The viewed buffer's memory address, as {@link #takeAddress} last read it; 0: none. */
+  private long address;
+
   /** A view of {@code buffer}: of one frame, or of a receive buffer positioned at each in turn. */
   public LentFrame(ByteBuf buffer) {
     super(buffer);
@@ -43,12 +46,28 @@ public final class LentFrame extends WrappedByteBuf implements LentFrameBuffer {
     return buf == buffer;
   }
 
+  /**
+   * Reads the viewed buffer's memory address for {@link #lentAddress}: a transport that lends the
+   * frames of a receive buffer through this view calls it before each batch of them, since growing
+   * the buffer between batches may move its memory (nothing can during a batch: the view refuses
+   * it, and reads that arrive meanwhile wait for the batch to end).
+   */
+  public void takeAddress() {
+    address = buf.hasMemoryAddress() ? buf.memoryAddress() : 0;
+  }
+
+  @Override
+  public long lentAddress() {
+    return address;
+  }
+
   @Override
   public ByteBuf lendSlice(int index, int length) {
     LentFrame view = metadata;
     if (view == null) {
       view = metadata = new LentFrame(buf.duplicate());
     }
+    view.address = address; // the duplicate's memory is the buffer's
     view.buf.setIndex(index, index + length);
     metadataEnd = index + length;
     return view;

@@ -3,10 +3,13 @@ package io.millrace.streams.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.millrace.core.internal.LentFrame;
+import io.millrace.frame.LentFrameBuffer;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -135,6 +138,35 @@ class PayloadsTest {
         assertThat(small[11]).isEqualTo((byte) 10);
       } finally {
         src.release();
+      }
+    }
+  }
+
+  @Test
+  void copyReadable_ofALentFrameAndItsMetadata_readsThroughTheLentAddress() {
+    for (ByteBuf receive : targets128()) {
+      try {
+        byte[] bytes = new byte[40];
+        for (int i = 0; i < bytes.length; i++) {
+          bytes[i] = (byte) (i * 7 + 1);
+        }
+        receive.writeBytes(bytes); // the receive buffer: a frame's metadata and data inside it
+        LentFrame frame = new LentFrame(receive);
+        assertThat(frame.lentAddress()).as("not taken yet").isZero();
+        frame.takeAddress();
+        assertThat(frame.lentAddress())
+            .isEqualTo(receive.hasMemoryAddress() ? receive.memoryAddress() : 0);
+        receive.setIndex(20, 29);
+        ByteBuf metadata = frame.lendSlice(7, 5);
+        assertThat(((LentFrameBuffer) metadata).lentAddress()).isEqualTo(frame.lentAddress());
+        byte[] data = new byte[9];
+        byte[] meta = new byte[5];
+        Payloads.copyReadable(frame, data, 0);
+        Payloads.copyReadable(metadata, meta, 0);
+        assertThat(data).isEqualTo(Arrays.copyOfRange(bytes, 20, 29));
+        assertThat(meta).isEqualTo(Arrays.copyOfRange(bytes, 7, 12));
+      } finally {
+        receive.release();
       }
     }
   }

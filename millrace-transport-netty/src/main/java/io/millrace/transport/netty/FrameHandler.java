@@ -340,6 +340,7 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
 
   /** Length-prefixed frames from the cumulation {@code buf}. */
   private void lendFrames(ByteBuf buf) {
+    lentView(buf).takeAddress();
     while (!suspended && buf.readableBytes() >= FrameHeader.LENGTH_PREFIX_SIZE) {
       int length = buf.getUnsignedMedium(buf.readerIndex());
       if (length > maxFrameLength) {
