@@ -62,6 +62,13 @@ final class FrameWriter {
   private int batchCapacity;
 
   private int batchFrames;
+
+  /**
+   * Bytes in the batch last handed over: the next batch starts that big, so that a steady load does
+   * not grow (reallocate and copy) each batch from a few frames' size again.
+   */
+  private int lastBatchBytes;
+
   private boolean closed;
 
   /** A batch is handed to the transport before it would grow beyond this. */
@@ -158,7 +165,8 @@ final class FrameWriter {
   }
 
   private int startBatch(int length) {
-    ByteBuf b = alloc.directBuffer(Math.min(BATCH_CAPACITY, 16 * (length + 3)), BATCH_CAPACITY);
+    int initial = Math.max(16 * (length + 3), lastBatchBytes + (lastBatchBytes >>> 3));
+    ByteBuf b = alloc.directBuffer(Math.min(BATCH_CAPACITY, initial), BATCH_CAPACITY);
     batch = b;
     tookRoom(b);
     return b.writerIndex();
@@ -211,6 +219,7 @@ final class FrameWriter {
       int frames = batchFrames;
       batchFrames = 0;
       int bytes = b.readableBytes();
+      lastBatchBytes = bytes;
       transport.writeFrames(b, frames);
       engine.onHandedOver(bytes);
     }
