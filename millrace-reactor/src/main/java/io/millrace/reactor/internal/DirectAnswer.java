@@ -8,6 +8,8 @@ import org.reactivestreams.Subscriber;
 import reactor.core.CorePublisher;
 import reactor.core.CoreSubscriber;
 import reactor.core.Exceptions;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
 import reactor.util.context.Context;
 import reactor.util.context.ContextView;
@@ -73,9 +75,13 @@ public class DirectAnswer<T> implements Publisher<T> {
    */
   static boolean callable(Publisher<?> source) {
     // No hook: the source itself (the hooks run once more to tell; what they make is dropped).
-    return source instanceof Callable
-        && source instanceof CorePublisher<?> core
-        && Operators.onLastAssembly(core) == core;
+    // Reactor's own kinds by their classes, not as CorePublisher: checked against Callable here
+    // and in call(), and against CorePublisher in between, an answer's class (Mono.just's, say)
+    // would evict one interface from the JVM's one-entry cache for the other on every call before
+    // JDK 23 (JDK-8180450), a search of its interfaces each time.
+    CorePublisher<?> core =
+        source instanceof Mono<?> mono ? mono : source instanceof Flux<?> flux ? flux : null;
+    return core != null && source instanceof Callable && Operators.onLastAssembly(core) == core;
   }
 
   /**

@@ -101,7 +101,7 @@ public final class AnswerPublisher extends OneCall implements Publisher<Payload>
       subscriber.onError(FireAndForgetPublisher.subscribedTwice());
       return;
     }
-    lends = subscriber instanceof ReadsInPlace;
+    lends = ReadsInPlace.check(subscriber);
     // Asked only of those: a subscriber of an application's is tested against one interface, not
     // two (a type check that fails scans all of its class's interfaces).
     readsBuffers = lends && subscriber instanceof ReadsBuffersInPlace;

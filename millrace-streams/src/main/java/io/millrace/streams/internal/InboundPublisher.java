@@ -257,7 +257,7 @@ public abstract class InboundPublisher extends LoopDrain
               "this Publisher takes one subscriber: it is one call (make the call again)"));
       return;
     }
-    lends = subscriber instanceof ReadsInPlace;
+    lends = ReadsInPlace.check(subscriber);
     // Asked only of those: a subscriber of an application's is tested against one interface, not
     // two (a type check that fails scans all of its class's interfaces).
     readsBuffers = lends && subscriber instanceof ReadsBuffersInPlace;
