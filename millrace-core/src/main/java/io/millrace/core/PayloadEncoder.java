@@ -37,6 +37,17 @@ public interface PayloadEncoder<T> {
    */
   void encode(T value, ByteBuf out, int index, int length);
 
+  /**
+   * {@link #encode} into a frame batch whose memory starts at {@code address} (the address of
+   * {@code out}'s index 0, or 0 when it has none): the connection's frame writer calls this one. An
+   * encoder that writes raw memory writes at {@code address + index} instead of asking {@code out}
+   * for its address, which Netty answers through three reference-count checks eight call levels
+   * deep, on every frame. By default, {@link #encode}.
+   */
+  default void encodeAt(T value, ByteBuf out, long address, int index, int length) {
+    encode(value, out, index, length);
+  }
+
   /** {@code value} encoded into a new buffer from {@code alloc} (the caller owns it). */
   default ByteBuf toBuffer(T value, ByteBufAllocator alloc) {
     int length = length(value);

@@ -111,6 +111,29 @@ public final class ProtobufMarshaller<T extends MessageLite>
     }
   }
 
+  /**
+   * As {@link #encode}, into the frame writer's batch at its known address: a small message is
+   * encoded in the thread's scratch array and copied there without asking the batch for its address
+   * (see {@link PayloadEncoder#encodeAt}).
+   */
+  @Override
+  public void encodeAt(T value, ByteBuf out, long address, int index, int length) {
+    Scratch scratch;
+    if (address != 0
+        && length != 0
+        && length <= SCRATCH_MESSAGE_BYTES
+        && (scratch = Scratch.idle(true)) != null) {
+      try {
+        int at = scratch.encode(value, length);
+        Payloads.copyToAddress(scratch.encoded, at, address + index, length);
+      } catch (IOException | RuntimeException e) {
+        throw couldNotSerialize(e);
+      }
+      return;
+    }
+    encode(value, out, index, length);
+  }
+
   private static StatusException couldNotSerialize(Exception e) {
     return Status.INTERNAL.withMessage("could not serialize a message").withCause(e).asException();
   }

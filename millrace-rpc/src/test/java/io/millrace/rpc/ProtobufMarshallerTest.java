@@ -180,7 +180,11 @@ class ProtobufMarshallerTest {
             try {
               frame.writerIndex(16); // encoded behind other bytes, as into a frame batch
               int length = BYTES.length(value);
-              BYTES.encode(value, frame, 16, length);
+              if (i % 2 == 0) {
+                BYTES.encode(value, frame, 16, length);
+              } else { // as the frame writer encodes into its batch
+                BYTES.encodeAt(value, frame, frame.memoryAddress(), 16, length);
+              }
               frame.writerIndex(16 + length);
               frame.readerIndex(16);
               assertThat(BYTES.parse(frame)).isEqualTo(value);
@@ -352,6 +356,9 @@ class ProtobufMarshallerTest {
           ByteBuf frame = Unpooled.directBuffer(64);
           try {
             assertThatThrownBy(() -> BYTES.encode(value, frame, 0, length + 1))
+                .isInstanceOf(StatusException.class);
+            assertThatThrownBy(
+                    () -> BYTES.encodeAt(value, frame, frame.memoryAddress(), 0, length + 1))
                 .isInstanceOf(StatusException.class);
             BYTES.encode(value, frame, 0, length);
             frame.writerIndex(length);

@@ -5,6 +5,8 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.UnpooledDirectByteBuf;
 import io.netty.buffer.UnpooledHeapByteBuf;
+import io.netty.buffer.UnpooledUnsafeDirectByteBuf;
+import io.netty.util.internal.PlatformDependent;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -29,9 +31,16 @@ public final class TrackingAllocator extends AbstractByteBufAllocator {
     return new UnpooledHeapByteBuf(this, initialCapacity, maxCapacity);
   }
 
+  /**
+   * With a memory address where the platform gives one, as Netty's own allocators' direct buffers
+   * have: the engine writes frames into such a batch through raw stores, and that path is the one
+   * to test.
+   */
   @Override
   protected ByteBuf newDirectBuffer(int initialCapacity, int maxCapacity) {
-    return new UnpooledDirectByteBuf(this, initialCapacity, maxCapacity);
+    return PlatformDependent.hasUnsafe()
+        ? new UnpooledUnsafeDirectByteBuf(this, initialCapacity, maxCapacity)
+        : new UnpooledDirectByteBuf(this, initialCapacity, maxCapacity);
   }
 
   @Override

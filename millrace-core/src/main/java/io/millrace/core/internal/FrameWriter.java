@@ -352,7 +352,7 @@ final class FrameWriter {
         if (metadata != null) {
           at = FrameBatch.metadata(b, address, at, metadata);
         }
-        encoder.encode(value, b, at, dataLength);
+        encoder.encodeAt(value, b, address, at, dataLength);
       } catch (Throwable t) {
         dropIfEmpty();
         throw t;

@@ -46,6 +46,20 @@ class EncodedPayloadTest {
       return ByteBufUtil.utf8Bytes(value);
     }
 
+    /** Calls of encodeAt, and of those the ones whose address was not the batch's. */
+    volatile int encodedAt;
+
+    volatile int wrongAddress;
+
+    @Override
+    public void encodeAt(String value, ByteBuf out, long address, int index, int length) {
+      encodedAt++;
+      if (address != (out.hasMemoryAddress() ? out.memoryAddress() : 0)) {
+        wrongAddress++;
+      }
+      encode(value, out, index, length);
+    }
+
     @Override
     public void encode(String value, ByteBuf out, int index, int length) {
       if (value.startsWith("fail")) {
@@ -109,6 +123,9 @@ class EncodedPayloadTest {
     assertThat(frames.get(3).has(FrameHeader.FLAG_COMPLETE)).isTrue();
     assertThat(frames.get(2).has(FrameHeader.FLAG_COMPLETE)).isFalse();
     assertThat(utf8.encoded).isEqualTo(4);
+    // Into the batch through encodeAt, with the batch's address; the large one on its own.
+    assertThat(utf8.encodedAt).isEqualTo(coalesce ? 3 : 0);
+    assertThat(utf8.wrongAddress).isZero();
     assertThat(metadata.refCnt()).isZero();
   }
 

@@ -157,6 +157,26 @@ public final class Payloads {
   }
 
   /**
+   * Copies {@code length} bytes of {@code src} from {@code srcIndex} to native memory at {@code
+   * address}, which the caller vouches for (a frame writer's batch, with the room made): the source
+   * range is checked, the destination is not. As {@link #copyInto} copies.
+   */
+  public static void copyToAddress(byte[] src, int srcIndex, long address, int length) {
+    Objects.checkFromIndexSize(srcIndex, length, src.length);
+    if (length < SMALL_COPY && UNALIGNED) {
+      int i = 0;
+      for (; i + Long.BYTES <= length; i += Long.BYTES) {
+        PlatformDependent.putLong(address + i, (long) LONGS.get(src, srcIndex + i));
+      }
+      for (; i < length; i++) {
+        PlatformDependent.putByte(address + i, src[srcIndex + i]);
+      }
+    } else {
+      PlatformDependent.copyMemory(src, srcIndex, address, length);
+    }
+  }
+
+  /**
    * Subscribes to {@code source} only to cancel it: nobody will read it (a payload that comes all
    * the same is released).
    */
