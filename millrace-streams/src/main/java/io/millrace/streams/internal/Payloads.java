@@ -139,18 +139,7 @@ public final class Payloads {
                 + " of "
                 + dst.capacity());
       }
-      long address = dst.memoryAddress() + index;
-      if (length < SMALL_COPY && UNALIGNED) {
-        int i = 0;
-        for (; i + Long.BYTES <= length; i += Long.BYTES) {
-          PlatformDependent.putLong(address + i, (long) LONGS.get(src, srcIndex + i));
-        }
-        for (; i < length; i++) {
-          PlatformDependent.putByte(address + i, src[srcIndex + i]);
-        }
-      } else {
-        PlatformDependent.copyMemory(src, srcIndex, address, length);
-      }
+      copyToAddress(src, srcIndex, dst.memoryAddress() + index, length);
     } else {
       dst.setBytes(index, src, srcIndex, length);
     }
