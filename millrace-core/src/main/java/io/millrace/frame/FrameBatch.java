@@ -1,6 +1,7 @@
 package io.millrace.frame;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.CompositeByteBuf;
 import io.netty.util.IllegalReferenceCountException;
 import io.netty.util.internal.PlatformDependent;
 
@@ -15,10 +16,15 @@ import io.netty.util.internal.PlatformDependent;
  * 8-byte and one 1-byte store, each payload part copied from its buffer's address or array. The
  * batch is the caller's own buffer with room already made, so the checks Netty would repeat per
  * access (reference count, bounds) cannot fail there. The application's buffers are checked: one
- * that is released fails with {@link IllegalReferenceCountException} before anything of it is read
- * (its reference count is read first, since a derived buffer's address comes from its parent
- * whatever its own count); a buffer without an address or an array goes through Netty's checked
- * {@code getBytes}.
+ * that is released fails with {@link IllegalReferenceCountException} before anything of it is read,
+ * since Netty's address and array accessors check the count (a derived buffer's own, through its
+ * {@code unwrap()}, then its parent's). A composite buffer answers those from its first component
+ * without looking at its own count, so composites, and buffers with neither an address nor an
+ * array, go through Netty's checked {@code getBytes}.
+ *
+ * <p>{@link #header}, {@link #metadata} and {@link #copy} store to the address the caller gives,
+ * unchecked: they are the connection's frame writer's, which makes the room and keeps the address
+ * of its own batch.
  *
  * <p>Call levels matter here. A payload sent from below a reactive library's chain of operators
  * reaches this class some ten calls deep, and the JIT stops inlining at 15 levels below the method
@@ -183,7 +189,7 @@ public final class FrameBatch {
    * the index after them. Throws {@link IllegalReferenceCountException} for a released buffer.
    */
   public static int copy(ByteBuf out, long address, int at, ByteBuf src, int n) {
-    if (address != 0) {
+    if (address != 0 && !(src instanceof CompositeByteBuf)) {
       if (src.hasMemoryAddress()) {
         copyMemory(src.memoryAddress() + src.readerIndex(), address + at, n);
         return at + n;

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.util.IllegalReferenceCountException;
@@ -278,6 +279,7 @@ class FrameBatchTest {
               .as("%s, %d bytes", kind.name(), size)
               .isEqualTo(expected);
           assertThat(metadata.readableBytes()).as("the source is not read from").isEqualTo(size);
+          assertThat(data.readableBytes()).as("the source is not read from").isEqualTo(size);
         } finally {
           b.release();
         }
@@ -303,6 +305,29 @@ class FrameBatchTest {
       byte[] before = ByteBufUtil.getBytes(b);
       assertThatThrownBy(
               () -> FrameBatch.append(b, 3, FrameType.PAYLOAD, FrameHeader.FLAG_NEXT, null, slice))
+          .isInstanceOf(IllegalReferenceCountException.class);
+      assertThat(ByteBufUtil.getBytes(b)).isEqualTo(before);
+    } finally {
+      b.release();
+    }
+  }
+
+  @ParameterizedTest(name = "direct batch: {0}")
+  @ValueSource(booleans = {false, true})
+  void aReleasedCompositeOfALiveBuffer_failsAndLeavesTheBatchAsItWas(boolean direct) {
+    // A one-component composite answers hasMemoryAddress and memoryAddress from its component,
+    // whose count its own release does not touch when the component is held elsewhere too.
+    ByteBuf component = keep(Unpooled.directBuffer(8).writeLong(0x0102_0304_0506_0708L));
+    CompositeByteBuf composite = Unpooled.compositeBuffer().addComponent(true, component.retain());
+    composite.release();
+    assertThat(component.refCnt()).isEqualTo(1);
+    ByteBuf b = batch(direct);
+    try {
+      byte[] before = ByteBufUtil.getBytes(b);
+      assertThatThrownBy(
+              () ->
+                  FrameBatch.append(
+                      b, 3, FrameType.PAYLOAD, FrameHeader.FLAG_NEXT, null, composite))
           .isInstanceOf(IllegalReferenceCountException.class);
       assertThat(ByteBufUtil.getBytes(b)).isEqualTo(before);
     } finally {

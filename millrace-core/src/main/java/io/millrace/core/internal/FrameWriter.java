@@ -189,6 +189,20 @@ final class FrameWriter {
     }
   }
 
+  /**
+   * Fails the frame an encoder has just written when it resized the batch (application code, told
+   * to write in place; the room was there): its memory may have moved under the frame written so
+   * far, and no later frame may go to the address known before. One compare of the capacity.
+   */
+  private void resizedByEncoder(ByteBuf b) {
+    if (b.capacity() != batchCapacity) {
+      tookRoom(b);
+      throw new IllegalStateException(
+          "the payload encoder resized the frame buffer: encoders write in place, within the"
+              + " length they gave");
+    }
+  }
+
   /** A frame went into the batch, up to {@code end}. */
   private void appended(int end) {
     batch.writerIndex(end);
@@ -353,7 +367,11 @@ final class FrameWriter {
           at = FrameBatch.metadata(b, address, at, metadata);
         }
         encoder.encodeAt(value, b, address, at, dataLength);
+        resizedByEncoder(b);
       } catch (Throwable t) {
+        if (batch == b && b.capacity() != batchCapacity) {
+          tookRoom(b); // moved, and then failed
+        }
         dropIfEmpty();
         throw t;
       }

@@ -56,6 +56,19 @@ public final class LentFrame extends WrappedByteBuf implements LentFrameBuffer {
     address = buf.hasMemoryAddress() ? buf.memoryAddress() : 0;
   }
 
+  /**
+   * Forgets the address when a batch of frames ends: a view read after its callback (a misuse) then
+   * goes through {@code memoryAddress()}, which fails on a released buffer, instead of reading
+   * memory that may have moved or been freed.
+   */
+  public void dropAddress() {
+    address = 0;
+    LentFrame view = metadata;
+    if (view != null) {
+      view.address = 0;
+    }
+  }
+
   @Override
   public long lentAddress() {
     return address;

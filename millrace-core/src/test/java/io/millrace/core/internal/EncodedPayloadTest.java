@@ -171,6 +171,48 @@ class EncodedPayloadTest {
     assertThat(loop.call(() -> t.engine.isOpen())).isTrue();
   }
 
+  @Test
+  void encoderThatResizesTheBatch_failsItsStream_andLaterFramesGoToTheBatchsNewMemory() {
+    AtomicReference<Stream> stream = new AtomicReference<>();
+    ScriptedTransport t = server(true, ConnectionConfig.DEFAULT, stream);
+    t.inject(Frames.requestStream(1, 10, "q"));
+    Stream first = loop.call(stream::get);
+    t.inject(Frames.requestStream(3, 1000, "q"));
+    Utf8 utf8 = new Utf8();
+    // Against the contract, it grows the buffer it was told to write into in place: the batch's
+    // memory moves (the allocator's direct buffers have addresses, written to raw).
+    PayloadEncoder<String> resizing =
+        new PayloadEncoder<>() {
+          @Override
+          public int length(String value) {
+            return value.length();
+          }
+
+          @Override
+          public void encode(String value, ByteBuf out, int index, int length) {
+            out.capacity(out.capacity() * 4);
+            out.setBytes(index, value.getBytes(StandardCharsets.US_ASCII));
+          }
+        };
+    loop.run(
+        () -> {
+          first.next(null, "before", utf8);
+          first.next(null, "grows", resizing);
+          for (int i = 0; i < 200; i++) { // enough to fill the batch's old memory many times over
+            stream.get().next(null, "after-" + i, utf8);
+          }
+        });
+    List<WireFrame> frames = t.take();
+    assertThat(frames.get(0).data).isEqualTo("before");
+    assertThat(frames.get(1).type).isEqualTo(FrameType.ERROR);
+    assertThat(frames.get(1).streamId).isEqualTo(1);
+    assertThat(frames.subList(2, frames.size()))
+        .extracting(f -> f.data)
+        .containsExactlyElementsOf(
+            java.util.stream.IntStream.range(0, 200).mapToObj(i -> "after-" + i).toList());
+    assertThat(loop.call(() -> t.engine.isOpen())).isTrue();
+  }
+
   /** The metadata and the data of fragments, each joined in order. */
   static List<String> reassembled(List<WireFrame> frames) {
     StringBuilder data = new StringBuilder();

@@ -165,6 +165,11 @@ class PayloadsTest {
         Payloads.copyReadable(metadata, meta, 0);
         assertThat(data).isEqualTo(Arrays.copyOfRange(bytes, 20, 29));
         assertThat(meta).isEqualTo(Arrays.copyOfRange(bytes, 7, 12));
+        frame.dropAddress(); // the batch of frames ended: a late read goes the checked way
+        assertThat(frame.lentAddress()).isZero();
+        assertThat(((LentFrameBuffer) metadata).lentAddress()).isZero();
+        Payloads.copyReadable(frame, data, 0);
+        assertThat(data).isEqualTo(Arrays.copyOfRange(bytes, 20, 29));
       } finally {
         receive.release();
       }

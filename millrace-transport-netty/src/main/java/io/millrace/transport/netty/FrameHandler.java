@@ -340,22 +340,28 @@ final class FrameHandler extends ChannelInboundHandlerAdapter {
 
   /** Length-prefixed frames from the cumulation {@code buf}. */
   private void lendFrames(ByteBuf buf) {
-    lentView(buf).takeAddress();
-    while (!suspended && buf.readableBytes() >= FrameHeader.LENGTH_PREFIX_SIZE) {
-      int length = buf.getUnsignedMedium(buf.readerIndex());
-      if (length > maxFrameLength) {
-        failed = true;
-        releaseCumulation();
-        listener.onFrameTooLong(length);
-        return;
+    // The view gives the buffer's address for this batch only (LentFrame.takeAddress).
+    LentFrame view = lentView(buf);
+    view.takeAddress();
+    try {
+      while (!suspended && buf.readableBytes() >= FrameHeader.LENGTH_PREFIX_SIZE) {
+        int length = buf.getUnsignedMedium(buf.readerIndex());
+        if (length > maxFrameLength) {
+          failed = true;
+          releaseCumulation();
+          listener.onFrameTooLong(length);
+          return;
+        }
+        if (buf.readableBytes() < FrameHeader.LENGTH_PREFIX_SIZE + length) {
+          return;
+        }
+        int start = buf.readerIndex() + FrameHeader.LENGTH_PREFIX_SIZE;
+        if (!lend(buf, start, start + length)) {
+          return;
+        }
       }
-      if (buf.readableBytes() < FrameHeader.LENGTH_PREFIX_SIZE + length) {
-        return;
-      }
-      int start = buf.readerIndex() + FrameHeader.LENGTH_PREFIX_SIZE;
-      if (!lend(buf, start, start + length)) {
-        return;
-      }
+    } finally {
+      view.dropAddress();
     }
   }
 
