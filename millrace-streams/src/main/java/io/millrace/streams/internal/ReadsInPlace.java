@@ -37,7 +37,8 @@ public interface ReadsInPlace {
   final class NotInPlace {
     /**
      * Plain: a thread that reads a stale class only makes the full check, and a class either is a
-     * ReadsInPlace or is not.
+     * ReadsInPlace or is not. It keeps one application class reachable until a call from another
+     * class replaces it (after a redeployment, the new deployment's first call).
      */
     static Class<?> last;
 
