@@ -71,32 +71,8 @@ public final class FrameBatch {
   }
 
   /**
-   * Starts a frame like {@link #append} whose {@code dataLength} bytes of data the caller writes
-   * itself, at the returned index, before moving the writer index past them (to that index plus
-   * {@code dataLength}): the prefix, header and metadata are in place, the writer index has not
-   * moved, and the room is there. A caller that fails to write the data leaves the batch as it was
-   * by not moving the writer index. {@code requestN} follows the header (REQUEST_STREAM,
-   * REQUEST_CHANNEL), or is {@link #NO_REQUEST_N}.
-   */
-  public static int begin(
-      ByteBuf out,
-      int streamId,
-      int type,
-      int flags,
-      int requestN,
-      ByteBuf metadata,
-      int dataLength) {
-    int extra = requestN == NO_REQUEST_N ? 0 : 4;
-    int length = length(extra, metadata, null) + dataLength;
-    int start = out.writerIndex();
-    out.ensureWritable(FrameHeader.LENGTH_PREFIX_SIZE + length);
-    long address = address(out);
-    int at = header(out, address, start, length, streamId, type, flags, metadata, requestN);
-    return metadata == null ? at : metadata(out, address, at, metadata);
-  }
-
-  /**
-   * {@link #begin}'s {@code requestN} for a frame without one (all but REQUEST_STREAM, _CHANNEL).
+   * The {@code requestN} of a frame without one (all but REQUEST_STREAM, REQUEST_CHANNEL and
+   * REQUEST_N).
    */
   public static final int NO_REQUEST_N = -1;
 

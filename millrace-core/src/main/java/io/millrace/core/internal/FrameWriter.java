@@ -190,17 +190,16 @@ final class FrameWriter {
   }
 
   /**
-   * Fails the frame an encoder has just written when it resized the batch (application code, told
-   * to write in place; the room was there): its memory may have moved under the frame written so
-   * far, and no later frame may go to the address known before. One compare of the capacity.
+   * Whether an encoder, application code told to write in place with the room there, resized the
+   * batch: its memory may have moved under the frame written so far, so the address is taken again
+   * and no later frame goes to the one known before. One compare of the capacity.
    */
-  private void resizedByEncoder(ByteBuf b) {
-    if (b.capacity() != batchCapacity) {
-      tookRoom(b);
-      throw new IllegalStateException(
-          "the payload encoder resized the frame buffer: encoders write in place, within the"
-              + " length they gave");
+  private boolean resizedByEncoder(ByteBuf b) {
+    if (b.capacity() == batchCapacity) {
+      return false;
     }
+    tookRoom(b);
+    return true;
   }
 
   /** A frame went into the batch, up to {@code end}. */
@@ -367,11 +366,13 @@ final class FrameWriter {
           at = FrameBatch.metadata(b, address, at, metadata);
         }
         encoder.encodeAt(value, b, address, at, dataLength);
-        resizedByEncoder(b);
-      } catch (Throwable t) {
-        if (batch == b && b.capacity() != batchCapacity) {
-          tookRoom(b); // moved, and then failed
+        if (resizedByEncoder(b)) {
+          throw new IllegalStateException(
+              "the payload encoder resized the frame buffer: encoders write in place, within the"
+                  + " length they gave");
         }
+      } catch (Throwable t) {
+        resizedByEncoder(b); // resized, and then failed
         dropIfEmpty();
         throw t;
       }
