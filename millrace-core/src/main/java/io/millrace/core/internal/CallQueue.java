@@ -9,6 +9,7 @@ import java.lang.invoke.VarHandle;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -33,6 +34,11 @@ import java.util.concurrent.locks.LockSupport;
  * and running its timers. The queue is Netty's copy of JCTools' MPSC linked-array queue, created on
  * the first call so an idle connection does not carry it.
  *
+ * <p>A small drain that follows another within {@link #TAKING_TURNS_NANOS} yields the loop's CPU
+ * once before it lets go of the flag ({@link #takingTurns}): a producer sharing that CPU then adds
+ * its calls without waking the loop for each, where the two otherwise took turns one call at a
+ * time.
+ *
  * <p>When the loop refuses the drain task (it has shut down) the producer that holds the flag
  * drains on its own thread, failing every call, with the same clear-and-check-again ending: the
  * flag makes it the only consumer.
@@ -56,6 +62,12 @@ final class CallQueue {
    * atomic per call.
    */
   static final int CALLS_PER_RELEASE = 64;
+
+  /** A drain task that ran fewer calls than this did little: see {@link #takingTurns}. */
+  static final int FEW_CALLS = 16;
+
+  /** Two small drains closer than this mean the loop and a producer take turns: see there. */
+  static final long TAKING_TURNS_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
 
   /** A call from another thread, run on the loop or failed. */
   abstract static class Call {
@@ -126,6 +138,12 @@ final class CallQueue {
 
   private volatile Queue<Call> calls;
 
+  /** When the last small drain ended (loop only); far in the past at first. */
+  private long lastSmallDrainNanos = Long.MIN_VALUE / 2;
+
+  /** How the loop lets a producer on its CPU run; the tests count it instead. */
+  Runnable yieldToProducers = CallQueue::yieldCpu;
+
   CallQueue(ConnectionEngine engine, EventExecutor executor, long maxBytes, long peerQueueBound) {
     this.engine = engine;
     this.executor = executor;
@@ -185,6 +203,11 @@ final class CallQueue {
   /** Queued bytes (payload plus bookkeeping) right now. Any thread. */
   long queuedBytes() {
     return (long) QUEUED_BYTES.getVolatile(this);
+  }
+
+  /** Whether a drain is scheduled or running (the flag is held); for the tests. */
+  boolean drainPending() {
+    return (int) DRAIN_STATE.getVolatile(this) != 0;
   }
 
   /** Readiness as {@link io.millrace.core.Connection#isReadyForCalls()} defines it. Any thread. */
@@ -270,6 +293,7 @@ final class CallQueue {
     Queue<Call> q = calls;
     int budget = CALLS_PER_DRAIN;
     long taken = 0; // weight of the calls taken and not yet given back
+    boolean yielded = false;
     try {
       while (true) {
         Call call;
@@ -301,6 +325,15 @@ final class CallQueue {
           }
           return;
         }
+        if (!yielded && CALLS_PER_DRAIN - budget < FEW_CALLS && takingTurns()) {
+          // Still holding the flag, so the producers add calls without waking the loop.
+          yielded = true;
+          engine.afterHandOff(); // what was drained goes out before the loop gives up its CPU
+          yieldToProducers.run();
+          if (!q.isEmpty()) {
+            continue;
+          }
+        }
         // Clear the flag, then look once more: a call offered before the clear is seen now, one
         // offered after it schedules the next drain.
         DRAIN_STATE.setVolatile(this, 0);
@@ -316,6 +349,40 @@ final class CallQueue {
       engine.afterHandOff();
     }
     releaseWaitersIfReady();
+  }
+
+  /**
+   * Whether this small drain (fewer than {@link #FEW_CALLS} calls, the queue now empty) came within
+   * {@link #TAKING_TURNS_NANOS} of the last one: the loop and a producer are taking turns, one
+   * wake-up per call or few. Loop only.
+   *
+   * <p>Why the drain then yields its CPU once, holding the flag. When a producer thread shares the
+   * loop's CPU (a container with one or two CPUs, or the bench's client), the producer's first call
+   * after the loop went to sleep wakes it, the scheduler lets the woken loop run at once, and the
+   * loop drains that one call, flushes it and sleeps again: a wake-up, two context switches, an
+   * {@code epoll_wait} and a socket write per call. Fire-and-forget from a Reactor thread ran
+   * 301,000 one-call drains in 10 s (30,000 wake-ups a second, a fifth of the client's CPU) and 8.9
+   * M/s; with this yield, 3,400 and 14.1 M/s (docs/benchmarks.md, forty-second session). A yield
+   * lets the producer run its turn, adding calls without waking anyone (the flag is held), and the
+   * loop takes them all when it comes back. On a CPU of its own the yield returns at once: one
+   * system call after a small drain, and only while calls come this close together. What was
+   * drained is flushed before the yield, so no call waits for it; the cost is that on a CPU crowded
+   * with other runnable threads the loop, which would have slept anyway, may come back a scheduler
+   * turn later.
+   */
+  private boolean takingTurns() {
+    long now = engine.timers.nanoTime();
+    boolean turns = now - lastSmallDrainNanos < TAKING_TURNS_NANOS;
+    lastSmallDrainNanos = now;
+    return turns;
+  }
+
+  /**
+   * The one place the loop yields its CPU ({@link #takingTurns}); BlockHound, which counts a yield
+   * as blocking, is told this one is meant ({@link BlockHoundSupport}).
+   */
+  static void yieldCpu() {
+    Thread.yield();
   }
 
   /**

@@ -105,7 +105,7 @@ public final class ConnectionEngine implements Connection, TransportListener {
   private final AsyncAcceptor asyncAcceptor;
   private final InboundDispatcher inbound;
   private final KeepAlive keepAlive;
-  private final CallQueue calls;
+  final CallQueue calls; // package-private for the hand-off tests
   private final CompletableFuture<CloseReason> closeFuture = new CompletableFuture<>();
   private final Timeout deadline = new DeadlineTimeout();
   private final Timeout leaseExpiry = new LeaseExpiryTimeout();

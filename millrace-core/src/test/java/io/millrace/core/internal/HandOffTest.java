@@ -49,6 +49,10 @@ class HandOffTest {
     assertThat(blocked.await(5, TimeUnit.SECONDS)).isTrue();
   }
 
+  private ByteBuf text(String s) {
+    return loop.alloc.buffer().writeBytes(s.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+  }
+
   private ByteBuf bytes(int n) {
     return loop.alloc.buffer(n).writeZero(n);
   }
@@ -111,6 +115,89 @@ class HandOffTest {
     assertThat(flushes)
         .isGreaterThanOrEqualTo((int) (bytes / FrameWriter.BATCH_CAPACITY))
         .isLessThanOrEqualTo((int) (bytes / Flusher.FLUSH_EVERY_BYTES) + 2);
+  }
+
+  /** Sends one fire-and-forget from this (test) thread and waits until it is on the wire. */
+  private void oneCallFromThisThread(ScriptedTransport t, int value) {
+    t.engine.fireAndForget(null, text("c" + value));
+    assertThat(t.take()).hasSize(1);
+  }
+
+  @Test
+  void
+      smallDrainsInQuickSuccession_loopYieldsOnceHoldingTheDrain_callsAddedMeanwhileTakenInTheSameRun()
+          throws Exception {
+    ScriptedTransport t = client(ConnectionConfig.DEFAULT);
+    List<Boolean> drainPendingWhileYielding = new ArrayList<>();
+    int[] yields = {0};
+    t.engine.calls.yieldToProducers =
+        () -> {
+          // What a producer on the loop's CPU does while the loop yields: it adds calls.
+          yields[0]++;
+          if (yields[0] == 1) {
+            Thread producer =
+                new Thread(
+                    () -> {
+                      for (int i = 0; i < 50; i++) {
+                        t.engine.fireAndForget(null, text("c" + (100 + i)));
+                      }
+                    });
+            producer.start();
+            try {
+              LoopBlockingExtension.onPurpose(() -> producer.join(5_000));
+            } catch (InterruptedException e) {
+              throw new AssertionError(e);
+            }
+            drainPendingWhileYielding.add(t.engine.calls.drainPending());
+          }
+        };
+    int flushesBefore = loop.call(() -> t.flushes);
+    oneCallFromThisThread(t, 0); // a small drain: remembered, no yield
+    assertThat(yields[0]).isZero();
+    t.engine.fireAndForget(null, text("c1")); // another, at the same instant
+    List<WireFrame> frames = t.take();
+    assertThat(yields[0]).as("one yield for the second small drain").isEqualTo(1);
+    assertThat(drainPendingWhileYielding)
+        .as("the yielding drain holds the flag: the producer's 50 calls woke nobody")
+        .containsExactly(true);
+    assertThat(frames).hasSize(51);
+    List<String> expected = new ArrayList<>(List.of("c1"));
+    for (int i = 0; i < 50; i++) {
+      expected.add("c" + (100 + i));
+    }
+    assertThat(frames).extracting(f -> f.data).containsExactlyElementsOf(expected);
+    assertThat(loop.call(() -> t.flushes) - flushesBefore)
+        .as("the first call, the drained call before the yield, the 50 after it")
+        .isEqualTo(3);
+  }
+
+  @Test
+  void smallDrainsFarApart_noYield() throws Exception {
+    ScriptedTransport t = client(ConnectionConfig.DEFAULT);
+    int[] yields = {0};
+    t.engine.calls.yieldToProducers = () -> yields[0]++;
+    for (int i = 0; i < 5; i++) {
+      oneCallFromThisThread(t, i);
+      t.advance(Duration.ofNanos(CallQueue.TAKING_TURNS_NANOS));
+    }
+    assertThat(yields[0]).isZero();
+  }
+
+  @Test
+  void largeDrainsInQuickSuccession_noYield() throws Exception {
+    ScriptedTransport t = client(ConnectionConfig.DEFAULT);
+    int[] yields = {0};
+    t.engine.calls.yieldToProducers = () -> yields[0]++;
+    for (int round = 0; round < 3; round++) {
+      CountDownLatch released = new CountDownLatch(1);
+      blockLoop(loop, released);
+      for (int i = 0; i < CallQueue.FEW_CALLS; i++) {
+        t.engine.fireAndForget(null, loop.alloc.buffer().writeInt(i));
+      }
+      released.countDown();
+      assertThat(t.take()).hasSize(CallQueue.FEW_CALLS);
+    }
+    assertThat(yields[0]).isZero();
   }
 
   @Test
