@@ -3,6 +3,7 @@ package io.millrace.core.internal;
 import io.millrace.core.NoRoomException;
 import io.millrace.frame.ErrorCode;
 import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.SingleThreadEventExecutor;
 import io.netty.util.internal.PlatformDependent;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -35,9 +36,9 @@ import java.util.concurrent.locks.LockSupport;
  * the first call so an idle connection does not carry it.
  *
  * <p>A small drain that follows another within {@link #TAKING_TURNS_NANOS} yields the loop's CPU
- * once before it lets go of the flag ({@link #takingTurns}): a producer sharing that CPU then adds
- * its calls without waking the loop for each, where the two otherwise took turns one call at a
- * time.
+ * once before it lets go of the flag ({@link #smallDrainTakingTurns}): a producer sharing that CPU
+ * then adds its calls without waking the loop for each, where the two otherwise took turns one call
+ * at a time.
  *
  * <p>When the loop refuses the drain task (it has shut down) the producer that holds the flag
  * drains on its own thread, failing every call, with the same clear-and-check-again ending: the
@@ -50,6 +51,8 @@ import java.util.concurrent.locks.LockSupport;
  * registers, then checks readiness again, so a wake-up that happens in between is not lost.
  */
 final class CallQueue {
+  private static final System.Logger LOG = System.getLogger(CallQueue.class.getName());
+
   /** Bookkeeping charged per call on top of its payload, so empty calls count too. */
   static final long CALL_OVERHEAD = 64;
 
@@ -63,7 +66,7 @@ final class CallQueue {
    */
   static final int CALLS_PER_RELEASE = 64;
 
-  /** A drain task that ran fewer calls than this did little: see {@link #takingTurns}. */
+  /** A drain task that ran fewer calls than this did little: see {@link #smallDrainTakingTurns}. */
   static final int FEW_CALLS = 16;
 
   /** Two small drains closer than this mean the loop and a producer take turns: see there. */
@@ -138,8 +141,14 @@ final class CallQueue {
 
   private volatile Queue<Call> calls;
 
-  /** When the last small drain ended (loop only); far in the past at first. */
+  /** The loop's own task queue, to see that nothing else waits; null: not a Netty loop. */
+  private final SingleThreadEventExecutor loopTasks;
+
+  /** When the last small drain was seen (loop only); far in the past at first. */
   private long lastSmallDrainNanos = Long.MIN_VALUE / 2;
+
+  /** False once a yield was refused (a BlockHound without this module's integration). */
+  private boolean mayYield = true;
 
   /** How the loop lets a producer on its CPU run; the tests count it instead. */
   Runnable yieldToProducers = CallQueue::yieldCpu;
@@ -149,6 +158,8 @@ final class CallQueue {
     this.executor = executor;
     this.maxBytes = maxBytes;
     this.peerQueueBound = peerQueueBound;
+    this.loopTasks =
+        executor instanceof SingleThreadEventExecutor loop ? loop : null; // Netty's loops are
   }
 
   /**
@@ -325,11 +336,12 @@ final class CallQueue {
           }
           return;
         }
-        if (!yielded && CALLS_PER_DRAIN - budget < FEW_CALLS && takingTurns()) {
+        if (!yielded && smallDrainTakingTurns(CALLS_PER_DRAIN - budget)) {
           // Still holding the flag, so the producers add calls without waking the loop.
           yielded = true;
           engine.afterHandOff(); // what was drained goes out before the loop gives up its CPU
-          yieldToProducers.run();
+          releaseWaitersIfReady(); // a parked producer can use the turn too
+          yieldCpuOnce();
           if (!q.isEmpty()) {
             continue;
           }
@@ -352,9 +364,10 @@ final class CallQueue {
   }
 
   /**
-   * Whether this small drain (fewer than {@link #FEW_CALLS} calls, the queue now empty) came within
-   * {@link #TAKING_TURNS_NANOS} of the last one: the loop and a producer are taking turns, one
-   * wake-up per call or few. Loop only.
+   * Whether this small drain ({@code ran}: at least one call, fewer than {@link #FEW_CALLS}; the
+   * queue now empty) came within {@link #TAKING_TURNS_NANOS} of the last one, on an open connection
+   * whose loop has no other task waiting: the loop and a producer are taking turns, one wake-up per
+   * call or few. Loop only.
    *
    * <p>Why the drain then yields its CPU once, holding the flag. When a producer thread shares the
    * loop's CPU (a container with one or two CPUs, or the bench's client), the producer's first call
@@ -362,24 +375,45 @@ final class CallQueue {
    * loop drains that one call, flushes it and sleeps again: a wake-up, two context switches, an
    * {@code epoll_wait} and a socket write per call. Fire-and-forget from a Reactor thread ran
    * 301,000 one-call drains in 10 s (30,000 wake-ups a second, a fifth of the client's CPU) and 8.9
-   * M/s; with this yield, 3,400 and 14.1 M/s (docs/benchmarks.md, forty-second session). A yield
+   * M/s; with this yield, 3,400 and 13.7 M/s (docs/benchmarks.md, "Forty-second session"). A yield
    * lets the producer run its turn, adding calls without waking anyone (the flag is held), and the
    * loop takes them all when it comes back. On a CPU of its own the yield returns at once: one
-   * system call after a small drain, and only while calls come this close together. What was
-   * drained is flushed before the yield, so no call waits for it; the cost is that on a CPU crowded
-   * with other runnable threads the loop, which would have slept anyway, may come back a scheduler
-   * turn later.
+   * system call after a small drain, and only while calls come this close together. What this
+   * connection drained is flushed before the yield, and the loop yields only when no other task
+   * waits on it; but sockets that became readable meanwhile wait through the yield, so on a CPU
+   * crowded with other runnable threads the loop may come back a scheduler turn (milliseconds)
+   * later.
    */
-  private boolean takingTurns() {
+  private boolean smallDrainTakingTurns(int ran) {
+    if (ran == 0 || ran >= FEW_CALLS || !mayYield || loopTasks == null || !engine.isOpen()) {
+      return false;
+    }
     long now = engine.timers.nanoTime();
     boolean turns = now - lastSmallDrainNanos < TAKING_TURNS_NANOS;
     lastSmallDrainNanos = now;
-    return turns;
+    // Never ahead of other work on the loop: the only task allowed to wait is this connection's
+    // own flush, which finds nothing to do once the drain has flushed.
+    int own = engine.flusher.flushTaskPending() ? 1 : 0;
+    return turns && loopTasks.pendingTasks() == own;
+  }
+
+  /** Yields once; a refusal (a blocking-call detector) turns yielding off for this queue. */
+  private void yieldCpuOnce() {
+    try {
+      yieldToProducers.run();
+    } catch (RuntimeException | Error e) {
+      mayYield = false;
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "the hand-off's yield was refused; it will not yield again on this connection"
+              + " (BlockHound without millrace-core's integration?)",
+          e);
+    }
   }
 
   /**
-   * The one place the loop yields its CPU ({@link #takingTurns}); BlockHound, which counts a yield
-   * as blocking, is told this one is meant ({@link BlockHoundSupport}).
+   * The one place the loop yields its CPU ({@link #smallDrainTakingTurns}); BlockHound, which
+   * counts a yield as blocking, is told this one is meant ({@link BlockHoundSupport}).
    */
   static void yieldCpu() {
     Thread.yield();

@@ -173,6 +173,11 @@ final class Flusher {
     unflushedBytes += bytes;
   }
 
+  /** Whether the flush task {@link #onWritten} scheduled is still to run (a task on the loop). */
+  boolean flushTaskPending() {
+    return flushScheduled;
+  }
+
   /** The task {@link #onWritten} scheduled (one at a time). */
   private void scheduledFlush() {
     flushScheduled = false;

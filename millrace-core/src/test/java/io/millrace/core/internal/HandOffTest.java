@@ -128,13 +128,16 @@ class HandOffTest {
       smallDrainsInQuickSuccession_loopYieldsOnceHoldingTheDrain_callsAddedMeanwhileTakenInTheSameRun()
           throws Exception {
     ScriptedTransport t = client(ConnectionConfig.DEFAULT);
+    List<Integer> loopTasksAroundProducer = new ArrayList<>();
     List<Boolean> drainPendingWhileYielding = new ArrayList<>();
+    CountDownLatch yieldDone = new CountDownLatch(1);
     int[] yields = {0};
     t.engine.calls.yieldToProducers =
         () -> {
           // What a producer on the loop's CPU does while the loop yields: it adds calls.
           yields[0]++;
           if (yields[0] == 1) {
+            loopTasksAroundProducer.add(loop.executor.pendingTasks());
             Thread producer =
                 new Thread(
                     () -> {
@@ -148,19 +151,26 @@ class HandOffTest {
             } catch (InterruptedException e) {
               throw new AssertionError(e);
             }
+            loopTasksAroundProducer.add(loop.executor.pendingTasks());
             drainPendingWhileYielding.add(t.engine.calls.drainPending());
+            yieldDone.countDown();
           }
         };
     int flushesBefore = loop.call(() -> t.flushes);
     oneCallFromThisThread(t, 0); // a small drain: remembered, no yield
     assertThat(yields[0]).isZero();
     t.engine.fireAndForget(null, text("c1")); // another, at the same instant
+    assertThat(yieldDone.await(5, TimeUnit.SECONDS)).isTrue(); // (this thread queues nothing)
     List<WireFrame> frames = t.take();
     assertThat(yields[0]).as("one yield for the second small drain").isEqualTo(1);
     assertThat(drainPendingWhileYielding)
-        .as("the yielding drain holds the flag: the producer's 50 calls woke nobody")
+        .as("the yielding drain holds the flag")
         .containsExactly(true);
-    assertThat(frames).hasSize(51);
+    assertThat(loopTasksAroundProducer)
+        .as("the producer's 50 calls scheduled no drain: they woke nobody")
+        .hasSize(2)
+        .allMatch(n -> n <= 1) // (the connection's own flush task may wait)
+        .containsOnly(loopTasksAroundProducer.get(0));
     List<String> expected = new ArrayList<>(List.of("c1"));
     for (int i = 0; i < 50; i++) {
       expected.add("c" + (100 + i));
@@ -169,6 +179,48 @@ class HandOffTest {
     assertThat(loop.call(() -> t.flushes) - flushesBefore)
         .as("the first call, the drained call before the yield, the 50 after it")
         .isEqualTo(3);
+  }
+
+  @Test
+  void smallDrainWithAnotherTaskWaitingOnTheLoop_noYield() throws Exception {
+    ScriptedTransport t = client(ConnectionConfig.DEFAULT);
+    int[] yields = {0};
+    t.engine.calls.yieldToProducers = () -> yields[0]++;
+    oneCallFromThisThread(t, 0);
+    blockLoop();
+    t.engine.fireAndForget(null, text("c1")); // its drain runs with the task below waiting
+    loop.executor.execute(() -> {});
+    release.countDown();
+    assertThat(t.take()).hasSize(1);
+    assertThat(yields[0]).isZero();
+  }
+
+  @Test
+  void yieldRefused_callsStillSent_noYieldAgain() throws Exception {
+    ScriptedTransport t = client(ConnectionConfig.DEFAULT);
+    int[] yields = {0};
+    t.engine.calls.yieldToProducers =
+        () -> {
+          yields[0]++;
+          throw new Error("refused, as a blocking-call detector without the integration does");
+        };
+    oneCallFromThisThread(t, 0);
+    for (int i = 1; i < 4; i++) {
+      // Waits for the flush without queueing anything on the loop, so each drain may yield.
+      CountDownLatch flushed = new CountDownLatch(1);
+      t.onFlush = flushed::countDown;
+      t.engine.fireAndForget(null, text("c" + i));
+      assertThat(flushed.await(5, TimeUnit.SECONDS)).isTrue();
+    }
+    assertThat(t.take()).hasSize(3);
+    assertThat(yields[0]).as("refused once, not tried again").isEqualTo(1);
+    assertThat(t.engine.calls.drainPending()).isFalse();
+  }
+
+  @Test
+  void yieldOnTheLoop_allowedByTheBlockHoundIntegration() {
+    assertThat(LoopBlockingExtension.installed()).isTrue();
+    loop.run(CallQueue::yieldCpu); // BlockHound, installed by the tests, would throw here
   }
 
   @Test
