@@ -12,11 +12,14 @@ import io.millrace.futures.BlockingStream;
 import io.millrace.futures.FutureHandler;
 import io.millrace.futures.FutureRequester;
 import io.millrace.futures.FutureResponder;
+import io.millrace.futures.internal.BlockingIterator;
 import io.millrace.reactor.ReactorRequester;
 import io.millrace.reactor.ReactorResponder;
 import io.millrace.streams.Payload;
 import io.millrace.streams.internal.ReadAhead;
 import io.millrace.transport.netty.MillraceClient;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,10 +28,12 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.reactivestreams.Subscription;
 
 /**
  * The CompletableFuture and blocking flavour against a Reactor responder with the suite's {@link
@@ -136,6 +141,34 @@ class FuturesAndBlockingTest {
     s.close();
     assertThat(read.get(10, TimeUnit.SECONDS)).as("the reader woke and saw the end").isFalse();
     assertThat(probe.awaitCancelled()).as("closing cancelled the stream").isTrue();
+  }
+
+  @Test
+  void aPayloadTheReaderHeldWhenAnotherThreadClosed_releasedByTheReadersOwnClose()
+      throws Exception {
+    BlockingIterator stream = new BlockingIterator();
+    AtomicBoolean cancelled = new AtomicBoolean();
+    stream.onSubscribe(
+        new Subscription() {
+          @Override
+          public void request(long n) {}
+
+          @Override
+          public void cancel() {
+            cancelled.set(true);
+          }
+        });
+    ByteBuf data = Unpooled.buffer().writeInt(1);
+    stream.onNext(Payload.of(data));
+    assertThat(stream.hasNext()).isTrue(); // taken by the reader, not yet by next()
+    Thread closer = new Thread(stream::close);
+    closer.start();
+    closer.join(5_000);
+    assertThat(cancelled).isTrue();
+    assertThat(data.refCnt()).as("only the reader may release what it holds").isEqualTo(1);
+    stream.close(); // the reader's own close, as try-with-resources makes it
+    assertThat(data.refCnt()).isZero();
+    assertThat(stream.hasNext()).isFalse();
   }
 
   @Test

@@ -140,6 +140,13 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
    */
   @Override
   public void close() {
+    if (Thread.currentThread() == reader && next != null) {
+      // Taken by hasNext, never by next; also when another thread closed first, since only the
+      // reader may touch it.
+      Payload unread = next;
+      next = null;
+      unread.release();
+    }
     if (closed) {
       return;
     }
@@ -147,11 +154,6 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
     Subscription s = subscription;
     if (s != null) {
       s.cancel(); // nothing if the stream already ended
-    }
-    if (Thread.currentThread() == reader && next != null) {
-      Payload unread = next; // taken by hasNext, never by next
-      next = null;
-      unread.release();
     }
     releaseQueued();
     offer(CLOSED);
