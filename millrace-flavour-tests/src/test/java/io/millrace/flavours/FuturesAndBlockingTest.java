@@ -189,6 +189,19 @@ class FuturesAndBlockingTest {
   }
 
   @Test
+  void aBlockingFireAndForgetOnAClosedConnectionIsRejectedAndReleased() throws Exception {
+    Connection c = echo();
+    c.dispose();
+    c.onClose().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    ByteBuf data = Unpooled.buffer().writeInt(1);
+    assertThatThrownBy(() -> BlockingRequester.of(c).fireAndForget(Payload.of(data)))
+        .isInstanceOfSatisfying(
+            StreamErrorException.class,
+            e -> assertThat(e.errorCode()).isEqualTo(ErrorCode.REJECTED));
+    assertThat(data.refCnt()).isZero();
+  }
+
+  @Test
   void anInterruptedCallIsCancelledAndKeepsTheInterrupt() throws Exception {
     BlockingRequester r = BlockingRequester.of(echo());
     AtomicReference<Throwable> thrown = new AtomicReference<>();

@@ -67,12 +67,21 @@ public final class BlockingRequester {
 
   /**
    * Returns once the payload is handed to the connection: straight to it, with no Publisher or
-   * future on the way. Throws {@link StreamErrorException} REJECTED when the connection cannot send
-   * it (closing, or no lease).
+   * future on the way. Throws {@link StreamErrorException} REJECTED, with nothing sent, when the
+   * connection is already closed or draining when called. What only the event loop can know (the
+   * connection closing after the payload was handed over, or no lease) the connection logs: a
+   * fire-and-forget from another thread has nobody else to tell, and waiting for the loop's verdict
+   * would cost every send a round trip between threads.
    */
   public void fireAndForget(Payload payload) {
     checkNotOnLoop(payload);
     Connection c = requester.connection();
+    if (!c.isOpen() || c.isDraining()) {
+      payload.release();
+      throw StreamErrorException.received(
+          ErrorCode.REJECTED,
+          "not sent: the connection is " + (c.isOpen() ? "draining" : "closed"));
+    }
     while (true) {
       payload.retain(); // kept: the send takes one reference, a refusal releases it
       boolean sent;

@@ -30,7 +30,12 @@ public abstract class Relay<T> implements Subscriber<T>, Subscription {
   private final Subscriber<? super T> actual;
   private Subscription upstream;
 
-  /** After an invalid request: the subscriber was told, nothing more is relayed. */
+  /**
+   * After an invalid request: the subscriber was told, nothing more is relayed. Plain: the invalid
+   * request's error is signalled on the requesting thread, not serialised against a source that
+   * signals on another thread at that moment. Millrace's subscribers, the only ones relayed to,
+   * never request less than one, so the guard is the rule's letter, not a path they take.
+   */
   private boolean done;
 
   protected Relay(Subscriber<? super T> actual) {
