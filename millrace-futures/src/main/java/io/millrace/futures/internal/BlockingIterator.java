@@ -49,6 +49,10 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
 
   @Override
   public void onSubscribe(Subscription s) {
+    if (subscription != null) {
+      s.cancel(); // rule 2.5: one subscription, the first
+      return;
+    }
     subscription = s;
     if (closed) {
       s.cancel();
@@ -59,6 +63,9 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
 
   @Override
   public void onNext(Payload p) {
+    if (p == null) {
+      throw new NullPointerException("payload"); // rule 2.13
+    }
     offer(p);
     if (closed) {
       releaseQueued(); // closed meanwhile: nobody will read it (the CLOSED mark stays)
@@ -67,6 +74,9 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
 
   @Override
   public void onError(Throwable t) {
+    if (t == null) {
+      throw new NullPointerException("error"); // rule 2.13
+    }
     offer(new Failure(t));
   }
 

@@ -110,6 +110,10 @@ public final class FutureSubscriber<T> extends CompletableFuture<T> implements S
 
   @Override
   public void onSubscribe(Subscription s) {
+    if (subscription != null) {
+      s.cancel(); // rule 2.5: one subscription, the first
+      return;
+    }
     subscription = s;
     if (isDone()) {
       s.cancel(); // cancelled before the call was made: it never is
@@ -120,6 +124,9 @@ public final class FutureSubscriber<T> extends CompletableFuture<T> implements S
 
   @Override
   public void onNext(T item) {
+    if (item == null) {
+      throw new NullPointerException("item"); // rule 2.13
+    }
     if (!VALUE.compareAndSet(this, null, item)) {
       release(item); // the future was completed first: nobody takes it
     }
@@ -127,6 +134,9 @@ public final class FutureSubscriber<T> extends CompletableFuture<T> implements S
 
   @Override
   public void onError(Throwable t) {
+    if (t == null) {
+      throw new NullPointerException("error"); // rule 2.13
+    }
     fromPublisher = true;
     release(VALUE.getAndSet(this, TAKEN)); // an item before the failure is not the answer
     completeExceptionally(t);

@@ -32,12 +32,19 @@ public final class OneResponse<V> implements Subscriber<V> {
 
   @Override
   public void onSubscribe(Subscription s) {
+    if (upstream != null) {
+      s.cancel(); // rule 2.5: one subscription, the first
+      return;
+    }
     upstream = s;
     s.request(1);
   }
 
   @Override
   public void onNext(V value) {
+    if (value == null) {
+      throw new NullPointerException("value"); // rule 2.13
+    }
     if (done) {
       rules.release(value);
       return;
@@ -54,6 +61,9 @@ public final class OneResponse<V> implements Subscriber<V> {
 
   @Override
   public void onError(Throwable t) {
+    if (t == null) {
+      throw new NullPointerException("error"); // rule 2.13
+    }
     if (!done) {
       done = true;
       ObserverCall.tellError(target, t);
