@@ -2,6 +2,9 @@ package io.millrace.flavours;
 
 import io.millrace.core.Connection;
 import io.millrace.core.StreamErrorException;
+import io.millrace.futures.BlockingRequester;
+import io.millrace.futures.BlockingStream;
+import io.millrace.futures.FutureRequester;
 import io.millrace.mutiny.MutinyRequester;
 import io.millrace.observer.ClientCallStreamObserver;
 import io.millrace.observer.ClientResponseObserver;
@@ -21,6 +24,7 @@ import mutiny.zero.flow.adapters.AdaptersToReactiveStreams;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * One requester flavour's connection, its calls seen as Reactive Streams Publishers so that one
@@ -48,7 +52,13 @@ interface Client extends AutoCloseable {
     RXJAVA,
     MUTINY,
     OBSERVER,
+    FUTURES,
     RSOCKET_JAVA;
+
+    /** Whether the flavour makes request-channel calls (the futures flavour has none). */
+    boolean channels() {
+      return this != FUTURES;
+    }
 
     Client connect(int port) throws Exception {
       switch (this) {
@@ -128,6 +138,8 @@ interface Client extends AutoCloseable {
           };
         case OBSERVER:
           return new ObserverClient(port);
+        case FUTURES:
+          return new FuturesClient(port);
         case RSOCKET_JAVA:
           return new RSocketJavaClient(port);
         default:
@@ -159,6 +171,46 @@ interface Client extends AutoCloseable {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
+    }
+  }
+
+  /**
+   * The futures flavour as its users call it: request-response and fire-and-forget as
+   * CompletableFutures (cancelling the subscription cancels the future, and so the call), a stream
+   * read by blocking on a thread of its own and closed when the subscriber cancels.
+   */
+  final class FuturesClient extends OverMillrace {
+    final FutureRequester futures;
+    final BlockingRequester blocking;
+
+    FuturesClient(int port) throws Exception {
+      super(port);
+      futures = FutureRequester.of(connection);
+      blocking = BlockingRequester.of(connection);
+    }
+
+    @Override
+    public Publisher<Payload> requestResponse(Payload p) {
+      return Mono.fromFuture(() -> futures.requestResponse(p), false);
+    }
+
+    @Override
+    public Publisher<Payload> requestStream(Payload p) {
+      return Flux.using(
+              () -> blocking.requestStream(p),
+              stream -> Flux.fromIterable(() -> stream),
+              BlockingStream::close)
+          .subscribeOn(Schedulers.boundedElastic()); // its requests run there too
+    }
+
+    @Override
+    public Publisher<Payload> requestChannel(Publisher<Payload> payloads) {
+      throw new UnsupportedOperationException("the futures flavour has no request-channel");
+    }
+
+    @Override
+    public Publisher<Void> fireAndForget(Payload p) {
+      return Mono.fromFuture(() -> futures.fireAndForget(p), false);
     }
   }
 
