@@ -372,6 +372,16 @@ class FlavourSuiteTest {
     for (int i = 0; i < 20; i++) {
       assertThat(items.get(i)).isEqualTo(item(i, 70000));
     }
+    if (!requester.channels()) {
+      return;
+    }
+    // Both ways on a channel: the first payload (in the REQUEST_CHANNEL frame) and later ones.
+    Flux<Payload> out = Flux.range(0, 12).map(i -> pooled(item(i, 50_000 + 997 * i)));
+    List<String> echoed = all(c.requestChannel(out));
+    assertThat(echoed).hasSize(12);
+    for (int i = 0; i < 12; i++) {
+      assertThat(echoed.get(i)).isEqualTo(item(i, 50_000 + 997 * i));
+    }
   }
 
   @ParameterizedTest(name = "{0} -> {1}")
