@@ -20,7 +20,9 @@ import java.nio.charset.StandardCharsets;
  *       sends three and fails, {@link #THROW} throws; what is emitted and the cancellation are
  *       recorded;
  *   <li>request-channel: echoes the first payload and every later one; an inbound {@link #FAIL}
- *       fails the channel; the cancellation is recorded;
+ *       fails the channel; a first payload {@code take:N} ({@link #TAKE}) has only the next N
+ *       echoed, then the requester's payloads cancelled (not the StreamObserver responder, which
+ *       cannot stop reading); the cancellation is recorded;
  *   <li>fire-and-forget: recorded.
  * </ul>
  */
@@ -32,6 +34,12 @@ final class Behaviour {
   static final String NEVER = "never";
   static final String INF = "inf";
 
+  /**
+   * Prefix of a channel's first payload, {@code take:N}: the responder echoes it and the next N
+   * payloads, then stops reading (cancels the requester's payloads) and completes.
+   */
+  static final String TAKE = "take:";
+
   /** Prefix of a request-stream whose payloads are emitted from another thread: {@code async:N}. */
   static final String ASYNC = "async:";
 
@@ -41,6 +49,12 @@ final class Behaviour {
   static final int FRAGMENT_SIZE = 1024;
 
   private Behaviour() {}
+
+  /** N of a channel's first payload {@code take:N}; -1 for any other. */
+  static int taken(Payload first) {
+    String data = first.dataUtf8();
+    return data.startsWith(TAKE) ? Integer.parseInt(data.substring(TAKE.length())) : -1;
+  }
 
   /** The number of payloads a request-stream asks for; {@link Long#MAX_VALUE} for {@link #INF}. */
   static long count(String request) {

@@ -74,6 +74,12 @@ final class MutinyEcho implements MutinyHandler {
 
   @Override
   public Multi<Payload> requestChannel(Payload first, Multi<Payload> inbound) {
+    int take = taken(first);
+    if (take >= 0) {
+      return Multi.createBy()
+          .concatenating()
+          .streams(Multi.createFrom().item(first), inbound.select().first(take));
+    }
     return Multi.createBy()
         .concatenating()
         .streams(

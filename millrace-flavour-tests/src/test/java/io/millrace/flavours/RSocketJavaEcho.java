@@ -77,6 +77,13 @@ final class RSocketJavaEcho implements RSocket {
   @Override
   public Flux<Payload> requestChannel(Publisher<Payload> payloads) {
     return Flux.from(payloads)
+        .switchOnFirst(
+            (first, all) -> {
+              String data = first.hasValue() ? first.get().getDataUtf8() : "";
+              return data.startsWith(TAKE)
+                  ? all.take(1 + Integer.parseInt(data.substring(TAKE.length())))
+                  : all;
+            })
         .map(
             p -> {
               String data = p.getDataUtf8();

@@ -72,6 +72,10 @@ final class ReactorEcho implements ReactorHandler {
 
   @Override
   public Flux<Payload> requestChannel(Payload first, Flux<Payload> inbound) {
+    int take = taken(first);
+    if (take >= 0) {
+      return Flux.concat(Mono.just(first), inbound.take(take));
+    }
     return Flux.concat(
             Mono.just(first),
             inbound.map(

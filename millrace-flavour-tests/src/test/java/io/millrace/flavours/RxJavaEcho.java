@@ -70,6 +70,10 @@ final class RxJavaEcho implements RxJavaHandler {
 
   @Override
   public Flowable<Payload> requestChannel(Payload first, Flowable<Payload> inbound) {
+    int take = taken(first);
+    if (take >= 0) {
+      return Flowable.concat(Flowable.just(first), inbound.take(take));
+    }
     return Flowable.concat(
             Flowable.just(first),
             inbound.map(
