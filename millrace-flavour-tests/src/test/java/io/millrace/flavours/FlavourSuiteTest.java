@@ -423,7 +423,7 @@ class FlavourSuiteTest {
     Client c = connect(requester, responder);
     if (!responder.streams()) {
       TestSubscriber<Payload> waiting = subscribe(c.requestResponse(Payload.of(NEVER)), 1);
-      Thread.sleep(100);
+      assertThat(probe.neverArrived.await(10, TimeUnit.SECONDS)).isTrue();
       c.breakConnection();
       waiting.block(WAIT);
       assertThat(waiting.isTerminatedError()).as("the call failed").isTrue();

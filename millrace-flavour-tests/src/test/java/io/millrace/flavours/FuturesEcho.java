@@ -7,6 +7,7 @@ import io.millrace.futures.FutureHandler;
 import io.millrace.streams.Payload;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 
 /**
  * {@link Behaviour} as a user of the futures flavour writes it: request-response and
@@ -27,11 +28,15 @@ final class FuturesEcho implements FutureHandler {
   @Override
   public CompletionStage<Payload> requestResponse(Payload payload) {
     switch (payload.dataUtf8()) {
-      case FAIL:
-        return CompletableFuture.failedFuture(new IllegalArgumentException("failed"));
+      case FAIL: // failed a moment later, on another thread: the stage is subscribed, not known
+        return CompletableFuture.supplyAsync(
+            () -> {
+              throw new IllegalArgumentException("failed");
+            },
+            CompletableFuture.delayedExecutor(1, TimeUnit.MILLISECONDS));
       case THROW:
         throw new IllegalStateException("thrown");
-      case CODE:
+      case CODE: // failed before it is returned: known at once
         return CompletableFuture.failedFuture(new StreamErrorException(USER_CODE, "custom"));
       case EMPTY:
         return CompletableFuture.completedFuture(null);
@@ -43,6 +48,7 @@ final class FuturesEcho implements FutureHandler {
                 probe.answerCancelled();
               }
             });
+        probe.neverArrived.countDown();
         return never;
       default:
         return CompletableFuture.supplyAsync(() -> echo(payload)); // answered from another thread

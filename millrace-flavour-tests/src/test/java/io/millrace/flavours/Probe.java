@@ -11,6 +11,10 @@ final class Probe {
   final AtomicLong emitted = new AtomicLong();
   final CountDownLatch cancelled = new CountDownLatch(1);
   final CountDownLatch answerCancelled = new CountDownLatch(1);
+
+  /** Counted down when a handler got a request-response that never answers (futures only). */
+  final CountDownLatch neverArrived = new CountDownLatch(1);
+
   final BlockingQueue<String> fireAndForgets = new LinkedTransferQueue<>();
 
   void emitted() {

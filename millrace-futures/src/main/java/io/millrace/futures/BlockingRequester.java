@@ -76,13 +76,13 @@ public final class BlockingRequester {
   public void fireAndForget(Payload payload) {
     checkNotOnLoop(payload);
     Connection c = requester.connection();
-    if (!c.isOpen() || c.isDraining()) {
-      payload.release();
-      throw StreamErrorException.received(
-          ErrorCode.REJECTED,
-          "not sent: the connection is " + (c.isOpen() ? "draining" : "closed"));
-    }
     while (true) {
+      if (!c.isOpen() || c.isDraining()) { // (again after each wait for room)
+        payload.release();
+        throw StreamErrorException.received(
+            ErrorCode.REJECTED,
+            "not sent: the connection is " + (c.isOpen() ? "draining" : "closed"));
+      }
       payload.retain(); // kept: the send takes one reference, a refusal releases it
       boolean sent;
       try {

@@ -467,6 +467,8 @@ public final class MillraceSystem implements BenchSystem {
         sent.increment();
       } catch (java.util.concurrent.RejectedExecutionException e) {
         connection.awaitReadyForCalls(java.time.Duration.ofSeconds(1));
+      } catch (io.millrace.core.StreamErrorException e) {
+        return; // refused: the connection is draining or closed (a flavour that says so at once)
       }
     }
   }

@@ -150,6 +150,9 @@ final class CallQueue {
   /** False once a yield was refused (a BlockHound without this module's integration). */
   private boolean mayYield = true;
 
+  /** Whether a refused yield was logged (racy by design: at worst logged a few times). */
+  private static volatile boolean yieldRefusalLogged;
+
   /** How the loop lets a producer on its CPU run; the tests count it instead. */
   Runnable yieldToProducers = CallQueue::yieldCpu;
 
@@ -401,13 +404,18 @@ final class CallQueue {
   private void yieldCpuOnce() {
     try {
       yieldToProducers.run();
+    } catch (VirtualMachineError e) {
+      throw e;
     } catch (RuntimeException | Error e) {
       mayYield = false;
-      LOG.log(
-          System.Logger.Level.WARNING,
-          "the hand-off's yield was refused; it will not yield again on this connection"
-              + " (BlockHound without millrace-core's integration?)",
-          e);
+      if (!yieldRefusalLogged) {
+        yieldRefusalLogged = true; // once per process: every connection would say the same
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "the hand-off's yield was refused; connections that see this stop yielding"
+                + " (BlockHound without millrace-core's integration?)",
+            e);
+      }
     }
   }
 

@@ -8,6 +8,8 @@ import io.millrace.streams.internal.ParkedReader;
 import io.millrace.streams.internal.ReadAhead;
 import io.netty.buffer.ByteBuf;
 import io.netty.util.internal.ThreadExecutorMap;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.NoSuchElementException;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import org.reactivestreams.Subscriber;
@@ -37,9 +39,24 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
   private volatile Subscription subscription;
   private volatile boolean closed;
 
+  /**
+   * The payload hasNext() took and next() has not: set by the reader, taken by next() or by a close
+   * from any thread (atomically, so that exactly one of them has it).
+   */
+  private volatile Payload next;
+
+  private static final VarHandle NEXT;
+
+  static {
+    try {
+      NEXT = MethodHandles.lookup().findVarHandle(BlockingIterator.class, "next", Payload.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
   // Reader thread only.
   private Thread reader;
-  private Payload next;
   private boolean done;
   private final ReadAhead ahead = new ReadAhead();
 
@@ -125,6 +142,11 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
     }
     Payload p = (Payload) o;
     next = p;
+    if (closed && NEXT.compareAndSet(this, p, null)) {
+      p.release(); // closed by another thread meanwhile, whose close did not see it
+      done = true;
+      return false;
+    }
     if (ahead.take()) {
       long more = ahead.more(sizeOf(p));
       if (more > 0) {
@@ -139,8 +161,10 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
     if (!hasNext()) {
       throw new NoSuchElementException();
     }
-    Payload p = next;
-    next = null;
+    Payload p = (Payload) NEXT.getAndSet(this, null);
+    if (p == null) {
+      throw new NoSuchElementException("the stream was closed");
+    }
     return p;
   }
 
@@ -150,11 +174,8 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
    */
   @Override
   public void close() {
-    if (Thread.currentThread() == reader && next != null) {
-      // Taken by hasNext, never by next; also when another thread closed first, since only the
-      // reader may touch it.
-      Payload unread = next;
-      next = null;
+    Payload unread = (Payload) NEXT.getAndSet(this, null); // taken by hasNext, never by next
+    if (unread != null) {
       unread.release();
     }
     if (closed) {
