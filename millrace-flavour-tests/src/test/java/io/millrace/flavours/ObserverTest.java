@@ -15,6 +15,7 @@ import io.millrace.streams.StreamsOptions;
 import io.millrace.streams.internal.InboundPublisher;
 import io.millrace.transport.netty.MillraceClient;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -133,6 +134,37 @@ class ObserverTest {
     assertThat(longWaits.get())
         .as("holds that ended only by the producer's own check, of %d holds", holds.get())
         .isLessThanOrEqualTo(10);
+  }
+
+  /**
+   * The loop grpc-java users write, on the event loop: a few thousand small values sent without
+   * looking at isReady. They wait (about a mebibyte may) and go out as the reader reads; only a
+   * flood past that fails (below).
+   */
+  @Test
+  void aHandlerOnTheLoopSendingThousandsOfSmallValuesInALoop_finishes() throws Exception {
+    int n = 5_000;
+    server =
+        Server.millrace(
+            ObserverResponder.of(
+                new ObserverHandler() {
+                  @Override
+                  public void requestStream(Payload payload, StreamObserver<Payload> responses) {
+                    for (int i = 0; i < n; i++) {
+                      responses.onNext(Behaviour.pooled(Integer.toString(i)));
+                    }
+                    responses.onCompleted();
+                  }
+                }));
+    client = MillraceClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
+    Connection c = client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS);
+    List<String> got =
+        Flux.from(ReactorRequester.of(c).requestStream(Payload.of("go")))
+            .limitRate(16)
+            .map(Payload::dataUtf8)
+            .collectList()
+            .block(Duration.ofSeconds(30));
+    assertThat(got).hasSize(n).startsWith("0", "1").endsWith(Integer.toString(n - 1));
   }
 
   @Test

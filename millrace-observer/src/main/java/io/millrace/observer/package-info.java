@@ -27,9 +27,12 @@
  * <p><b>Backpressure is automatic</b>, unlike grpc-java's, where {@code onNext} ignoring {@code
  * isReady} buffers without bound: a handler that just calls {@code onNext} in a loop is held to the
  * peer's credit. Up to the prefetch values wait; beyond that a handler on a handler executor
- * (virtual threads suit) waits inside {@code onNext}, and one on the event loop, which must never
- * wait, fails its call (the server and the connection go on). On the loop, follow {@code isReady}
- * and the on-ready handler, as above.
+ * (virtual threads suit) waits inside {@code onNext}. A handler on the event loop, which must never
+ * wait and cannot be held back (the peer's credit comes on the loop it occupies), may leave about a
+ * mebibyte of values waiting (at least the prefetch's count), which go out as the peer reads: a
+ * loop of a few thousand small values finishes. Past that its call fails (the server and the
+ * connection go on). To send more from the loop, follow {@code isReady} and the on-ready handler,
+ * as above.
  *
  * <p><b>Threading.</b> Received values, on-ready and on-cancel handlers come on the connection's
  * event loop. Handlers run there unless {@link

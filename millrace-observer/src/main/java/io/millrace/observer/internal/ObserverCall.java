@@ -497,8 +497,8 @@ public final class ObserverCall<S, R>
       enqueue(value);
       drain();
     }
-    if (queued > bound && (queued > prefetch || !onAnEventLoop())) {
-      // A producer on a loop cannot wait: it fails only past the prefetch, as before sizes counted.
+    if (queued > bound && (!onAnEventLoop() || queued > loopBound())) {
+      // A producer on a loop cannot wait: it fails only past what may wait for it (loopBound).
       if (onAnEventLoop()) {
         fail(
             rules.overrun(
@@ -511,11 +511,33 @@ public final class ObserverCall<S, R>
   }
 
   /**
+   * How many values a producer on an event loop may leave waiting before its call fails: about
+   * {@link #LOOP_QUEUE_BYTES} of them by their sampled size plus {@link #VALUE_OVERHEAD} each, and
+   * never fewer than the prefetch (all of it when sizes are not known). Such a producer cannot be
+   * held back, since the peer's credit comes on the loop it occupies; this lets the common handler
+   * that sends a few thousand small values in a loop, as grpc-java code does, finish (the values go
+   * out as the peer reads), while one that floods still fails at a bound in bytes, not at a count
+   * that a 16-byte and a 1 MiB value would share.
+   */
+  private long loopBound() {
+    long average = averageSize;
+    return average <= 0
+        ? prefetch
+        : Math.max(prefetch, LOOP_QUEUE_BYTES / (average + VALUE_OVERHEAD));
+  }
+
+  /** What values a producer on an event loop leaves waiting may hold: {@link #loopBound}. */
+  static final long LOOP_QUEUE_BYTES = 1 << 20;
+
+  /** What a waiting value costs beyond its bytes: its objects and its queue node, about. */
+  static final long VALUE_OVERHEAD = 128;
+
+  /**
    * Counts a value's size into the running average and sets the bound to about a mebibyte of such
    * values (at least two, at most the prefetch), so that a producer of large values held back by a
    * slow reader leaves a few waiting, not the prefetch's count. The first sixteen values are
    * sampled, then one in sixteen; the average rises to a larger value at once and falls slowly. A
-   * producer on an event loop, which cannot wait, still fails only past the prefetch.
+   * producer on an event loop, which cannot wait, fails only past {@link #loopBound}.
    */
   private void sampleSize(S value) {
     long size;
