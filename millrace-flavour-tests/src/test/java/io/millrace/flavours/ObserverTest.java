@@ -51,7 +51,12 @@ class ObserverTest {
       };
 
   private ReactorRequester connect(StreamsOptions serverOptions) throws Exception {
-    server = Server.millrace(ObserverResponder.of(flood, serverOptions));
+    return connect(flood, serverOptions);
+  }
+
+  private ReactorRequester connect(ObserverHandler handler, StreamsOptions serverOptions)
+      throws Exception {
+    server = Server.millrace(ObserverResponder.of(handler, serverOptions));
     client = MillraceClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
     Connection c = client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS);
     return ReactorRequester.of(c);
@@ -144,22 +149,20 @@ class ObserverTest {
   @Test
   void aHandlerOnTheLoopSendingThousandsOfSmallValuesInALoop_finishes() throws Exception {
     int n = 5_000;
-    server =
-        Server.millrace(
-            ObserverResponder.of(
-                new ObserverHandler() {
-                  @Override
-                  public void requestStream(Payload payload, StreamObserver<Payload> responses) {
-                    for (int i = 0; i < n; i++) {
-                      responses.onNext(Behaviour.pooled(Integer.toString(i)));
-                    }
-                    responses.onCompleted();
-                  }
-                }));
-    client = MillraceClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
-    Connection c = client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS);
+    ReactorRequester r =
+        connect(
+            new ObserverHandler() {
+              @Override
+              public void requestStream(Payload payload, StreamObserver<Payload> responses) {
+                for (int i = 0; i < n; i++) {
+                  responses.onNext(Behaviour.pooled(Integer.toString(i)));
+                }
+                responses.onCompleted();
+              }
+            },
+            StreamsOptions.DEFAULT);
     List<String> got =
-        Flux.from(ReactorRequester.of(c).requestStream(Payload.of("go")))
+        Flux.from(r.requestStream(Payload.of("go")))
             .limitRate(16)
             .map(Payload::dataUtf8)
             .collectList()
