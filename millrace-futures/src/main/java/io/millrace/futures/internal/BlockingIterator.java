@@ -56,7 +56,6 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
   }
 
   // Reader thread only.
-  private Thread reader;
   private boolean done;
   private final ReadAhead ahead = new ReadAhead();
 
@@ -112,7 +111,6 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
     if (done) {
       return false;
     }
-    reader = Thread.currentThread();
     if (ThreadExecutorMap.currentExecutor() != null) {
       throw new IllegalStateException("a blocking read on an event loop would stall it");
     }

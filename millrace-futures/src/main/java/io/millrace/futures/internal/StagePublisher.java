@@ -63,7 +63,7 @@ public final class StagePublisher implements Publisher<Payload> {
     /** The stage completed: from whichever thread completed it, or the subscribing one. */
     void arrived(Payload v, Throwable error) {
       if (error != null) {
-        if ((getAndUpdate(s -> s | ENDED) & ENDED) == 0) {
+        if ((claimEnd() & ENDED) == 0) {
           subscriber.onError(failure(error));
         }
         return;
@@ -80,7 +80,7 @@ public final class StagePublisher implements Publisher<Payload> {
     @Override
     public void request(long n) {
       if (n <= 0) {
-        int s = getAndUpdate(x -> x | ENDED);
+        int s = claimEnd();
         if ((s & ENDED) == 0) {
           if ((s & ARRIVED) != 0) {
             releaseValue();
@@ -98,7 +98,7 @@ public final class StagePublisher implements Publisher<Payload> {
     }
 
     private void emit() {
-      if ((getAndUpdate(s -> s | ENDED) & ENDED) != 0) {
+      if ((claimEnd() & ENDED) != 0) {
         return; // cancelled in between: the cancel, which saw the value there, released it
       }
       Payload v = value;
@@ -111,7 +111,7 @@ public final class StagePublisher implements Publisher<Payload> {
 
     @Override
     public void cancel() {
-      int s = getAndUpdate(x -> x | ENDED);
+      int s = claimEnd();
       if ((s & ENDED) != 0) {
         return;
       }
@@ -120,6 +120,11 @@ public final class StagePublisher implements Publisher<Payload> {
       } else {
         cancelStage(); // the value, if it comes all the same, is released on arrival
       }
+    }
+
+    /** Sets {@link #ENDED}; returns the state before, whose ENDED bit says who had it first. */
+    private int claimEnd() {
+      return getAndUpdate(s -> s | ENDED);
     }
 
     private void cancelStage() {
