@@ -56,7 +56,11 @@ class ObserverTest {
 
   private ReactorRequester connect(ObserverHandler handler, StreamsOptions serverOptions)
       throws Exception {
-    server = Server.millrace(ObserverResponder.of(handler, serverOptions));
+    return connect(ObserverResponder.of(handler, serverOptions));
+  }
+
+  private ReactorRequester connect(io.millrace.core.Responder responder) throws Exception {
+    server = Server.millrace(responder);
     client = MillraceClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
     Connection c = client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS);
     return ReactorRequester.of(c);
@@ -76,7 +80,29 @@ class ObserverTest {
 
   @Test
   void aFloodingHandlerOnAnExecutorIsHeldToTheReadersPace() throws Exception {
-    ReactorRequester r = connect(StreamsOptions.builder().handlerExecutor(executor).build());
+    heldToTheReadersPace(connect(StreamsOptions.builder().handlerExecutor(executor).build()));
+  }
+
+  /** With no executor given, a stream's handler runs on the shared one and is held all the same. */
+  @Test
+  void aFloodingHandlerWithTheDefaults_isHeldToTheReadersPace() throws Exception {
+    heldToTheReadersPace(connect(ObserverResponder.of(flood)));
+  }
+
+  /** The flood of N, which fails on the loop (below), arrives whole with the defaults. */
+  @Test
+  void aFloodingHandlerWithTheDefaults_sendsEverythingAsTheReaderReads() throws Exception {
+    ReactorRequester r = connect(ObserverResponder.of(flood));
+    List<String> got =
+        Flux.from(r.requestStream(Payload.of("go")))
+            .limitRate(16)
+            .map(Payload::dataUtf8)
+            .collectList()
+            .block(Duration.ofSeconds(60));
+    assertThat(got).hasSize(N).startsWith("0", "1").endsWith(Integer.toString(N - 1));
+  }
+
+  private void heldToTheReadersPace(ReactorRequester r) {
     AtomicLong received = new AtomicLong();
     AtomicLong maxAhead = new AtomicLong();
     long count =
@@ -151,16 +177,17 @@ class ObserverTest {
     int n = 5_000;
     ReactorRequester r =
         connect(
-            new ObserverHandler() {
-              @Override
-              public void requestStream(Payload payload, StreamObserver<Payload> responses) {
-                for (int i = 0; i < n; i++) {
-                  responses.onNext(Behaviour.pooled(Integer.toString(i)));
-                }
-                responses.onCompleted();
-              }
-            },
-            StreamsOptions.DEFAULT);
+            ObserverResponder.onEventLoop(
+                new ObserverHandler() {
+                  @Override
+                  public void requestStream(Payload payload, StreamObserver<Payload> responses) {
+                    for (int i = 0; i < n; i++) {
+                      responses.onNext(Behaviour.pooled(Integer.toString(i)));
+                    }
+                    responses.onCompleted();
+                  }
+                },
+                StreamsOptions.DEFAULT));
     List<String> got =
         Flux.from(r.requestStream(Payload.of("go")))
             .limitRate(16)
@@ -172,7 +199,7 @@ class ObserverTest {
 
   @Test
   void aFloodingHandlerOnTheLoopFailsItsCallAndTheServerGoesOn() throws Exception {
-    ReactorRequester r = connect(StreamsOptions.DEFAULT);
+    ReactorRequester r = connect(ObserverResponder.onEventLoop(flood, StreamsOptions.DEFAULT));
     Throwable failure =
         Flux.from(r.requestStream(Payload.of("go")))
             .limitRate(16)
@@ -195,6 +222,190 @@ class ObserverTest {
             StreamErrorException.class,
             e -> assertThat(e.getMessage()).isEqualTo("request-response not supported"));
   }
+
+  /**
+   * Where handlers run: by default the one-value ones on the event loop and stream and channel
+   * handlers off it; {@code onEventLoop} runs all on the loop, an executor in the options all
+   * there.
+   */
+  @Test
+  void oneValueHandlersRunOnTheLoop_streamAndChannelHandlersOffIt_byDefault() throws Exception {
+    assertThat(whereHandlersRun(h -> ObserverResponder.of(h)))
+        .isEqualTo(
+            java.util.Map.of("fnf", true, "response", true, "stream", false, "channel", false));
+  }
+
+  @Test
+  void onEventLoop_runsEveryHandlerOnTheLoop_andRefusesOptionsWithAnExecutor() throws Exception {
+    assertThat(whereHandlersRun(h -> ObserverResponder.onEventLoop(h, StreamsOptions.DEFAULT)))
+        .isEqualTo(
+            java.util.Map.of("fnf", true, "response", true, "stream", true, "channel", true));
+    assertThatThrownBy(
+            () ->
+                ObserverResponder.onEventLoop(
+                    flood, StreamsOptions.builder().handlerExecutor(executor).build()))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void anExecutorInTheOptions_runsEveryHandlerThere() throws Exception {
+    StreamsOptions options = StreamsOptions.builder().handlerExecutor(executor).build();
+    assertThat(whereHandlersRun(h -> ObserverResponder.of(h, options)))
+        .isEqualTo(
+            java.util.Map.of("fnf", false, "response", false, "stream", false, "channel", false));
+  }
+
+  /**
+   * A channel responder that answers each value from its request observer (on the loop, where it
+   * cannot wait) and a requester that sends far faster than it reads the answers: the responder
+   * withholds the requester's credit while its answers wait, so the requester is held back and the
+   * call goes on, instead of answers piling up until the call fails.
+   */
+  @Test
+  void anEchoingChannel_holdsBackARequesterThatSendsFasterThanItReads() throws Exception {
+    ReactorRequester r =
+        connect(
+            new ObserverHandler() {
+              @Override
+              public StreamObserver<Payload> requestChannel(StreamObserver<Payload> responses) {
+                return echoing(responses);
+              }
+            },
+            StreamsOptions.DEFAULT);
+    AtomicLong generated = new AtomicLong();
+    AtomicLong received = new AtomicLong();
+    AtomicLong maxAhead = new AtomicLong();
+    long count =
+        Flux.from(
+                r.requestChannel(
+                    Flux.range(0, 1_000_000)
+                        .map(i -> Payload.of(Integer.toString(i)))
+                        .doOnNext(p -> generated.incrementAndGet())))
+            .limitRate(16)
+            .delayElements(Duration.ofMillis(1), reactor.core.scheduler.Schedulers.single())
+            .take(300)
+            .doOnNext(
+                p -> {
+                  long ahead = generated.get() - received.incrementAndGet();
+                  maxAhead.accumulateAndGet(ahead, Math::max);
+                })
+            .count()
+            .block(Duration.ofSeconds(30));
+    assertThat(count).isEqualTo(300);
+    // Credit both ways and what may wait at the responder: hundreds, not the thousands of small
+    // answers a loop may leave waiting before its call fails.
+    assertThat(maxAhead.get()).isLessThan(3_000);
+  }
+
+  /**
+   * A channel whose handler runs on an executor, opened with one value and ended at once: the
+   * request observer hears the value, then the end. (It once heard the end first, about one time in
+   * eight: the requester's COMPLETE was read and delivered before the loop ran the task giving the
+   * opening value. So many channels, on one connection.)
+   */
+  @Test
+  void aChannelHandlerOnAnExecutor_hearsTheOpeningValueBeforeTheEnd() throws Exception {
+    ReactorRequester r =
+        connect(
+            new ObserverHandler() {
+              @Override
+              public StreamObserver<Payload> requestChannel(StreamObserver<Payload> responses) {
+                return echoing(responses);
+              }
+            },
+            StreamsOptions.builder().handlerExecutor(executor).build());
+    List<List<String>> echoes =
+        Flux.range(0, 200)
+            .concatMap(
+                i ->
+                    Flux.from(r.requestChannel(Flux.just(Payload.of("c" + i))))
+                        .map(Payload::dataUtf8)
+                        .collectList())
+            .collectList()
+            .block(Duration.ofSeconds(60));
+    for (int i = 0; i < echoes.size(); i++) {
+      assertThat(echoes.get(i)).as("channel %d", i).containsExactly("c" + i);
+    }
+  }
+
+  /** For each interaction, whether its handler ran on a Netty event loop. */
+  private java.util.Map<String, Boolean> whereHandlersRun(
+      java.util.function.Function<ObserverHandler, io.millrace.core.Responder> serve)
+      throws Exception {
+    java.util.Map<String, Boolean> onLoop = new java.util.concurrent.ConcurrentHashMap<>();
+    ObserverHandler recording =
+        new ObserverHandler() {
+          private void record(String what) {
+            onLoop.put(what, io.netty.util.internal.ThreadExecutorMap.currentExecutor() != null);
+          }
+
+          @Override
+          public void fireAndForget(Payload payload) {
+            record("fnf");
+          }
+
+          @Override
+          public void requestResponse(Payload payload, StreamObserver<Payload> response) {
+            record("response");
+            response.onNext(Payload.of("r"));
+            response.onCompleted();
+          }
+
+          @Override
+          public void requestStream(Payload payload, StreamObserver<Payload> responses) {
+            record("stream");
+            responses.onNext(Payload.of("s"));
+            responses.onCompleted();
+          }
+
+          @Override
+          public StreamObserver<Payload> requestChannel(StreamObserver<Payload> responses) {
+            record("channel");
+            return echoing(responses);
+          }
+        };
+    ReactorRequester r = connect(serve.apply(recording));
+    assertThat(r.requestResponse(Payload.of("q")).map(Payload::dataUtf8).block(TIMEOUT))
+        .isEqualTo("r");
+    assertThat(
+            Flux.from(r.requestStream(Payload.of("q")))
+                .map(Payload::dataUtf8)
+                .collectList()
+                .block(TIMEOUT))
+        .containsExactly("s");
+    assertThat(
+            Flux.from(r.requestChannel(Flux.just(Payload.of("c"))))
+                .map(Payload::dataUtf8)
+                .collectList()
+                .block(TIMEOUT))
+        .containsExactly("c");
+    r.fireAndForget(Payload.of("f")).block(TIMEOUT);
+    long until = System.nanoTime() + TIMEOUT.toNanos();
+    while (!onLoop.containsKey("fnf") && System.nanoTime() < until) {
+      Thread.sleep(5);
+    }
+    return onLoop;
+  }
+
+  /** A request observer that answers each value with itself and ends as the requests end. */
+  private static StreamObserver<Payload> echoing(StreamObserver<Payload> responses) {
+    return new StreamObserver<>() {
+      @Override
+      public void onNext(Payload value) {
+        responses.onNext(value);
+      }
+
+      @Override
+      public void onError(Throwable t) {}
+
+      @Override
+      public void onCompleted() {
+        responses.onCompleted();
+      }
+    };
+  }
+
+  private static final Duration TIMEOUT = Duration.ofSeconds(10);
 
   /**
    * A fire-and-forget from a thread that finds the hand-off full is refused with NoRoomException,

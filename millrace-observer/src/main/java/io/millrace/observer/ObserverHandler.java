@@ -9,8 +9,10 @@ import io.millrace.streams.Payload;
  * and an on-ready handler for sending at the peer's pace.
  *
  * <p>Backpressure is automatic: {@code onNext} faster than the peer reads is held back by credit
- * and the socket (see {@link CallStreamObserver}); a handler on a handler executor (virtual threads
- * suit) simply waits in {@code onNext}, one on the event loop should follow {@code isReady}.
+ * and the socket (see {@link CallStreamObserver}). Stream and channel handlers run off the event
+ * loop by default ({@link ObserverResponder}), so one that sends in a loop simply waits in {@code
+ * onNext}; on the loop ({@link ObserverResponder#onEventLoop}) a handler should follow {@code
+ * isReady}.
  *
  * <p>Errors: {@code onError} with a {@link StreamErrorException} sends its code and message; any
  * other exception, or one thrown here, sends APPLICATION_ERROR with a fixed text unless the

@@ -6,6 +6,7 @@ import io.millrace.core.Stream;
 import io.millrace.core.StreamListener;
 import io.millrace.core.internal.Signatures;
 import io.millrace.observer.internal.ObserverCall;
+import io.millrace.observer.internal.StreamHandlers;
 import io.millrace.observer.internal.UnaryObserver;
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveHandler;
@@ -17,9 +18,22 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.reactivestreams.Publisher;
 
 /**
- * Serves an {@link ObserverHandler}: the engine's {@link Responder} for it. Each call's observer
- * knows its connection's event loop (to tell a handler on the loop, which must not wait, from one
- * on an executor, which may), so the responder keeps one adapter per loop.
+ * Serves an {@link ObserverHandler}: the engine's {@link Responder} for it.
+ *
+ * <p><b>Where handlers run.</b> With no {@link StreamsOptions#handlerExecutor()}, fire-and-forget,
+ * metadata push and request-response handlers run on the connection's event loop (they send at most
+ * one value, which never waits), and stream and channel handlers on a shared executor (a virtual
+ * thread each on JDK 21+, else a pool of at most 1,024 daemon threads named {@code
+ * millrace-observer-N}; a handler that finds them all busy fails its call with REJECTED), so that
+ * one that calls {@code onNext} in a loop, as grpc-java code does, is held back by the peer's
+ * credit instead of filling memory. Sending from the on-ready handler while {@code isReady()} costs
+ * nothing more: the on-ready handler, received values and the on-cancel handler run on the event
+ * loop wherever the handler itself ran. {@link #onEventLoop} runs every handler on the loop (saving
+ * a thread hand-off per stream, for handlers that follow {@code isReady}); an executor in the
+ * options runs every handler there.
+ *
+ * <p>Each call's observer knows its connection's event loop (to tell a handler on the loop, which
+ * must not wait, from one on an executor, which may), so the responder keeps its adapters per loop.
  */
 public final class ObserverResponder implements Responder {
   static {
@@ -29,53 +43,84 @@ public final class ObserverResponder implements Responder {
 
   private final ObserverHandler handler;
   private final StreamsOptions options;
-  private final ConcurrentHashMap<EventExecutor, Responder> byLoop = new ConcurrentHashMap<>();
+  private final StreamsOptions streamOptions;
+  private final ConcurrentHashMap<EventExecutor, Responders> byLoop = new ConcurrentHashMap<>();
 
-  private ObserverResponder(ObserverHandler handler, StreamsOptions options) {
+  /** A loop's responders: for one-value calls and for streams and channels (maybe the same). */
+  private record Responders(Responder calls, Responder streams) {}
+
+  private ObserverResponder(ObserverHandler handler, StreamsOptions options, boolean allOnLoop) {
     this.handler = handler;
     this.options = options;
+    this.streamOptions =
+        allOnLoop || options.handlerExecutor() != null
+            ? options
+            : options.toBuilder().handlerExecutor(StreamHandlers.shared()).build();
   }
 
+  /** Serves {@code handler} with {@link StreamsOptions#DEFAULT}: streams on the shared executor. */
   public static Responder of(ObserverHandler handler) {
-    return new ObserverResponder(handler, StreamsOptions.DEFAULT);
+    return new ObserverResponder(handler, StreamsOptions.DEFAULT, false);
   }
 
+  /**
+   * Serves {@code handler}: on the options' handler executor if they give one, else as {@link
+   * #of(ObserverHandler)}.
+   */
   public static Responder of(ObserverHandler handler, StreamsOptions options) {
-    return new ObserverResponder(handler, options);
+    return new ObserverResponder(handler, options, false);
   }
 
-  private Responder on(EventExecutor loop) {
-    Responder r = byLoop.get(loop);
-    return r != null
-        ? r
-        : byLoop.computeIfAbsent(
-            loop, l -> ReactiveResponder.of(new Adapter(handler, l, options.prefetch()), options));
+  /**
+   * Serves {@code handler} with every handler on the event loop, streams and channels included:
+   * their handlers must send as {@code isReady()} allows (from the on-ready handler), for a handler
+   * that runs ahead of its peer's credit on the loop cannot be held back: past about a mebibyte of
+   * values waiting, its call fails. The options must give no handler executor.
+   */
+  public static Responder onEventLoop(ObserverHandler handler, StreamsOptions options) {
+    if (options.handlerExecutor() != null) {
+      throw new IllegalArgumentException("the options give a handler executor");
+    }
+    return new ObserverResponder(handler, options, true);
+  }
+
+  private Responders on(EventExecutor loop) {
+    Responders r = byLoop.get(loop);
+    return r != null ? r : byLoop.computeIfAbsent(loop, this::responders);
+  }
+
+  private Responders responders(EventExecutor loop) {
+    Adapter adapter = new Adapter(handler, loop, options.prefetch());
+    Responder calls = ReactiveResponder.of(adapter, options);
+    return new Responders(
+        calls, streamOptions == options ? calls : ReactiveResponder.of(adapter, streamOptions));
   }
 
   @Override
   public void fireAndForget(Connection connection, ByteBuf metadata, ByteBuf data) {
-    on(connection.executor()).fireAndForget(connection, metadata, data);
+    on(connection.executor()).calls().fireAndForget(connection, metadata, data);
   }
 
   @Override
   public void metadataPush(Connection connection, ByteBuf metadata) {
-    on(connection.executor()).metadataPush(connection, metadata);
+    on(connection.executor()).calls().metadataPush(connection, metadata);
   }
 
   @Override
   public StreamListener requestResponse(Stream stream, ByteBuf metadata, ByteBuf data) {
-    return on(stream.connection().executor()).requestResponse(stream, metadata, data);
+    return on(stream.connection().executor()).calls().requestResponse(stream, metadata, data);
   }
 
   @Override
   public StreamListener requestStream(Stream stream, ByteBuf metadata, ByteBuf data) {
-    return on(stream.connection().executor()).requestStream(stream, metadata, data);
+    return on(stream.connection().executor()).streams().requestStream(stream, metadata, data);
   }
 
   @Override
   public StreamListener requestChannel(
       Stream stream, ByteBuf metadata, ByteBuf data, boolean inboundComplete) {
     return on(stream.connection().executor())
+        .streams()
         .requestChannel(stream, metadata, data, inboundComplete);
   }
 
@@ -142,8 +187,7 @@ public final class ObserverResponder implements Responder {
               throw e;
             }
             call.receiveWith(requests);
-            call.receiveFirst(first); // the value that opened the channel, on the loop, first
-            inbound.subscribe(call.inbound());
+            call.receive(first, inbound); // the value that opened the channel, then the rest
           });
     }
   }

@@ -25,19 +25,31 @@
  * }</pre>
  *
  * <p><b>Backpressure is automatic</b>, unlike grpc-java's, where {@code onNext} ignoring {@code
- * isReady} buffers without bound: a handler that just calls {@code onNext} in a loop is held to the
- * peer's credit. Up to the prefetch values wait; beyond that a handler on a handler executor
- * (virtual threads suit) waits inside {@code onNext}. A handler on the event loop, which must never
- * wait and cannot be held back (the peer's credit comes on the loop it occupies), may leave about a
- * mebibyte of values waiting (at least the prefetch's count), which go out as the peer reads: a
- * loop of a few thousand small values finishes. Past that its call fails (the server and the
- * connection go on). To send more from the loop, follow {@code isReady} and the on-ready handler,
- * as above.
+ * isReady} buffers without bound:
+ *
+ * <ul>
+ *   <li>A stream or channel handler that just calls {@code onNext} in a loop is held to the peer's
+ *       credit: up to the prefetch values wait, then it waits inside {@code onNext}. That is why,
+ *       with no handler executor given, stream and channel handlers run off the event loop, on a
+ *       shared executor (a virtual thread each on JDK 21+, else at most 1,024 daemon threads named
+ *       {@code millrace-observer-N}; a handler that finds them all busy fails its call with
+ *       REJECTED). Request-response, fire-and-forget and metadata push handlers, which send one
+ *       value at most, run on the loop.
+ *   <li>A channel responder that answers from its request observer (on the loop, where it cannot
+ *       wait) holds the requester back instead: while more of its answers wait than may, it grants
+ *       the requester no credit for the requests it was given.
+ *   <li>{@link io.millrace.observer.ObserverResponder#onEventLoop} runs stream and channel handlers
+ *       on the loop too, saving a thread hand-off per call: they must then send as {@code isReady}
+ *       allows, as above, for a handler on the loop cannot be held back (the peer's credit comes on
+ *       the loop it occupies). It may leave about a mebibyte of values waiting (at least the
+ *       prefetch's count), which go out as the peer reads; past that its call fails (the server and
+ *       the connection go on).
+ * </ul>
  *
  * <p><b>Threading.</b> Received values, on-ready and on-cancel handlers come on the connection's
- * event loop. Handlers run there unless {@link
- * io.millrace.streams.StreamsOptions#handlerExecutor()} gives an executor. Calls to one observer
- * must not overlap.
+ * event loop, wherever the handler itself ran. An executor in {@link
+ * io.millrace.streams.StreamsOptions#handlerExecutor()} runs every handler there. Calls to one
+ * observer must not overlap.
  *
  * <p><b>Ownership.</b> Received payloads are heap copies by default: keep them, never release them.
  * Payloads given to {@code onNext} belong to Millrace, released once written or when the call ends

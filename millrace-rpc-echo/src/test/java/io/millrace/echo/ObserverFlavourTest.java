@@ -491,6 +491,17 @@ class ObserverFlavourTest {
   @Test
   void producerOffTheLoop_isHeldToTheReadersPace_andCancelStopsIt() throws Exception {
     serve(observerEcho);
+    heldAtTheReadersPace_thenCancelled();
+  }
+
+  /**
+   * Calls Count for two billion replies, asking for ten and never more: the server's producer (in
+   * {@link #producer}, counting into {@link #sent}) must end up waiting, having sent no more than
+   * the client's window (the stream's credit: StreamsOptions' default prefetch of 256, topped up by
+   * the 10 the application took), what the server lets wait (PREFETCH) and the one it holds; the
+   * cancel then reaches it and it ends.
+   */
+  private void heldAtTheReadersPace_thenCancelled() throws Exception {
     AtomicInteger received = new AtomicInteger();
     AtomicReference<ClientCallStreamObserver<CountRequest>> callRef = new AtomicReference<>();
     Recorder<EchoReply> end = new Recorder<>();
@@ -519,9 +530,6 @@ class ObserverFlavourTest {
             end.onCompleted();
           }
         });
-    // The producer sends in a plain loop; it must end up waiting, having sent no more than the
-    // client's window (the stream's credit: StreamsOptions' default prefetch of 256, topped up by
-    // the 10 the application took), what the server lets wait (PREFETCH) and the one it holds.
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     long before = -1;
     while (System.nanoTime() < deadline) {
@@ -547,6 +555,34 @@ class ObserverFlavourTest {
     assertThat(serverSawCancel.await(10, TimeUnit.SECONDS)).isTrue();
     // Woken by the cancel, and ends (onNext returns quietly: an on-cancel handler is set).
     assertThat(producerEnded.await(10, TimeUnit.SECONDS)).isTrue();
+  }
+
+  /**
+   * grpc-java's plain loop, in the handler itself, on a server given no executor: the handler runs
+   * on the shared stream-handler executor, not the event loop, and is held to the reader's credit.
+   */
+  @Test
+  void aHandlerSendingInAPlainLoop_runsOffTheLoop_andIsHeldToTheReadersPace() throws Exception {
+    AtomicReference<Boolean> onLoop = new AtomicReference<>();
+    serve(
+        new DelegatingService(observerEcho) {
+          @Override
+          public void count(
+              CountRequest request,
+              ServerContext context,
+              ServerCallStreamObserver<EchoReply> responses) {
+            producer.set(Thread.currentThread());
+            onLoop.set(io.netty.util.internal.ThreadExecutorMap.currentExecutor() != null);
+            responses.setOnCancelHandler(serverSawCancel::countDown);
+            for (int i = 0; i < request.getN() && !responses.isCancelled(); i++) {
+              responses.onNext(EchoReply.newBuilder().setSequence(i).build());
+              sent.incrementAndGet();
+            }
+            producerEnded.countDown();
+          }
+        });
+    heldAtTheReadersPace_thenCancelled();
+    assertThat(onLoop.get()).as("the handler ran on an event loop").isFalse();
   }
 
   @Test

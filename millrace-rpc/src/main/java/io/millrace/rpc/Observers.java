@@ -7,6 +7,8 @@ import io.millrace.observer.ServerCallStreamObserver;
 import io.millrace.observer.StreamObserver;
 import io.millrace.observer.internal.ObserverCall;
 import io.millrace.observer.internal.OneResponse;
+import io.millrace.observer.internal.StreamHandlers;
+import io.millrace.streams.internal.Payloads;
 import java.lang.System.Logger.Level;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -51,6 +53,11 @@ public final class Observers {
         }
 
         @Override
+        public RuntimeException rejected(String message) {
+          return Status.UNAVAILABLE.withMessage(message).asException(); // worth a retry elsewhere
+        }
+
+        @Override
         public long length(Object value) {
           // A protobuf message's size is computed once and kept: its encoding reads it again.
           return value instanceof com.google.protobuf.MessageLite m ? m.getSerializedSize() : -1;
@@ -62,7 +69,11 @@ public final class Observers {
   /**
    * The answer of a unary or server-streaming method: {@code handler} is given the response
    * observer when the server subscribes to the answer; a unary method's handler runs at once, and
-   * its response observer is a {@code UnaryObserver} ({@link UnaryResponse}).
+   * its response observer is a {@code UnaryObserver} ({@link UnaryResponse}). A server-streaming
+   * handler subscribed on the event loop (the server has no handler executor) runs on the shared
+   * stream-handler executor ({@link StreamHandlers}), so that one that calls {@code onNext} in a
+   * loop is held back by the caller's credit; its response observer's callbacks still come on the
+   * loop.
    */
   public static <Resp> Publisher<Resp> serve(
       ServerContext context, Consumer<ServerCallStreamObserver<Resp>> handler) {
@@ -71,21 +82,23 @@ public final class Observers {
       return UnaryResponse.answer(context, handler); // one response: no flow control to keep
     }
     ObserverCall<Resp, Void> call = serverCall(context);
-    return call.serving(() -> handler.accept(call));
+    return call.serving(() -> handler.accept(call), StreamHandlers.shared(), () -> {});
   }
 
   /**
    * The answer of a client- or bidirectional-streaming method: {@code handler} is given the
    * response observer and returns the observer the caller's requests go to, read from then on (the
    * response observer's {@code disableAutoInboundFlowControl} and {@code request(n)} steer that
-   * reading).
+   * reading). A bidirectional handler runs off the event loop as a server-streaming one does; a
+   * client-streaming one, which answers once, where it is called.
    */
   public static <Req, Resp> Publisher<Resp> serveStreaming(
       ServerContext context,
       Publisher<Req> requests,
       Function<ServerCallStreamObserver<Resp>, StreamObserver<Req>> handler) {
     ObserverCall<Resp, Req> call = serverCall(context);
-    return call.serving(
+    MethodDescriptor<?, ?> method = context.method();
+    Runnable invoke =
         () -> {
           StreamObserver<Req> observer = handler.apply(call);
           if (observer == null) {
@@ -95,7 +108,10 @@ public final class Observers {
           }
           call.receiveWith(observer);
           requests.subscribe(call.inbound());
-        });
+        };
+    return method != null && method.type() == MethodDescriptor.Type.CLIENT_STREAMING
+        ? call.serving(invoke) // one response: nothing for the handler to be held back on
+        : call.serving(invoke, StreamHandlers.shared(), () -> Payloads.cancelUnread(requests));
   }
 
   private static <S, R> ObserverCall<S, R> serverCall(ServerContext context) {

@@ -76,11 +76,7 @@ public final class RpcServer {
     if (options.zeroCopy()) {
       return options;
     }
-    StreamsOptions.Builder b = StreamsOptions.builder().prefetch(options.prefetch()).zeroCopy(true);
-    if (options.handlerExecutor() != null) {
-      b.handlerExecutor(options.handlerExecutor());
-    }
-    return b.build();
+    return options.toBuilder().zeroCopy(true).build();
   }
 
   StreamsOptions options() {

@@ -24,6 +24,11 @@ public final class StreamsOptions {
     return new Builder();
   }
 
+  /** A builder that starts from these options. */
+  public Builder toBuilder() {
+    return builder().prefetch(prefetch).zeroCopy(zeroCopy).handlerExecutor(handlerExecutor);
+  }
+
   /**
    * Credit granted ahead of a subscriber whose demand is bounded: the peer may send what the
    * subscriber has asked for and this many payloads more (they wait in a queue of at most this

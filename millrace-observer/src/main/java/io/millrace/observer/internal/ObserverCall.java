@@ -13,6 +13,7 @@ import io.netty.util.internal.ThreadExecutorMap;
 import java.lang.System.Logger.Level;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
@@ -57,6 +58,11 @@ public final class ObserverCall<S, R>
     /** A producer on an event loop sent past the bound, which fails the call. */
     RuntimeException overrun(String message);
 
+    /** The handler could not be started (its executor refused it): the call fails with this. */
+    default RuntimeException rejected(String message) {
+      return overrun(message);
+    }
+
     /** A value's size in bytes, to bound what waits by size; negative when it is not known. */
     default long length(Object value) {
       return -1;
@@ -82,6 +88,11 @@ public final class ObserverCall<S, R>
         }
 
         @Override
+        public RuntimeException rejected(String message) {
+          return new StreamErrorException(ErrorCode.REJECTED, message);
+        }
+
+        @Override
         public long length(Object value) {
           return ((Payload) value).length();
         }
@@ -93,10 +104,11 @@ public final class ObserverCall<S, R>
   private final boolean requester;
 
   /**
-   * How many values may wait: the prefetch, fewer for large values ({@link #sampleSize}). The
-   * producer's (onNext is serial), read and written by it alone.
+   * How many values may wait: the prefetch, fewer for large values ({@link #sampleSize}). Written
+   * by the producer (onNext is serial); read by it, and on the loop to withhold a responder's
+   * credit ({@link #grantUnlessBackedUp}).
    */
-  private int bound;
+  private volatile int bound;
 
   /** Values the producer has given, to sample their sizes ({@link SizeWindow#samples}). */
   private long given;
@@ -139,6 +151,13 @@ public final class ObserverCall<S, R>
   private volatile long owedCredit;
   private boolean targetDone; // loop only
   private int delivered; // loop only
+
+  /** 1 while credit for delivered values is withheld ({@link #grantUnlessBackedUp}). */
+  private volatile int withheld;
+
+  @SuppressWarnings("rawtypes")
+  private static final AtomicIntegerFieldUpdater<ObserverCall> WITHHELD =
+      AtomicIntegerFieldUpdater.newUpdater(ObserverCall.class, "withheld");
 
   @SuppressWarnings("rawtypes")
   private static final AtomicReferenceFieldUpdater<ObserverCall, Queue> QUEUE =
@@ -214,14 +233,46 @@ public final class ObserverCall<S, R>
   public Publisher<S> serving(Runnable invoke) {
     return sink -> {
       subscribeOutbound(sink);
-      try {
-        invoke.run();
-      } catch (RuntimeException e) {
-        onError(e); // after what it sent, through the same ordered path
+      invoke(invoke);
+    };
+  }
+
+  /**
+   * As {@link #serving(Runnable)}, but a handler subscribed on an event loop runs on {@code
+   * offload}: there it may call {@code onNext} in a loop and be held back by the peer's credit,
+   * which it cannot be on the loop (the credit comes on the loop it would occupy). If {@code
+   * offload} refuses it, the call fails ({@link Rules#rejected}) and {@code refused} lets go of
+   * what the handler would have taken.
+   */
+  public Publisher<S> serving(Runnable invoke, Executor offload, Runnable refused) {
+    return sink -> {
+      subscribeOutbound(sink);
+      if (!onAnEventLoop()) {
+        invoke(invoke);
         return;
       }
-      started();
+      try {
+        offload.execute(() -> invoke(invoke));
+      } catch (RejectedExecutionException e) {
+        LOG.log(Level.WARNING, "the stream handler executor refused a call: " + e);
+        try {
+          refused.run();
+        } finally {
+          fail(rules.rejected("the server cannot run the handler now"));
+        }
+      }
     };
+  }
+
+  /** Runs the handler: what it throws fails the call after what it sent; then it has started. */
+  private void invoke(Runnable invoke) {
+    try {
+      invoke.run();
+    } catch (RuntimeException e) {
+      onError(e); // after what it sent, through the same ordered path
+      return;
+    }
+    started();
   }
 
   private void subscribeOutbound(Subscriber<? super S> s) {
@@ -370,6 +421,7 @@ public final class ObserverCall<S, R>
         }
         if (emitted) {
           wakeWaiter();
+          releaseWithheld();
         }
         if (queueEmpty() && (completed || error != null)) {
           terminated = true;
@@ -670,24 +722,28 @@ public final class ObserverCall<S, R>
   }
 
   /**
-   * A responder channel's opening value, for the request observer: given on the loop, as the values
-   * after it are (subscribe those after calling this), so that the observer is never called from
-   * two threads at once when the handler runs on an executor; released instead, and the observer
-   * told of the cancel, when the call was cancelled before it could be given.
+   * A responder channel's received values: the opening value {@code first}, then those of {@code
+   * rest}. Both on the loop and in one task, {@code rest} subscribed only once {@code first} was
+   * given: a handler on an executor must not subscribe {@code rest} itself, for the requester's
+   * COMPLETE may be read, and delivered, before a task giving {@code first} runs. So the request
+   * observer is never called from two threads at once, and hears the end after the first value.
+   * When the call was cancelled before {@code first} could be given, it is released and the
+   * observer told of the cancel.
    */
-  public void receiveFirst(R first) {
+  public void receive(R first, Publisher<R> rest) {
     runOnLoop(
         () -> {
           if (targetDone || cancelled) {
             rules.release(first);
             tellReceiverCancelled(); // (once: it marks the observer done)
-            return;
+          } else {
+            try {
+              target.onNext(first);
+            } catch (RuntimeException e) {
+              observerFailed(e);
+            }
           }
-          try {
-            target.onNext(first);
-          } catch (RuntimeException e) {
-            observerFailed(e);
-          }
+          rest.subscribe(inbound()); // (values for an observer that is done are released)
         });
   }
 
@@ -739,9 +795,7 @@ public final class ObserverCall<S, R>
           return;
         }
         if (!manual && !requester && ++delivered >= limit) {
-          int n = delivered;
-          delivered = 0;
-          inbound.request(n);
+          grantUnlessBackedUp();
         }
       }
 
@@ -765,6 +819,43 @@ public final class ObserverCall<S, R>
         }
       }
     };
+  }
+
+  /**
+   * A responder reading automatically grants the requester credit for what it was given, unless
+   * more of its own values wait than may ({@code bound}): then the credit is withheld until they go
+   * out ({@link #releaseWithheld}). So a channel whose responder answers each request from its
+   * request observer, on the loop where it cannot be held back itself, holds the requester back
+   * instead when the requester reads the answers slower than it sends: what waits stays bounded,
+   * and the call does not fail. Loop.
+   */
+  private void grantUnlessBackedUp() {
+    if (queued > bound) {
+      withheld = 1; // published before queued is read again; the drain reads them the other way
+      if (queued > bound || !WITHHELD.compareAndSet(this, 1, 0)) {
+        return; // the drain grants it once what waits has gone out
+      }
+    }
+    int n = delivered;
+    delivered = 0;
+    inbound.request(n);
+  }
+
+  /** After values went out: grants withheld credit, on the loop, once few enough wait. */
+  private void releaseWithheld() {
+    if (withheld != 0 && queued <= bound && WITHHELD.compareAndSet(this, 1, 0)) {
+      runOnLoop(this::grantWithheld);
+    }
+  }
+
+  /** Grants the credit withheld for what was delivered. Loop. */
+  private void grantWithheld() {
+    int n = delivered;
+    Subscription s = inbound;
+    if (n > 0 && s != null && !targetDone) {
+      delivered = 0;
+      s.request(n);
+    }
   }
 
   /** The application's observer threw: the call is cancelled and the observer told. Loop. */

@@ -1,0 +1,63 @@
+package io.millrace.observer.internal;
+
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Where the StreamObserver flavour runs stream and channel handlers when the application gave no
+ * executor: one executor for the process, made on first use.
+ *
+ * <p>Such a handler may call {@code onNext} in a loop, as grpc-java code does, and must then wait
+ * inside {@code onNext} while the peer is behind, which it cannot do on an event loop. So it runs
+ * here, where it may hold a thread for as long as its peer is slow: a virtual thread per handler on
+ * JDK 21+, else a platform thread from a pool that reuses idle ones and has at most {@value
+ * #MAX_PLATFORM_THREADS} (a peer that opens thousands of streams and never reads must not make a
+ * thread for each). A handler that finds the pool full is refused, and its call fails with
+ * REJECTED; a server that needs more handlers waiting at once on JDK 17 gives the responder an
+ * executor of its own. The pool's threads are daemons named {@code millrace-observer-N} that end
+ * after a minute idle.
+ */
+public final class StreamHandlers {
+  /** Platform threads at most, where the JDK has no virtual threads. */
+  public static final int MAX_PLATFORM_THREADS = 1024;
+
+  private StreamHandlers() {}
+
+  /** The shared executor, made on first use. */
+  public static Executor shared() {
+    return Holder.SHARED;
+  }
+
+  private static final class Holder {
+    static final Executor SHARED = make();
+  }
+
+  private static Executor make() {
+    try {
+      return (Executor) Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
+    } catch (ReflectiveOperationException e) {
+      return platformPool(MAX_PLATFORM_THREADS);
+    }
+  }
+
+  /**
+   * A pool of up to {@code max} daemon threads that gives each task an idle thread or a new one and
+   * refuses it when all {@code max} are busy (no queue: a queued stream handler would wait behind
+   * ones that may wait for slow peers for ever).
+   */
+  public static ThreadPoolExecutor platformPool(int max) {
+    AtomicInteger names = new AtomicInteger();
+    ThreadFactory factory =
+        r -> {
+          Thread t = new Thread(r, "millrace-observer-" + names.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        };
+    return new ThreadPoolExecutor(0, max, 60, TimeUnit.SECONDS, new SynchronousQueue<>(), factory);
+  }
+}
