@@ -20,9 +20,11 @@ import java.nio.charset.StandardCharsets;
  *       sends three and fails, {@link #THROW} throws; what is emitted and the cancellation are
  *       recorded;
  *   <li>request-channel: echoes the first payload and every later one; an inbound {@link #FAIL}
- *       fails the channel; a first payload {@code take:N} ({@link #TAKE}) has only the next N
- *       echoed, then the requester's payloads cancelled (not the StreamObserver responder, which
- *       cannot stop reading); the cancellation is recorded;
+ *       fails the channel; {@link #THROW} makes the responder's code throw (the handler method for
+ *       a first payload, where the flavour lets it see one; its per-payload code otherwise); a
+ *       first payload {@code take:N} ({@link #TAKE}) has only the next N echoed, then the
+ *       requester's payloads cancelled (not the StreamObserver responder, which cannot stop
+ *       reading); the cancellation is recorded;
  *   <li>fire-and-forget: recorded.
  * </ul>
  */

@@ -321,6 +321,38 @@ class FlavourSuiteTest {
         .isTrue();
   }
 
+  /**
+   * The responder's own code throws: its channel handler, given the opening payload (where the
+   * flavour shows it one), or its code for a later payload. The channel fails with
+   * APPLICATION_ERROR after what was echoed, the requester's payloads stop, and the connection
+   * serves the next call.
+   */
+  @ParameterizedTest(name = "{0} -> {1}")
+  @MethodSource("channelPairs")
+  void aChannelWhoseResponderCodeThrowsFailsWithAnApplicationError(
+      Client.Flavour requester, Side responder) throws Exception {
+    Client c = connect(requester, responder);
+    assertThat(failure(c.requestChannel(Flux.just(THROW, "1").map(Behaviour::pooled))).errorCode())
+        .isEqualTo(ErrorCode.APPLICATION_ERROR);
+    CountDownLatch outCancelled = new CountDownLatch(1);
+    Flux<Payload> out =
+        Flux.just("0", "1", THROW, "3")
+            .concatWith(Flux.never())
+            .map(Behaviour::pooled)
+            .doOnCancel(outCancelled::countDown);
+    TestSubscriber<Payload> s = subscribe(c.requestChannel(out), Long.MAX_VALUE);
+    s.block(WAIT);
+    assertThat(s.getReceivedOnNext()).extracting(Payload::dataUtf8).containsExactly("0", "1");
+    assertThat(s.expectTerminalError())
+        .isInstanceOfSatisfying(
+            StreamErrorException.class,
+            e -> assertThat(e.errorCode()).isEqualTo(ErrorCode.APPLICATION_ERROR));
+    assertThat(outCancelled.await(10, TimeUnit.SECONDS))
+        .as("the requester's payloads stopped")
+        .isTrue();
+    assertThat(all(c.requestResponse(Payload.of("after")))).containsExactly("after");
+  }
+
   @ParameterizedTest(name = "{0} -> {1}")
   @MethodSource("channelPairs")
   void cancellingAChannelStopsBothSides(Client.Flavour requester, Side responder) throws Exception {

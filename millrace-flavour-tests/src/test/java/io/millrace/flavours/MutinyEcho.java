@@ -74,6 +74,10 @@ final class MutinyEcho implements MutinyHandler {
 
   @Override
   public Multi<Payload> requestChannel(Payload first, Multi<Payload> inbound) {
+    if (first.dataUtf8().equals(THROW)) {
+      first.release();
+      throw new IllegalStateException("a handler's bug"); // the method itself throws
+    }
     int take = taken(first);
     if (take >= 0) {
       return Multi.createBy()
@@ -88,6 +92,10 @@ final class MutinyEcho implements MutinyHandler {
                 p -> {
                   if (p.dataUtf8().equals(FAIL)) {
                     throw new IllegalArgumentException("failed");
+                  }
+                  if (p.dataUtf8().equals(THROW)) {
+                    p.release();
+                    throw new IllegalStateException("a handler's bug");
                   }
                   return p;
                 }))

@@ -108,6 +108,9 @@ final class ObserverEcho implements ObserverHandler {
         } else if (value.dataUtf8().equals(FAIL)) {
           failed = true;
           out.onError(new IllegalArgumentException("failed"));
+        } else if (value.dataUtf8().equals(THROW)) {
+          value.release();
+          throw new IllegalStateException("a handler's bug"); // the call fails with it
         } else {
           out.onNext(value);
         }

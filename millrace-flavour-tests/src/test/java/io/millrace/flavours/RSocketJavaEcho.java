@@ -92,6 +92,9 @@ final class RSocketJavaEcho implements RSocket {
               if (data.equals(FAIL)) {
                 throw new IllegalArgumentException("failed");
               }
+              if (data.equals(THROW)) {
+                throw new IllegalStateException("a handler's bug");
+              }
               return DefaultPayload.create(data, metadata);
             })
         .doOnCancel(probe::cancelled);

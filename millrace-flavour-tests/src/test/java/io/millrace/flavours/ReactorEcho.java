@@ -72,6 +72,10 @@ final class ReactorEcho implements ReactorHandler {
 
   @Override
   public Flux<Payload> requestChannel(Payload first, Flux<Payload> inbound) {
+    if (first.dataUtf8().equals(THROW)) {
+      first.release();
+      throw new IllegalStateException("a handler's bug"); // the method itself throws
+    }
     int take = taken(first);
     if (take >= 0) {
       return Flux.concat(Mono.just(first), inbound.take(take));
@@ -82,6 +86,10 @@ final class ReactorEcho implements ReactorHandler {
                 p -> {
                   if (p.dataUtf8().equals(FAIL)) {
                     throw new IllegalArgumentException("failed");
+                  }
+                  if (p.dataUtf8().equals(THROW)) {
+                    p.release();
+                    throw new IllegalStateException("a handler's bug");
                   }
                   return p;
                 }))

@@ -70,6 +70,10 @@ final class RxJavaEcho implements RxJavaHandler {
 
   @Override
   public Flowable<Payload> requestChannel(Payload first, Flowable<Payload> inbound) {
+    if (first.dataUtf8().equals(THROW)) {
+      first.release();
+      throw new IllegalStateException("a handler's bug"); // the method itself throws
+    }
     int take = taken(first);
     if (take >= 0) {
       return Flowable.concat(Flowable.just(first), inbound.take(take));
@@ -80,6 +84,10 @@ final class RxJavaEcho implements RxJavaHandler {
                 p -> {
                   if (p.dataUtf8().equals(FAIL)) {
                     throw new IllegalArgumentException("failed");
+                  }
+                  if (p.dataUtf8().equals(THROW)) {
+                    p.release();
+                    throw new IllegalStateException("a handler's bug");
                   }
                   return p;
                 }))

@@ -585,6 +585,77 @@ class ObserverFlavourTest {
     assertThat(onLoop.get()).as("the handler ran on an event loop").isFalse();
   }
 
+  /**
+   * A bidirectional handler runs off the loop (the server has no executor), and its request
+   * observer still hears every request on the event loop, the first included (RPC's requests emit
+   * the first as they are asked, on the asking thread: the handler's, before they were subscribed
+   * on the loop).
+   */
+  @Test
+  void bidi_handlerOffTheLoop_requestObserverOnTheLoop() throws Exception {
+    AtomicReference<Boolean> handlerOnLoop = new AtomicReference<>();
+    List<Boolean> requestsOnLoop = new CopyOnWriteArrayList<>();
+    serve(
+        new DelegatingService(observerEcho) {
+          @Override
+          public StreamObserver<EchoRequest> chat(
+              ServerContext context, ServerCallStreamObserver<EchoReply> responses) {
+            handlerOnLoop.set(io.netty.util.internal.ThreadExecutorMap.currentExecutor() != null);
+            return new StreamObserver<>() {
+              @Override
+              public void onNext(EchoRequest value) {
+                requestsOnLoop.add(
+                    io.netty.util.internal.ThreadExecutorMap.currentExecutor() != null);
+                responses.onNext(EchoReply.newBuilder().setPayload(value.getPayload()).build());
+              }
+
+              @Override
+              public void onError(Throwable t) {}
+
+              @Override
+              public void onCompleted() {
+                responses.onCompleted();
+              }
+            };
+          }
+        });
+    EchoServiceObserver.Client routed =
+        new EchoServiceObserver.Client(
+            io.millrace.rpc.RpcClient.routing(tcp.connect(RpcServer.ROUTED_METADATA_MIME_TYPE)));
+    for (int call = 0; call < 40; call++) {
+      requestsOnLoop.clear();
+      Recorder<EchoReply> r = new Recorder<>();
+      // Native callers and routing callers (whose first request the server holds apart).
+      ClientCallStreamObserver<EchoRequest> requests = (call % 2 == 0 ? echo : routed).chat(r);
+      requests.onNext(request("a"));
+      requests.onNext(request("b"));
+      requests.onCompleted();
+      assertThat(r.await()).hasSize(2);
+      assertThat(handlerOnLoop.get()).isFalse();
+      assertThat(requestsOnLoop).as("call %d", call).containsExactly(true, true);
+    }
+  }
+
+  /** An Error thrown by a handler run off the loop fails its call; it is not left open. */
+  @Test
+  void serverStream_anErrorThrownOffTheLoop_failsTheCall() throws Exception {
+    serve(
+        new DelegatingService(observerEcho) {
+          @Override
+          public void count(
+              CountRequest request,
+              ServerContext context,
+              ServerCallStreamObserver<EchoReply> responses) {
+            responses.onNext(EchoReply.newBuilder().setSequence(0).build());
+            throw new AssertionError("a handler's broken invariant");
+          }
+        });
+    Recorder<EchoReply> r = new Recorder<>();
+    echo.count(CountRequest.newBuilder().setN(5).build(), r);
+    assertThat(r.failure().status().code()).isEqualTo(Status.Code.UNKNOWN);
+    assertThat(r.values).hasSize(1);
+  }
+
   @Test
   void deadline_failsTheCallerAndCancelsTheHandler() throws Exception {
     serve(

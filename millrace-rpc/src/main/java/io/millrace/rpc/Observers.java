@@ -107,7 +107,7 @@ public final class Observers {
                 .asException();
           }
           call.receiveWith(observer);
-          requests.subscribe(call.inbound());
+          call.receive(requests); // on the loop, wherever the handler ran
         };
     return method != null && method.type() == MethodDescriptor.Type.CLIENT_STREAMING
         ? call.serving(invoke) // one response: nothing for the handler to be held back on

@@ -6,6 +6,7 @@ import io.millrace.observer.ClientCallStreamObserver;
 import io.millrace.observer.ServerCallStreamObserver;
 import io.millrace.observer.StreamObserver;
 import io.millrace.streams.Payload;
+import io.millrace.streams.internal.NoopSubscription;
 import io.millrace.streams.internal.RequesterChannel;
 import io.millrace.streams.internal.SizeWindow;
 import io.netty.util.concurrent.EventExecutor;
@@ -164,6 +165,18 @@ public final class ObserverCall<S, R>
       AtomicReferenceFieldUpdater.newUpdater(ObserverCall.class, Queue.class, "queue");
 
   @SuppressWarnings("rawtypes")
+  private static final AtomicReferenceFieldUpdater<ObserverCall, Subscriber> SINK =
+      AtomicReferenceFieldUpdater.newUpdater(ObserverCall.class, Subscriber.class, "sink");
+
+  /** 1 once a sink subscribed to what this side sends: one may. */
+  @SuppressWarnings("unused") // through SUBSCRIBED
+  private volatile int subscribed;
+
+  @SuppressWarnings("rawtypes")
+  private static final AtomicIntegerFieldUpdater<ObserverCall> SUBSCRIBED =
+      AtomicIntegerFieldUpdater.newUpdater(ObserverCall.class, "subscribed");
+
+  @SuppressWarnings("rawtypes")
   private static final AtomicIntegerFieldUpdater<ObserverCall> QUEUED =
       AtomicIntegerFieldUpdater.newUpdater(ObserverCall.class, "queued");
 
@@ -232,8 +245,9 @@ public final class ObserverCall<S, R>
    */
   public Publisher<S> serving(Runnable invoke) {
     return sink -> {
-      subscribeOutbound(sink);
-      invoke(invoke);
+      if (subscribeOutbound(sink)) {
+        invoke(invoke);
+      }
     };
   }
 
@@ -246,15 +260,31 @@ public final class ObserverCall<S, R>
    */
   public Publisher<S> serving(Runnable invoke, Executor offload, Runnable refused) {
     return sink -> {
-      subscribeOutbound(sink);
+      if (!subscribeOutbound(sink)) {
+        return;
+      }
       if (!onAnEventLoop()) {
         invoke(invoke);
         return;
       }
       try {
-        offload.execute(() -> invoke(invoke));
+        offload.execute(
+            () -> {
+              if (cancelled) { // while it waited for a thread: nobody wants its answer
+                refused.run();
+                return;
+              }
+              try {
+                invoke(invoke);
+              } catch (Throwable t) { // an Error: the call fails with it, not left open
+                onError(t);
+                if (t instanceof VirtualMachineError) {
+                  throw t;
+                }
+              }
+            });
       } catch (RejectedExecutionException e) {
-        LOG.log(Level.WARNING, "the stream handler executor refused a call: " + e);
+        StreamHandlers.refused(e);
         try {
           refused.run();
         } finally {
@@ -275,7 +305,19 @@ public final class ObserverCall<S, R>
     started();
   }
 
-  private void subscribeOutbound(Subscriber<? super S> s) {
+  /**
+   * Attaches the sink; false (the subscriber told so) for a second one: a call's values go to one
+   * sink, and its handler runs once.
+   */
+  private boolean subscribeOutbound(Subscriber<? super S> s) {
+    if (s == null) {
+      throw new NullPointerException("subscriber"); // rule 1.9
+    }
+    if (!SUBSCRIBED.compareAndSet(this, 0, 1)) {
+      s.onSubscribe(NoopSubscription.INSTANCE);
+      s.onError(new IllegalStateException("a call's values go to one subscriber"));
+      return false;
+    }
     s.onSubscribe(
         new Subscription() {
           @Override
@@ -301,6 +343,7 @@ public final class ObserverCall<S, R>
         });
     sink = s; // after onSubscribe returned: nothing is signalled before (rule 1.3)
     drain();
+    return true;
   }
 
   /**
@@ -406,6 +449,9 @@ public final class ObserverCall<S, R>
           terminated = true;
           s.onError(f); // this side failed the call: the peer hears why
         }
+        if (s != null && (f == null || terminated)) {
+          SINK.compareAndSet(this, s, null); // rule 3.13: a cancelled call lets go of its sink
+        }
       } else if (s != null) {
         boolean emitted = false;
         Queue<S> q = queue;
@@ -425,6 +471,7 @@ public final class ObserverCall<S, R>
         }
         if (queueEmpty() && (completed || error != null)) {
           terminated = true;
+          SINK.compareAndSet(this, s, null);
           Throwable e = error;
           if (e != null) {
             s.onError(e);
@@ -602,7 +649,11 @@ public final class ObserverCall<S, R>
       return;
     }
     averageSize = SizeWindow.sampled(averageSize, size);
+    int was = bound;
     bound = (int) Math.min(prefetch, SizeWindow.count(averageSize));
+    if (bound > was) {
+      releaseWithheld(); // more may wait now: credit withheld at the old bound may go
+    }
   }
 
   /**
@@ -747,11 +798,27 @@ public final class ObserverCall<S, R>
         });
   }
 
+  /**
+   * A responder's received values, from {@code requests} subscribed on the loop: the request
+   * observer hears them there, never on the thread that ran the handler (a Publisher may emit its
+   * first value as it is asked, on the asking thread).
+   */
+  public void receive(Publisher<R> requests) {
+    runOnLoop(() -> requests.subscribe(inbound()));
+  }
+
   /** The Subscriber the engine's received values come through. */
   public Subscriber<R> inbound() {
     return new Subscriber<>() {
       @Override
       public void onSubscribe(Subscription s) {
+        if (s == null) {
+          throw new NullPointerException("subscription"); // rule 2.13
+        }
+        if (inbound != null) {
+          s.cancel(); // rule 2.5: one subscription
+          return;
+        }
         inbound = s;
         if (cancelRequested) {
           s.cancel(); // cancelled before it started: it never does
@@ -779,6 +846,9 @@ public final class ObserverCall<S, R>
 
       @Override
       public void onNext(R p) {
+        if (p == null) {
+          throw new NullPointerException("value"); // rule 2.13
+        }
         if (targetDone) {
           rules.release(p);
           return;
@@ -801,6 +871,9 @@ public final class ObserverCall<S, R>
 
       @Override
       public void onError(Throwable t) {
+        if (t == null) {
+          throw new NullPointerException("throwable"); // rule 2.13
+        }
         if (!targetDone) {
           targetDone = true;
           tellError(target, t);
@@ -848,13 +921,13 @@ public final class ObserverCall<S, R>
     }
   }
 
-  /** Grants the credit withheld for what was delivered. Loop. */
+  /**
+   * Grants the credit withheld for what was delivered, unless values wait again beyond the bound
+   * (then it is withheld again) or reading has turned manual. Loop.
+   */
   private void grantWithheld() {
-    int n = delivered;
-    Subscription s = inbound;
-    if (n > 0 && s != null && !targetDone) {
-      delivered = 0;
-      s.request(n);
+    if (delivered > 0 && inbound != null && !targetDone && !manual) {
+      grantUnlessBackedUp();
     }
   }
 

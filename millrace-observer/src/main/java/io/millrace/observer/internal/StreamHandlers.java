@@ -26,7 +26,25 @@ public final class StreamHandlers {
   /** Platform threads at most, where the JDK has no virtual threads. */
   public static final int MAX_PLATFORM_THREADS = 1024;
 
+  private static final System.Logger LOG = System.getLogger(StreamHandlers.class.getName());
+
+  private static final java.util.concurrent.atomic.AtomicLong REFUSED =
+      new java.util.concurrent.atomic.AtomicLong();
+
   private StreamHandlers() {}
+
+  /**
+   * Logs a refused handler: the first, then at each power of two, with the count, so that a peer
+   * that makes the pool refuse calls cannot flood the log from the event loop.
+   */
+  static void refused(java.util.concurrent.RejectedExecutionException e) {
+    long n = REFUSED.incrementAndGet();
+    if (Long.bitCount(n) == 1) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "the stream handler executor refused a call (" + n + " so far): " + e);
+    }
+  }
 
   /** The shared executor, made on first use. */
   public static Executor shared() {
