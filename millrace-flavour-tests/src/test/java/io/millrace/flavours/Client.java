@@ -12,6 +12,7 @@ import io.millrace.observer.ObserverRequester;
 import io.millrace.reactor.ReactorRequester;
 import io.millrace.rxjava.RxJavaRequester;
 import io.millrace.streams.Payload;
+import io.millrace.streams.ReactiveRequester;
 import io.millrace.transport.netty.MillraceClient;
 import io.rsocket.RSocket;
 import io.rsocket.RSocketErrorException;
@@ -48,6 +49,7 @@ interface Client extends AutoCloseable {
   void close();
 
   enum Flavour {
+    STREAMS,
     REACTOR,
     RXJAVA,
     MUTINY,
@@ -62,6 +64,30 @@ interface Client extends AutoCloseable {
 
     Client connect(int port) throws Exception {
       switch (this) {
+        case STREAMS:
+          return new OverMillrace(port) {
+            final ReactiveRequester r = ReactiveRequester.of(connection);
+
+            @Override
+            public Publisher<Payload> requestResponse(Payload p) {
+              return r.requestResponse(p);
+            }
+
+            @Override
+            public Publisher<Payload> requestStream(Payload p) {
+              return r.requestStream(p);
+            }
+
+            @Override
+            public Publisher<Payload> requestChannel(Publisher<Payload> payloads) {
+              return r.requestChannel(payloads);
+            }
+
+            @Override
+            public Publisher<Void> fireAndForget(Payload p) {
+              return r.fireAndForget(p);
+            }
+          };
         case REACTOR:
           return new OverMillrace(port) {
             final ReactorRequester r = ReactorRequester.of(connection);

@@ -12,6 +12,7 @@ import io.millrace.observer.ObserverResponder;
 import io.millrace.reactor.ReactorResponder;
 import io.millrace.rxjava.RxJavaResponder;
 import io.millrace.streams.Payload;
+import io.millrace.streams.ReactiveResponder;
 import io.millrace.streams.internal.ReadAhead;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -35,19 +36,22 @@ import reactor.test.subscriber.TestSubscriber;
 
 /**
  * One behaviour suite for every flavour: each test runs for every requester flavour against every
- * responder flavour (rsocket-java on either side counts as one more; it is not paired with itself;
- * the futures flavour, which has request-response, fire-and-forget and blocking streams as a
- * requester and request-response and fire-and-forget as a responder, meets the others in those), so
- * the semantics are the same whichever two meet: completion, errors and their codes, errors thrown
- * by user code, request-n, a slow consumer holding the producer back, cancellation mid-stream,
- * fragmentation, connection loss, payloads emitted from other threads. The payloads the responders
- * stream and the channels send are pooled buffers, so one that Millrace drops without releasing
- * fails the build (paranoid leak detection).
+ * responder flavour (the base Reactive Streams layer the reactive flavours stand on, {@code
+ * ReactiveRequester} and {@code ReactiveResponder}, is one of them; rsocket-java on either side
+ * counts as one more; it is not paired with itself; the futures flavour, which has
+ * request-response, fire-and-forget and blocking streams as a requester and request-response and
+ * fire-and-forget as a responder, meets the others in those), so the semantics are the same
+ * whichever two meet: completion, errors and their codes, errors thrown by user code, request-n, a
+ * slow consumer holding the producer back, cancellation mid-stream, fragmentation, connection loss,
+ * payloads emitted from other threads. The payloads the responders stream and the channels send are
+ * pooled buffers, so one that Millrace drops without releasing fails the build (paranoid leak
+ * detection).
  */
 class FlavourSuiteTest {
   private static final Duration WAIT = Duration.ofSeconds(10);
 
   enum Side {
+    STREAMS,
     REACTOR,
     RXJAVA,
     MUTINY,
@@ -62,6 +66,8 @@ class FlavourSuiteTest {
 
     Server start(Probe probe) throws Exception {
       switch (this) {
+        case STREAMS:
+          return Server.millrace(ReactiveResponder.of(new StreamsEcho(new ReactorEcho(probe))));
         case REACTOR:
           return Server.millrace(ReactorResponder.of(new ReactorEcho(probe)));
         case RXJAVA:
