@@ -25,7 +25,7 @@ import java.nio.charset.StandardCharsets;
  *       first payload {@code take:N} ({@link #TAKE}) has only the next N echoed, then the
  *       requester's payloads cancelled (not the StreamObserver responder, which cannot stop
  *       reading); the cancellation is recorded;
- *   <li>fire-and-forget: recorded.
+ *   <li>fire-and-forget and metadata push: recorded.
  * </ul>
  */
 final class Behaviour {
@@ -93,6 +93,13 @@ final class Behaviour {
     ByteBuf b = PooledByteBufAllocator.DEFAULT.buffer(data.length());
     b.writeCharSequence(data, StandardCharsets.UTF_8);
     return Payload.of(b);
+  }
+
+  /** Connection-level metadata in a pooled buffer (tracked by the leak detector). */
+  static ByteBuf pooledMetadata(String metadata) {
+    ByteBuf b = PooledByteBufAllocator.DEFAULT.buffer(metadata.length());
+    b.writeCharSequence(metadata, StandardCharsets.UTF_8);
+    return b;
   }
 
   static Payload echo(Payload p) {

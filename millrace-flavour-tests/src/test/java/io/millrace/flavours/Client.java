@@ -42,6 +42,9 @@ interface Client extends AutoCloseable {
 
   Publisher<Void> fireAndForget(Payload p);
 
+  /** Connection-level metadata, sent in a pooled buffer made as the call is made. */
+  Publisher<Void> metadataPush(String metadata);
+
   /** Drops the connection as a failure would. */
   void breakConnection();
 
@@ -87,6 +90,12 @@ interface Client extends AutoCloseable {
             public Publisher<Void> fireAndForget(Payload p) {
               return r.fireAndForget(p);
             }
+
+            @Override
+            public Publisher<Void> metadataPush(String metadata) {
+              return Mono.defer(
+                  () -> Mono.from(r.metadataPush(Behaviour.pooledMetadata(metadata))));
+            }
           };
         case REACTOR:
           return new OverMillrace(port) {
@@ -111,6 +120,12 @@ interface Client extends AutoCloseable {
             public Publisher<Void> fireAndForget(Payload p) {
               return r.fireAndForget(p);
             }
+
+            @Override
+            public Publisher<Void> metadataPush(String metadata) {
+              return Mono.defer(
+                  () -> Mono.from(r.metadataPush(Behaviour.pooledMetadata(metadata))));
+            }
           };
         case RXJAVA:
           return new OverMillrace(port) {
@@ -134,6 +149,13 @@ interface Client extends AutoCloseable {
             @Override
             public Publisher<Void> fireAndForget(Payload p) {
               return r.fireAndForget(p).toFlowable();
+            }
+
+            @Override
+            public Publisher<Void> metadataPush(String metadata) {
+              return io.reactivex.rxjava3.core.Completable.defer(
+                      () -> r.metadataPush(Behaviour.pooledMetadata(metadata)))
+                  .toFlowable();
             }
           };
         case MUTINY:
@@ -160,6 +182,14 @@ interface Client extends AutoCloseable {
             @Override
             public Publisher<Void> fireAndForget(Payload p) {
               return AdaptersToReactiveStreams.publisher(r.fireAndForget(p).toMulti());
+            }
+
+            @Override
+            public Publisher<Void> metadataPush(String metadata) {
+              return AdaptersToReactiveStreams.publisher(
+                  io.smallrye.mutiny.Uni.createFrom()
+                      .deferred(() -> r.metadataPush(Behaviour.pooledMetadata(metadata)))
+                      .toMulti());
             }
           };
         case OBSERVER:
@@ -238,6 +268,11 @@ interface Client extends AutoCloseable {
     public Publisher<Void> fireAndForget(Payload p) {
       return Mono.fromFuture(() -> futures.fireAndForget(p), false);
     }
+
+    @Override
+    public Publisher<Void> metadataPush(String metadata) {
+      return Mono.fromFuture(() -> futures.metadataPush(Behaviour.pooledMetadata(metadata)), false);
+    }
   }
 
   /**
@@ -281,6 +316,11 @@ interface Client extends AutoCloseable {
     @Override
     public Publisher<Void> fireAndForget(Payload p) {
       return Mono.fromRunnable(() -> r.fireAndForget(p));
+    }
+
+    @Override
+    public Publisher<Void> metadataPush(String metadata) {
+      return Mono.fromRunnable(() -> r.metadataPush(Behaviour.pooledMetadata(metadata)));
     }
 
     /** A call as a Publisher; {@code payloads}, for a channel, are pumped while it is ready. */
@@ -470,6 +510,15 @@ interface Client extends AutoCloseable {
     @Override
     public Publisher<Void> fireAndForget(Payload p) {
       return Mono.defer(() -> socket.fireAndForget(out(p)));
+    }
+
+    @Override
+    public Publisher<Void> metadataPush(String metadata) {
+      return Mono.defer(
+          () ->
+              socket.metadataPush(
+                  DefaultPayload.create(
+                      new byte[0], metadata.getBytes(java.nio.charset.StandardCharsets.UTF_8))));
     }
 
     @Override

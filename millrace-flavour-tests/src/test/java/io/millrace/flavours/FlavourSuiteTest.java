@@ -428,6 +428,21 @@ class FlavourSuiteTest {
 
   @ParameterizedTest(name = "{0} -> {1}")
   @MethodSource("pairs")
+  void metadataPushArrives(Client.Flavour requester, Side responder) throws Exception {
+    Client c = connect(requester, responder);
+    for (int i = 0; i < 20; i++) {
+      Flux.from(c.metadataPush("m" + i)).blockLast(WAIT);
+    }
+    List<String> received = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      received.add(probe.metadataPushes.poll(10, TimeUnit.SECONDS));
+    }
+    assertThat(received)
+        .isEqualTo(IntStream.range(0, 20).mapToObj(i -> "m" + i).collect(Collectors.toList()));
+  }
+
+  @ParameterizedTest(name = "{0} -> {1}")
+  @MethodSource("pairs")
   void largePayloadsAreFragmentedAndReassembled(Client.Flavour requester, Side responder)
       throws Exception {
     Client c = connect(requester, responder);

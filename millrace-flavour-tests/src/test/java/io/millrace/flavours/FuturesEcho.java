@@ -26,6 +26,11 @@ final class FuturesEcho implements FutureHandler {
   }
 
   @Override
+  public void metadataPush(Payload payload) {
+    probe.metadataPushes.add(payload.metadataUtf8());
+  }
+
+  @Override
   public CompletionStage<Payload> requestResponse(Payload payload) {
     switch (payload.dataUtf8()) {
       case FAIL: // failed a moment later, on another thread: the stage is subscribed, not known

@@ -24,6 +24,12 @@ final class MutinyEcho implements MutinyHandler {
   }
 
   @Override
+  public Uni<Void> metadataPush(Payload payload) {
+    probe.metadataPushes.add(payload.metadataUtf8());
+    return Uni.createFrom().voidItem();
+  }
+
+  @Override
   public Uni<Payload> requestResponse(Payload payload) {
     switch (payload.dataUtf8()) {
       case FAIL:

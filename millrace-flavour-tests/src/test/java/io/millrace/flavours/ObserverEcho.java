@@ -26,6 +26,11 @@ final class ObserverEcho implements ObserverHandler {
   }
 
   @Override
+  public void metadataPush(Payload payload) {
+    probe.metadataPushes.add(payload.metadataUtf8());
+  }
+
+  @Override
   public void requestResponse(Payload payload, StreamObserver<Payload> response) {
     switch (payload.dataUtf8()) {
       case FAIL:

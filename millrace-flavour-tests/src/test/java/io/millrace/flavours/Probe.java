@@ -16,6 +16,7 @@ final class Probe {
   final CountDownLatch neverArrived = new CountDownLatch(1);
 
   final BlockingQueue<String> fireAndForgets = new LinkedTransferQueue<>();
+  final BlockingQueue<String> metadataPushes = new LinkedTransferQueue<>();
 
   void emitted() {
     emitted.incrementAndGet();

@@ -27,6 +27,13 @@ final class RSocketJavaEcho implements RSocket {
   }
 
   @Override
+  public Mono<Void> metadataPush(Payload payload) {
+    probe.metadataPushes.add(payload.getMetadataUtf8());
+    payload.release();
+    return Mono.empty();
+  }
+
+  @Override
   public Mono<Payload> requestResponse(Payload payload) {
     String data = payload.getDataUtf8();
     String metadata = payload.hasMetadata() ? payload.getMetadataUtf8() : null;

@@ -24,6 +24,12 @@ final class ReactorEcho implements ReactorHandler {
   }
 
   @Override
+  public Mono<Void> metadataPush(Payload payload) {
+    probe.metadataPushes.add(payload.metadataUtf8());
+    return Mono.empty();
+  }
+
+  @Override
   public Mono<Payload> requestResponse(Payload payload) {
     switch (payload.dataUtf8()) {
       case FAIL:

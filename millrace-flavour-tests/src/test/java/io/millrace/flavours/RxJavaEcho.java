@@ -25,6 +25,12 @@ final class RxJavaEcho implements RxJavaHandler {
   }
 
   @Override
+  public Completable metadataPush(Payload payload) {
+    probe.metadataPushes.add(payload.metadataUtf8());
+    return Completable.complete();
+  }
+
+  @Override
   public Single<Payload> requestResponse(Payload payload) {
     switch (payload.dataUtf8()) {
       case FAIL:

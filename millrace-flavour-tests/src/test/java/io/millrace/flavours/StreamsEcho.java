@@ -24,6 +24,11 @@ final class StreamsEcho implements ReactiveHandler {
   }
 
   @Override
+  public Publisher<Void> metadataPush(Payload payload) {
+    return behaviour.metadataPush(payload);
+  }
+
+  @Override
   public Publisher<Payload> requestResponse(Payload payload) {
     return behaviour.requestResponse(payload);
   }

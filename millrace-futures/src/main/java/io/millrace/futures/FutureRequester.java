@@ -6,6 +6,7 @@ import io.millrace.futures.internal.FutureSubscriber;
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveRequester;
 import io.millrace.streams.StreamsOptions;
+import io.netty.buffer.ByteBuf;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -55,6 +56,16 @@ public final class FutureRequester {
   public CompletableFuture<Void> fireAndForget(Payload payload) {
     FutureSubscriber<Void> sent = new FutureSubscriber<>();
     requester.fireAndForget(payload).subscribe(sent);
+    return sent;
+  }
+
+  /**
+   * Sends connection-level metadata (ownership taken); completes once it is handed to the
+   * connection.
+   */
+  public CompletableFuture<Void> metadataPush(ByteBuf metadata) {
+    FutureSubscriber<Void> sent = new FutureSubscriber<>();
+    requester.metadataPush(metadata).subscribe(sent);
     return sent;
   }
 }

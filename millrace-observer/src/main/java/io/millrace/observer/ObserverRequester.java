@@ -7,6 +7,7 @@ import io.millrace.observer.internal.OneResponse;
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveRequester;
 import io.millrace.streams.StreamsOptions;
+import io.netty.buffer.ByteBuf;
 import java.lang.System.Logger.Level;
 
 /**
@@ -63,6 +64,19 @@ public final class ObserverRequester {
     if (!requester.connection().fireAndForget(payload.metadata(), payload.data())) {
       LOG.log(Level.DEBUG, "fire-and-forget not sent: the connection is closing or has no lease");
     }
+  }
+
+  /**
+   * Sends connection-level metadata (ownership taken), straight to the connection, as {@link
+   * #fireAndForget} sends: dropped (released) when the connection is closing, and from another
+   * thread {@link io.millrace.core.NoRoomException} when the hand-off to its event loop has no
+   * room.
+   */
+  public void metadataPush(ByteBuf metadata) {
+    if (metadata == null) {
+      throw new NullPointerException("metadata");
+    }
+    requester.connection().metadataPush(metadata);
   }
 
   /** The answer as one onNext (none for an empty answer) and onCompleted, or onError. */
