@@ -19,6 +19,14 @@ public final class LeakCheckExtension implements AfterAllCallback {
 
   @Override
   public void afterAll(ExtensionContext context) throws InterruptedException {
+    check(context.getDisplayName());
+  }
+
+  /**
+   * Collects garbage, lets Netty's detector look, and throws an AssertionError naming {@code what}
+   * if a leak was reported since the last check. Shared with the TestNG listener.
+   */
+  static void check(String what) throws InterruptedException {
     for (int i = 0; i < 3; i++) {
       System.gc();
       Thread.sleep(20);
@@ -29,7 +37,7 @@ public final class LeakCheckExtension implements AfterAllCallback {
       throw new AssertionError(
           leaks.size()
               + " buffer leak(s) reported while running "
-              + context.getDisplayName()
+              + what
               + ":\n"
               + String.join("\n", leaks));
     }
