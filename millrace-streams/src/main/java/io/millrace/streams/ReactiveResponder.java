@@ -492,6 +492,7 @@ public final class ReactiveResponder implements Responder {
 
     private final boolean metadataPush;
     private volatile AtomicInteger count;
+    private boolean subscribed; // signals are serial (rule 1.3)
 
     Ending(boolean metadataPush, AtomicInteger counted) {
       super(counted == null ? RUNNING : COUNTED);
@@ -509,14 +510,27 @@ public final class ReactiveResponder implements Responder {
 
     @Override
     public void onSubscribe(Subscription s) {
+      if (s == null) {
+        throw new NullPointerException("subscription"); // rule 2.13
+      }
+      if (subscribed) {
+        s.cancel(); // rule 2.5
+        return;
+      }
+      subscribed = true;
       s.request(Long.MAX_VALUE);
     }
 
     @Override
-    public void onNext(Void v) {}
+    public void onNext(Void v) {
+      throw new NullPointerException("a Publisher<Void> has no item to signal"); // rule 2.13
+    }
 
     @Override
     public void onError(Throwable t) {
+      if (t == null) {
+        throw new NullPointerException("throwable"); // rule 2.13
+      }
       if (end()) {
         LOG.log(
             Level.WARNING,

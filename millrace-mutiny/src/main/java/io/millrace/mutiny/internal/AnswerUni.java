@@ -57,6 +57,13 @@ public final class AnswerUni extends AbstractUni<Payload>
 
   @Override
   public void onSubscribe(Subscription s) {
+    if (s == null) {
+      throw new NullPointerException("subscription"); // rule 2.13
+    }
+    if (upstream != null) {
+      s.cancel(); // rule 2.5: one call, one subscription
+      return;
+    }
     upstream = s;
     downstream.onSubscribe(this);
     if (!cancelled) {
@@ -68,6 +75,9 @@ public final class AnswerUni extends AbstractUni<Payload>
 
   @Override
   public void onNext(Payload p) {
+    if (p == null) {
+      throw new NullPointerException("payload"); // rule 2.13
+    }
     answered = true;
     UniSubscriber<? super Payload> d = downstream;
     if (d == null) {
@@ -79,6 +89,9 @@ public final class AnswerUni extends AbstractUni<Payload>
 
   @Override
   public void onError(Throwable t) {
+    if (t == null) {
+      throw new NullPointerException("throwable"); // rule 2.13
+    }
     UniSubscriber<? super Payload> d = downstream;
     if (d != null) {
       d.onFailure(t);

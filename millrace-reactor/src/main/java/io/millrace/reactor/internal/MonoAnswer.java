@@ -39,6 +39,9 @@ public final class MonoAnswer extends PayloadAnswer<Subscription>
 
   @Override
   public void onSubscribe(Subscription s) {
+    if (s == null) {
+      throw new NullPointerException("subscription"); // rule 2.13
+    }
     if (kept()) {
       s.cancel(); // rule 2.5: Reactor signals a second one when a source throws after the first
       return;
@@ -50,11 +53,17 @@ public final class MonoAnswer extends PayloadAnswer<Subscription>
 
   @Override
   public void onNext(Payload value) {
+    if (value == null) {
+      throw new NullPointerException("value"); // rule 2.13 (an empty answer is onComplete)
+    }
     answer(value); // a second one (a source that breaks the Mono contract) is released
   }
 
   @Override
   public void onError(Throwable failure) {
+    if (failure == null) {
+      throw new NullPointerException("failure"); // rule 2.13
+    }
     fail(failure);
   }
 

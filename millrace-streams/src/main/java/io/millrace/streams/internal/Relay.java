@@ -47,6 +47,9 @@ public abstract class Relay<T> implements Subscriber<T>, Subscription {
 
   @Override
   public final void onSubscribe(Subscription s) {
+    if (s == null) {
+      throw new NullPointerException("subscription"); // rule 2.13
+    }
     if (upstream != null) {
       s.cancel(); // rule 2.5: Reactor signals a second one when an item's delivery threw inside the
       return; // first; the first stays, so a later cancel still reaches the source
@@ -57,6 +60,9 @@ public abstract class Relay<T> implements Subscriber<T>, Subscription {
 
   @Override
   public final void onNext(T t) {
+    if (t == null) {
+      throw new NullPointerException("item"); // rule 2.13
+    }
     if (!done) {
       actual.onNext(t);
     } else if (t instanceof Payload p) {
@@ -66,6 +72,9 @@ public abstract class Relay<T> implements Subscriber<T>, Subscription {
 
   @Override
   public final void onError(Throwable t) {
+    if (t == null) {
+      throw new NullPointerException("throwable"); // rule 2.13
+    }
     if (!done) {
       done = true;
       actual.onError(t);
