@@ -328,6 +328,62 @@ class ObserverTest {
     }
   }
 
+  /**
+   * RSocket's half-close, not gRPC's whole-call end: a channel responder that completes on the
+   * first value goes on hearing the requester's values, then their end.
+   */
+  @Test
+  void aChannelResponderThatCompletes_goesOnHearingTheRequesterUntilItEnds() throws Exception {
+    java.util.List<String> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
+    java.util.concurrent.CountDownLatch ended = new java.util.concurrent.CountDownLatch(1);
+    ReactorRequester r =
+        connect(
+            new ObserverHandler() {
+              @Override
+              public StreamObserver<Payload> requestChannel(StreamObserver<Payload> responses) {
+                return new StreamObserver<>() {
+                  @Override
+                  public void onNext(Payload value) {
+                    heard.add(value.dataUtf8());
+                    if (heard.size() == 1) {
+                      responses.onNext(Payload.of("done"));
+                      responses.onCompleted();
+                    }
+                  }
+
+                  @Override
+                  public void onError(Throwable t) {
+                    heard.add("error " + t);
+                    ended.countDown();
+                  }
+
+                  @Override
+                  public void onCompleted() {
+                    ended.countDown();
+                  }
+                };
+              }
+            },
+            StreamsOptions.DEFAULT);
+    reactor.core.publisher.Sinks.Many<Payload> out =
+        reactor.core.publisher.Sinks.many().unicast().onBackpressureBuffer();
+    out.tryEmitNext(Payload.of("a"));
+    List<String> answers =
+        Flux.from(r.requestChannel(out.asFlux()))
+            .map(Payload::dataUtf8)
+            .doOnComplete(
+                () -> { // the responses ended: the requester goes on sending, then ends
+                  out.tryEmitNext(Payload.of("b"));
+                  out.tryEmitNext(Payload.of("c"));
+                  out.tryEmitComplete();
+                })
+            .collectList()
+            .block(TIMEOUT);
+    assertThat(answers).containsExactly("done");
+    assertThat(ended.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(heard).containsExactly("a", "b", "c");
+  }
+
   /** For each interaction, whether its handler ran on a Netty event loop. */
   private java.util.Map<String, Boolean> whereHandlersRun(
       java.util.function.Function<ObserverHandler, io.millrace.core.Responder> serve)
@@ -464,7 +520,7 @@ class ObserverTest {
   void aRequesterReadingAutomaticallyGrantsUnboundedCreditAndAManualOneWhatItAsks()
       throws Exception {
     java.util.concurrent.BlockingQueue<Long> credits =
-        new java.util.concurrent.LinkedBlockingQueue<>();
+        new java.util.concurrent.LinkedTransferQueue<>();
     int total = 3_000;
     server = Server.millrace(new CreditRecorder(credits, total));
     client = MillraceClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
@@ -615,7 +671,7 @@ class ObserverTest {
   void aChannelCancelledWhileItsHandlerStarts_tellsTheRequestObserverTheCancel_notTheFirstValue()
       throws Exception {
     java.util.concurrent.BlockingQueue<String> seen =
-        new java.util.concurrent.LinkedBlockingQueue<>();
+        new java.util.concurrent.LinkedTransferQueue<>();
     ObserverHandler slowToStart =
         new ObserverHandler() {
           @Override
@@ -667,7 +723,7 @@ class ObserverTest {
   @Test
   void aRequestObserverThatThrows_hearsOneOnError_theException() throws Exception {
     java.util.concurrent.BlockingQueue<String> seen =
-        new java.util.concurrent.LinkedBlockingQueue<>();
+        new java.util.concurrent.LinkedTransferQueue<>();
     ObserverHandler throwing =
         new ObserverHandler() {
           @Override
@@ -705,7 +761,7 @@ class ObserverTest {
   @Test
   void anOnCancelHandlerSetAfterTheCancel_runs_inAStreamAndInAUnaryCall() throws Exception {
     java.util.concurrent.BlockingQueue<String> seen =
-        new java.util.concurrent.LinkedBlockingQueue<>();
+        new java.util.concurrent.LinkedTransferQueue<>();
     java.util.concurrent.CountDownLatch cancelled = new java.util.concurrent.CountDownLatch(2);
     ObserverHandler slowFirstStep =
         new ObserverHandler() {
@@ -811,7 +867,7 @@ class ObserverTest {
     io.netty.channel.DefaultEventLoop loop = new io.netty.channel.DefaultEventLoop();
     try {
       java.util.concurrent.BlockingQueue<String> seen =
-          new java.util.concurrent.LinkedBlockingQueue<>();
+          new java.util.concurrent.LinkedTransferQueue<>();
       io.millrace.observer.internal.ObserverCall<Payload, Payload> call =
           new io.millrace.observer.internal.ObserverCall<>(
               loop, io.millrace.observer.internal.ObserverCall.PAYLOADS, 16, true, false);
@@ -880,7 +936,7 @@ class ObserverTest {
   @Test
   void aResponderReadingByHand_getsTheOpeningValueAndThenOnlyWhatItAsks() throws Exception {
     java.util.concurrent.BlockingQueue<String> seen =
-        new java.util.concurrent.LinkedBlockingQueue<>();
+        new java.util.concurrent.LinkedTransferQueue<>();
     java.util.concurrent.atomic.AtomicReference<ServerCallStreamObserver<Payload>> call =
         new java.util.concurrent.atomic.AtomicReference<>();
     ObserverHandler byHand =

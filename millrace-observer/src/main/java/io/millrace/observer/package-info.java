@@ -51,6 +51,12 @@
  * io.millrace.streams.StreamsOptions#handlerExecutor()} runs every handler there. Calls to one
  * observer must not overlap.
  *
+ * <p><b>Ends.</b> RSocket's, not gRPC's: a channel responder's {@code onCompleted} ends what it
+ * sends, and its request observer goes on hearing the requester's values until the requester
+ * completes or the call is cancelled (in gRPC the server's completion ends the whole call). There
+ * is no call for a responder to stop them while it goes on sending (grpc-java has none either): one
+ * that wants no more ignores them once it has completed, or fails the call with {@code onError}.
+ *
  * <p><b>Ownership.</b> Received payloads are heap copies by default: keep them, never release them.
  * Payloads given to {@code onNext} belong to Millrace, released once written or when the call ends
  * first.

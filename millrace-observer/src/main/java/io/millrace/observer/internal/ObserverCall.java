@@ -151,6 +151,7 @@ public final class ObserverCall<S, R>
   private volatile long pendingRequests;
   private volatile long owedCredit;
   private boolean targetDone; // loop only
+  private R opening; // loop only: a responder channel's first value, until its requests subscribe
   private int delivered; // loop only
 
   /** 1 while credit for delivered values is withheld ({@link #grantUnlessBackedUp}). */
@@ -774,28 +775,35 @@ public final class ObserverCall<S, R>
 
   /**
    * A responder channel's received values: the opening value {@code first}, then those of {@code
-   * rest}. Both on the loop and in one task, {@code rest} subscribed only once {@code first} was
-   * given: a handler on an executor must not subscribe {@code rest} itself, for the requester's
-   * COMPLETE may be read, and delivered, before a task giving {@code first} runs. So the request
-   * observer is never called from two threads at once, and hears the end after the first value.
-   * When the call was cancelled before {@code first} could be given, it is released and the
-   * observer told of the cancel.
+   * rest}, all on the loop. {@code rest} is subscribed in one loop task, and {@code first} given as
+   * it is (in the subscription's {@code onSubscribe}, before any credit is asked): a handler on an
+   * executor must not subscribe {@code rest} itself, for the requester's COMPLETE may be read, and
+   * delivered, before a task giving {@code first} runs; and a responder that answers and completes
+   * on the first value must find its requests already subscribed, or the streams layer takes them
+   * for unread and cancels them (RSocket's half-close: the requester may go on sending). When the
+   * call was cancelled before {@code first} could be given, it is released and the observer told of
+   * the cancel.
    */
   public void receive(R first, Publisher<R> rest) {
     runOnLoop(
         () -> {
-          if (targetDone || cancelled) {
-            rules.release(first);
-            tellReceiverCancelled(); // (once: it marks the observer done)
-          } else {
-            try {
-              target.onNext(first);
-            } catch (RuntimeException e) {
-              observerFailed(e);
-            }
-          }
-          rest.subscribe(inbound()); // (values for an observer that is done are released)
+          opening = first;
+          rest.subscribe(inbound());
         });
+  }
+
+  /** Gives a responder channel's opening value to the request observer. Loop. */
+  private void giveOpening(R first) {
+    if (targetDone || cancelled) {
+      rules.release(first);
+      tellReceiverCancelled(); // (once: it marks the observer done)
+      return;
+    }
+    try {
+      target.onNext(first);
+    } catch (RuntimeException e) {
+      observerFailed(e);
+    }
   }
 
   /**
@@ -820,6 +828,14 @@ public final class ObserverCall<S, R>
           return;
         }
         inbound = s;
+        R first = opening;
+        if (first != null) {
+          opening = null;
+          giveOpening(first);
+          if (targetDone) {
+            return; // the observer failed or the call was cancelled: nothing more to ask for
+          }
+        }
         if (cancelRequested) {
           s.cancel(); // cancelled before it started: it never does
           return;
