@@ -102,7 +102,8 @@ final class AnsweredCall<Resp> implements Publisher<Payload>, Subscription, Subs
     }
     try {
       if (n <= 0) {
-        downstream.onError(new IllegalArgumentException("request-n must be positive: " + n));
+        downstream.onError(
+            new IllegalArgumentException("request-n must be positive (rule 3.9): " + n));
       } else {
         Scalar.signal(answer, this);
       }

@@ -215,7 +215,7 @@ public final class Blocking {
           if (invalid != 0) {
             cancelled = true;
             subscriber.onError(
-                new IllegalArgumentException("request-n must be positive: " + invalid));
+                new IllegalArgumentException("request-n must be positive (rule 3.9): " + invalid));
             return;
           }
           long r = requested.get();

@@ -137,7 +137,8 @@ final class PrefixedPublisher<T, R>
       cancel();
       if (!done) {
         done = true;
-        downstream.onError(new IllegalArgumentException("request-n must be positive: " + n));
+        downstream.onError(
+            new IllegalArgumentException("request-n must be positive (rule 3.9): " + n));
       }
       return;
     }

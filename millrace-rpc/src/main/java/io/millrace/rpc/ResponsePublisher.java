@@ -523,7 +523,8 @@ final class ResponsePublisher<Resp>
     if (n <= 0) {
       upstream.cancel();
       if (claimEndSerialized()) {
-        finishEnd(Status.INTERNAL.withMessage("request-n must be positive: " + n), false);
+        finishEnd(
+            Status.INTERNAL.withMessage("request-n must be positive (rule 3.9): " + n), false);
         STATE.set(this, DONE);
         cancelTimer();
         Payload p = endPayload;
@@ -531,7 +532,8 @@ final class ResponsePublisher<Resp>
           endPayload = null;
           p.release();
         }
-        downstream.onError(new IllegalArgumentException("request-n must be positive: " + n));
+        downstream.onError(
+            new IllegalArgumentException("request-n must be positive (rule 3.9): " + n));
         whenDone.run();
       }
       return;

@@ -466,7 +466,7 @@ final class ResponseReader<Resp> extends LoopDrain
     }
     Subscription s = upstream;
     if (n <= 0) {
-      end(new IllegalArgumentException("request-n must be positive: " + n), true, true);
+      end(new IllegalArgumentException("request-n must be positive (rule 3.9): " + n), true, true);
       return;
     }
     long forward = n;

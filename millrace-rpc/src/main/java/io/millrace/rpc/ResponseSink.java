@@ -81,7 +81,8 @@ public final class ResponseSink<T> {
     if (!ended) {
       ended = true;
       if (invalid != 0) {
-        downstream.onError(new IllegalArgumentException("request-n must be positive: " + invalid));
+        downstream.onError(
+            new IllegalArgumentException("request-n must be positive (rule 3.9): " + invalid));
       } else if (!cancelled) {
         downstream.onComplete();
       }
@@ -92,7 +93,8 @@ public final class ResponseSink<T> {
     if (!ended) {
       ended = true;
       if (invalid != 0) {
-        downstream.onError(new IllegalArgumentException("request-n must be positive: " + invalid));
+        downstream.onError(
+            new IllegalArgumentException("request-n must be positive (rule 3.9): " + invalid));
       } else if (!cancelled) {
         downstream.onError(t);
       }
