@@ -334,6 +334,16 @@ class ObserverTest {
    */
   @Test
   void aChannelResponderThatCompletes_goesOnHearingTheRequesterUntilItEnds() throws Exception {
+    halfClose(false);
+  }
+
+  /** The same when it completes in its handler, before it returns its request observer. */
+  @Test
+  void aChannelResponderThatCompletesBeforeReturning_goesOnHearingTheRequester() throws Exception {
+    halfClose(true);
+  }
+
+  private void halfClose(boolean inTheHandler) throws Exception {
     java.util.List<String> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
     java.util.concurrent.CountDownLatch ended = new java.util.concurrent.CountDownLatch(1);
     ReactorRequester r =
@@ -341,11 +351,15 @@ class ObserverTest {
             new ObserverHandler() {
               @Override
               public StreamObserver<Payload> requestChannel(StreamObserver<Payload> responses) {
+                if (inTheHandler) {
+                  responses.onNext(Payload.of("done"));
+                  responses.onCompleted();
+                }
                 return new StreamObserver<>() {
                   @Override
                   public void onNext(Payload value) {
                     heard.add(value.dataUtf8());
-                    if (heard.size() == 1) {
+                    if (heard.size() == 1 && !inTheHandler) {
                       responses.onNext(Payload.of("done"));
                       responses.onCompleted();
                     }

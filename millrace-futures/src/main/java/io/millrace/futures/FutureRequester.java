@@ -61,7 +61,7 @@ public final class FutureRequester {
 
   /**
    * Sends connection-level metadata (ownership taken); completes once it is handed to the
-   * connection.
+   * connection, which drops it (released) if it is closing: completion does not say it was sent.
    */
   public CompletableFuture<Void> metadataPush(ByteBuf metadata) {
     FutureSubscriber<Void> sent = new FutureSubscriber<>();

@@ -174,6 +174,7 @@ public final class ObserverResponder implements Responder {
     @Override
     public Publisher<Payload> requestChannel(Payload first, Publisher<Payload> inbound) {
       ObserverCall<Payload, Payload> call = call();
+      call.holdEndUntilReceiving();
       return call.serving(
           () -> {
             StreamObserver<Payload> requests;

@@ -97,6 +97,7 @@ public final class Observers {
       Publisher<Req> requests,
       Function<ServerCallStreamObserver<Resp>, StreamObserver<Req>> handler) {
     ObserverCall<Resp, Req> call = serverCall(context);
+    call.holdEndUntilReceiving();
     MethodDescriptor<?, ?> method = context.method();
     Runnable invoke =
         () -> {

@@ -152,6 +152,14 @@ public final class ObserverCall<S, R>
   private volatile long owedCredit;
   private boolean targetDone; // loop only
   private R opening; // loop only: a responder channel's first value, until its requests subscribe
+
+  /**
+   * A responder channel's completion waits until its requests are subscribed ({@link
+   * #holdEndUntilReceiving}): sent before, it would let the streams layer take them for unread and
+   * cancel them, where RSocket's half-close lets the requester go on sending.
+   */
+  private volatile boolean endHeld;
+
   private int delivered; // loop only
 
   /** 1 while credit for delivered values is withheld ({@link #grantUnlessBackedUp}). */
@@ -279,6 +287,7 @@ public final class ObserverCall<S, R>
                 invoke(invoke);
               } catch (Throwable t) { // an Error: the call fails with it, not left open
                 onError(t);
+                releaseHeldEnd();
                 if (t instanceof VirtualMachineError) {
                   throw t;
                 }
@@ -301,6 +310,7 @@ public final class ObserverCall<S, R>
       invoke.run();
     } catch (RuntimeException e) {
       onError(e); // after what it sent, through the same ordered path
+      releaseHeldEnd(); // no requests will be read: a completion it sent first goes out now
       return;
     }
     started();
@@ -470,7 +480,7 @@ public final class ObserverCall<S, R>
           wakeWaiter();
           releaseWithheld();
         }
-        if (queueEmpty() && (completed || error != null)) {
+        if (queueEmpty() && (completed && !endHeld || error != null)) {
           terminated = true;
           SINK.compareAndSet(this, s, null);
           Throwable e = error;
@@ -789,7 +799,21 @@ public final class ObserverCall<S, R>
         () -> {
           opening = first;
           rest.subscribe(inbound());
+          R f = opening; // a Publisher that did not call onSubscribe at once: give it now
+          if (f != null) {
+            opening = null;
+            giveOpening(f);
+          }
         });
+  }
+
+  /**
+   * For a responder's channel, before its handler runs: an {@code onCompleted} that comes before
+   * the requests are subscribed (in the handler itself, before it returns its request observer) is
+   * sent only once they are, so that the requester's half stays open.
+   */
+  public void holdEndUntilReceiving() {
+    endHeld = true;
   }
 
   /** Gives a responder channel's opening value to the request observer. Loop. */
@@ -803,6 +827,14 @@ public final class ObserverCall<S, R>
       target.onNext(first);
     } catch (RuntimeException e) {
       observerFailed(e);
+    }
+  }
+
+  /** The requests are subscribed: a completion held back may go now. */
+  private void releaseHeldEnd() {
+    if (endHeld) {
+      endHeld = false;
+      drain();
     }
   }
 
@@ -833,9 +865,12 @@ public final class ObserverCall<S, R>
           opening = null;
           giveOpening(first);
           if (targetDone) {
-            return; // the observer failed or the call was cancelled: nothing more to ask for
+            s.cancel(); // the observer failed or the call was cancelled: nothing more to read
+            releaseHeldEnd();
+            return;
           }
         }
+        releaseHeldEnd();
         if (cancelRequested) {
           s.cancel(); // cancelled before it started: it never does
           return;
