@@ -398,6 +398,47 @@ class ObserverTest {
     assertThat(heard).containsExactly("a", "b", "c");
   }
 
+  /**
+   * A sink that asks for values from a thread of its own (the gRPC bridge's does) still has the
+   * on-ready handler run on the call's loop, never beside the loop's own callbacks.
+   */
+  @Test
+  void aRequestFromAnotherThread_runsTheOnReadyHandlerOnTheLoop() throws Exception {
+    io.netty.channel.DefaultEventLoop loop = new io.netty.channel.DefaultEventLoop();
+    try {
+      io.millrace.observer.internal.ObserverCall<Payload, Payload> call =
+          new io.millrace.observer.internal.ObserverCall<>(
+              loop, io.millrace.observer.internal.ObserverCall.PAYLOADS, 16, true, false);
+      java.util.concurrent.CompletableFuture<Boolean> onLoop =
+          new java.util.concurrent.CompletableFuture<>();
+      org.reactivestreams.Subscription[] subscription = new org.reactivestreams.Subscription[1];
+      call.serving(() -> call.setOnReadyHandler(() -> onLoop.complete(loop.inEventLoop())))
+          .subscribe(
+              new org.reactivestreams.Subscriber<>() {
+                @Override
+                public void onSubscribe(org.reactivestreams.Subscription s) {
+                  subscription[0] = s;
+                }
+
+                @Override
+                public void onNext(Payload p) {
+                  p.release();
+                }
+
+                @Override
+                public void onError(Throwable t) {}
+
+                @Override
+                public void onComplete() {}
+              });
+      Thread.sleep(50); // the handler has returned: its started() ran on the loop
+      subscription[0].request(1); // from this thread
+      assertThat(onLoop.get(10, TimeUnit.SECONDS)).isTrue();
+    } finally {
+      loop.shutdownGracefully();
+    }
+  }
+
   /** For each interaction, whether its handler ran on a Netty event loop. */
   private java.util.Map<String, Boolean> whereHandlersRun(
       java.util.function.Function<ObserverHandler, io.millrace.core.Responder> serve)

@@ -344,7 +344,13 @@ public final class ObserverCall<S, R>
               next = r + n < 0 ? Long.MAX_VALUE : r + n;
             } while (!DEMAND.compareAndSet(ObserverCall.this, r, next));
             drain();
-            ready();
+            // The on-ready handler runs on the loop: a sink that asks from another thread (the
+            // gRPC bridge's, on gRPC's threads) must not run it there, beside the loop's callbacks.
+            if (loop.inEventLoop()) {
+              ready();
+            } else {
+              runOnLoop(ObserverCall.this::ready);
+            }
           }
 
           @Override
