@@ -64,6 +64,52 @@ class StreamHandlersTest {
     }
   }
 
+  /**
+   * A connection's share of the pool: past it that connection's next handler is refused, while
+   * another connection's still runs; a handler that ends gives its place back.
+   */
+  @Test
+  void aConnectionsShareRefusesPastItsMax_othersStillRun_andPlacesComeBack() throws Exception {
+    ThreadPoolExecutor pool = StreamHandlers.platformPool(8);
+    try {
+      StreamHandlers.Share one = new StreamHandlers.Share(pool, 2);
+      StreamHandlers.Share other = new StreamHandlers.Share(pool, 2);
+      CountDownLatch release = new CountDownLatch(1);
+      CountDownLatch running = new CountDownLatch(2);
+      Runnable held =
+          () -> {
+            running.countDown();
+            try {
+              release.await();
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          };
+      one.execute(held);
+      one.execute(held);
+      assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
+      assertThatThrownBy(() -> one.execute(() -> {}))
+          .isInstanceOf(RejectedExecutionException.class)
+          .hasMessageContaining("2 stream handlers");
+      CountDownLatch otherRan = new CountDownLatch(1);
+      other.execute(otherRan::countDown);
+      assertThat(otherRan.await(10, TimeUnit.SECONDS)).as("another connection's").isTrue();
+      release.countDown();
+      CountDownLatch again = new CountDownLatch(1);
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (again.getCount() > 0 && System.nanoTime() < until) {
+        try {
+          one.execute(again::countDown);
+        } catch (RejectedExecutionException e) {
+          Thread.sleep(5); // the held ones are still ending
+        }
+      }
+      assertThat(again.await(10, TimeUnit.SECONDS)).as("a place came back").isTrue();
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
   @Test
   @EnabledForJreRange(min = JRE.JAVA_21)
   void whereTheJdkHasVirtualThreads_eachHandlerGetsOne() throws Exception {

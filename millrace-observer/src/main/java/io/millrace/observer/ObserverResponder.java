@@ -24,13 +24,13 @@ import org.reactivestreams.Publisher;
  * metadata push and request-response handlers run on the connection's event loop (they send at most
  * one value, which never waits), and stream and channel handlers on a shared executor (a virtual
  * thread each on JDK 21+, else a pool of at most 1,024 daemon threads named {@code
- * millrace-observer-N}; a handler that finds them all busy fails its call with REJECTED), so that
- * one that calls {@code onNext} in a loop, as grpc-java code does, is held back by the peer's
- * credit instead of filling memory. Sending from the on-ready handler while {@code isReady()} costs
- * nothing more: the on-ready handler, received values and the on-cancel handler run on the event
- * loop wherever the handler itself ran. {@link #onEventLoop} runs every handler on the loop (saving
- * a thread hand-off per stream, for handlers that follow {@code isReady}); an executor in the
- * options runs every handler there.
+ * millrace-observer-N}, of which one connection's handlers may hold 256; a handler that finds none
+ * free fails its call with REJECTED), so that one that calls {@code onNext} in a loop, as grpc-java
+ * code does, is held back by the peer's credit instead of filling memory. Sending from the on-ready
+ * handler while {@code isReady()} costs nothing more: the on-ready handler, received values and the
+ * on-cancel handler run on the event loop wherever the handler itself ran. {@link #onEventLoop}
+ * runs every handler on the loop (saving a thread hand-off per stream, for handlers that follow
+ * {@code isReady}); an executor in the options runs every handler there.
  *
  * <p>Each call's observer knows its connection's event loop (to tell a handler on the loop, which
  * must not wait, from one on an executor, which may), so the responder keeps its adapters per loop.
@@ -43,19 +43,28 @@ public final class ObserverResponder implements Responder {
 
   private final ObserverHandler handler;
   private final StreamsOptions options;
-  private final StreamsOptions streamOptions;
+
+  /**
+   * Whether stream and channel handlers run on the shared executor (no executor, not all on loop).
+   */
+  private final boolean offloads;
+
   private final ConcurrentHashMap<EventExecutor, Responders> byLoop = new ConcurrentHashMap<>();
 
-  /** A loop's responders: for one-value calls and for streams and channels (maybe the same). */
-  private record Responders(Responder calls, Responder streams) {}
+  /**
+   * Where handlers are offloaded: each connection's streams responder, over its share of the shared
+   * executor ({@link StreamHandlers#forConnection}); removed as the connection closes.
+   */
+  private final ConcurrentHashMap<Connection, Responder> streamsByConnection =
+      new ConcurrentHashMap<>();
+
+  /** A loop's adapter, and its responder for everything not offloaded. */
+  private record Responders(Adapter adapter, Responder calls) {}
 
   private ObserverResponder(ObserverHandler handler, StreamsOptions options, boolean allOnLoop) {
     this.handler = handler;
     this.options = options;
-    this.streamOptions =
-        allOnLoop || options.handlerExecutor() != null
-            ? options
-            : options.toBuilder().handlerExecutor(StreamHandlers.shared()).build();
+    this.offloads = !allOnLoop && options.handlerExecutor() == null;
   }
 
   /** Serves {@code handler} with {@link StreamsOptions#DEFAULT}: streams on the shared executor. */
@@ -91,9 +100,30 @@ public final class ObserverResponder implements Responder {
 
   private Responders responders(EventExecutor loop) {
     Adapter adapter = new Adapter(handler, loop, options.prefetch());
-    Responder calls = ReactiveResponder.of(adapter, options);
-    return new Responders(
-        calls, streamOptions == options ? calls : ReactiveResponder.of(adapter, streamOptions));
+    return new Responders(adapter, ReactiveResponder.of(adapter, options));
+  }
+
+  /** The responder for {@code connection}'s streams and channels. */
+  private Responder streams(Connection connection) {
+    Responders loop = on(connection.executor());
+    if (!offloads) {
+      return loop.calls();
+    }
+    Responder r = streamsByConnection.get(connection);
+    if (r != null) {
+      return r;
+    }
+    Responder made =
+        ReactiveResponder.of(
+            loop.adapter(),
+            options.toBuilder().handlerExecutor(StreamHandlers.forConnection()).build());
+    Responder prior = streamsByConnection.putIfAbsent(connection, made);
+    if (prior != null) {
+      return prior;
+    }
+    // (At once if it has closed already.)
+    connection.onClose().whenComplete((reason, t) -> streamsByConnection.remove(connection));
+    return made;
   }
 
   @Override
@@ -113,15 +143,13 @@ public final class ObserverResponder implements Responder {
 
   @Override
   public StreamListener requestStream(Stream stream, ByteBuf metadata, ByteBuf data) {
-    return on(stream.connection().executor()).streams().requestStream(stream, metadata, data);
+    return streams(stream.connection()).requestStream(stream, metadata, data);
   }
 
   @Override
   public StreamListener requestChannel(
       Stream stream, ByteBuf metadata, ByteBuf data, boolean inboundComplete) {
-    return on(stream.connection().executor())
-        .streams()
-        .requestChannel(stream, metadata, data, inboundComplete);
+    return streams(stream.connection()).requestChannel(stream, metadata, data, inboundComplete);
   }
 
   private static final class Adapter implements ReactiveHandler {

@@ -32,9 +32,9 @@
  *       credit: up to the prefetch values wait, then it waits inside {@code onNext}. That is why,
  *       with no handler executor given, stream and channel handlers run off the event loop, on a
  *       shared executor (a virtual thread each on JDK 21+, else at most 1,024 daemon threads named
- *       {@code millrace-observer-N}; a handler that finds them all busy fails its call with
- *       REJECTED). Request-response, fire-and-forget and metadata push handlers, which send one
- *       value at most, run on the loop.
+ *       {@code millrace-observer-N}, a quarter of them at most for one connection; a handler that
+ *       finds none free fails its call with REJECTED). Request-response, fire-and-forget and
+ *       metadata push handlers, which send one value at most, run on the loop.
  *   <li>A channel responder that answers from its request observer (on the loop, where it cannot
  *       wait) holds the requester back instead: while more of its answers wait than may, it grants
  *       the requester no credit for the requests it was given.

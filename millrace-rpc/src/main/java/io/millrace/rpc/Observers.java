@@ -82,7 +82,7 @@ public final class Observers {
       return UnaryResponse.answer(context, handler); // one response: no flow control to keep
     }
     ObserverCall<Resp, Void> call = serverCall(context);
-    return call.serving(() -> handler.accept(call), StreamHandlers.shared(), () -> {});
+    return call.serving(() -> handler.accept(call), context.streamHandlers(), () -> {});
   }
 
   /**
@@ -112,7 +112,7 @@ public final class Observers {
         };
     return method != null && method.type() == MethodDescriptor.Type.CLIENT_STREAMING
         ? call.serving(invoke) // one response: nothing for the handler to be held back on
-        : call.serving(invoke, StreamHandlers.shared(), () -> Payloads.cancelUnread(requests));
+        : call.serving(invoke, context.streamHandlers(), () -> Payloads.cancelUnread(requests));
   }
 
   private static <S, R> ObserverCall<S, R> serverCall(ServerContext context) {

@@ -1,5 +1,6 @@
 package io.millrace.rpc;
 
+import io.millrace.observer.internal.StreamHandlers;
 import io.millrace.streams.ReactiveResponder;
 import io.netty.util.concurrent.EventExecutor;
 import java.time.Duration;
@@ -19,10 +20,16 @@ public final class ServerContext {
    * What every call of one connection shares, made once per connection so that a call's context is
    * one object (a call bridged from gRPC makes its own).
    */
+  /**
+   * What a call has from its connection: its loop, prefetch and TLS session, and where its
+   * StreamObserver stream handlers run when the server has no executor (the connection's share of
+   * the shared executor).
+   */
   record Origin(
       EventExecutor loop,
       int prefetch,
-      java.util.function.Supplier<javax.net.ssl.SSLSession> tlsSession) {}
+      java.util.function.Supplier<javax.net.ssl.SSLSession> tlsSession,
+      java.util.concurrent.Executor streamHandlers) {}
 
   private final MethodDescriptor<?, ?> method;
   private final ServerMethod<?, ?> served;
@@ -52,7 +59,7 @@ public final class ServerContext {
         requestHeaders,
         timeoutMicros,
         false,
-        new Origin(loop, prefetch, tlsSession),
+        new Origin(loop, prefetch, tlsSession, StreamHandlers.forConnection()),
         remoteAddress);
   }
 
@@ -82,6 +89,11 @@ public final class ServerContext {
             ? ReactiveResponder.requestArrivedNanos()
                 + Math.min(timeoutMicros, Long.MAX_VALUE / 4_000) * 1_000
             : 0;
+  }
+
+  /** Where a StreamObserver stream handler runs off the loop: the connection's share. */
+  java.util.concurrent.Executor streamHandlers() {
+    return origin.streamHandlers();
   }
 
   public MethodDescriptor<?, ?> method() {

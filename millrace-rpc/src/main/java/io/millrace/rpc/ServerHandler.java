@@ -55,7 +55,10 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
     this.connection = connection;
     this.origin =
         new ServerContext.Origin(
-            connection.executor(), server.options().prefetch(), connection::tlsSession);
+            connection.executor(),
+            server.options().prefetch(),
+            connection::tlsSession,
+            io.millrace.observer.internal.StreamHandlers.forConnection());
   }
 
   @Override

@@ -20,7 +20,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * thread for each). A handler that finds the pool full is refused, and its call fails with
  * REJECTED; a server that needs more handlers waiting at once on JDK 17 gives the responder an
  * executor of its own. The pool's threads are daemons named {@code millrace-observer-N} that end
- * after a minute idle.
+ * after a minute idle. Each connection sees the pool through {@link #forConnection}: on JDK 17 it
+ * may hold at most {@value #CONNECTION_SHARE} of its threads, so that one peer that opens many
+ * streams and never reads cannot hold them all and have every other connection's handlers refused.
  */
 public final class StreamHandlers {
   /** Platform threads at most, where the JDK has no virtual threads. */
@@ -46,20 +48,70 @@ public final class StreamHandlers {
     }
   }
 
+  /** The platform threads one connection's handlers may hold at once (JDK 17). */
+  public static final int CONNECTION_SHARE = MAX_PLATFORM_THREADS / 4;
+
   /** The shared executor, made on first use. */
   public static Executor shared() {
     return Holder.SHARED;
   }
 
-  private static final class Holder {
-    static final Executor SHARED = make();
+  /**
+   * The shared executor as one connection uses it: itself where handlers get virtual threads (no
+   * threads to run out of), else a {@link Share} of {@value #CONNECTION_SHARE} of the pool's.
+   */
+  public static Executor forConnection() {
+    return Holder.VIRTUAL ? Holder.SHARED : new Share(Holder.SHARED, CONNECTION_SHARE);
   }
 
-  private static Executor make() {
+  private static final class Holder {
+    static final Executor VIRTUAL_THREADS = virtualThreads();
+    static final boolean VIRTUAL = VIRTUAL_THREADS != null;
+    static final Executor SHARED = VIRTUAL ? VIRTUAL_THREADS : platformPool(MAX_PLATFORM_THREADS);
+  }
+
+  private static Executor virtualThreads() {
     try {
       return (Executor) Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
     } catch (ReflectiveOperationException e) {
-      return platformPool(MAX_PLATFORM_THREADS);
+      return null;
+    }
+  }
+
+  /**
+   * At most {@code max} tasks of one connection running at once on {@code pool}; one more is
+   * refused (RejectedExecutionException), as the pool refuses one when all its threads are busy.
+   */
+  public static final class Share implements Executor {
+    private final Executor pool;
+    private final int max;
+    private final AtomicInteger running = new AtomicInteger();
+
+    public Share(Executor pool, int max) {
+      this.pool = pool;
+      this.max = max;
+    }
+
+    @Override
+    public void execute(Runnable task) {
+      if (running.incrementAndGet() > max) {
+        running.decrementAndGet();
+        throw new java.util.concurrent.RejectedExecutionException(
+            "this connection's " + max + " stream handlers are all running");
+      }
+      try {
+        pool.execute(
+            () -> {
+              try {
+                task.run();
+              } finally {
+                running.decrementAndGet();
+              }
+            });
+      } catch (RuntimeException | Error e) {
+        running.decrementAndGet();
+        throw e;
+      }
     }
   }
 
