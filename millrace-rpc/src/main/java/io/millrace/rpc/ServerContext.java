@@ -45,6 +45,11 @@ public final class ServerContext {
   private List<Runnable> onCancel;
   private boolean intercepted; // written and read on the thread that runs the handler
 
+  /**
+   * A call with no Millrace connection behind it (bridged from gRPC, or a test's): its
+   * StreamObserver stream handlers run on the shared executor under the pool's own cap, with no
+   * connection's share.
+   */
   ServerContext(
       MethodDescriptor<?, ?> method,
       Headers requestHeaders,
@@ -59,7 +64,7 @@ public final class ServerContext {
         requestHeaders,
         timeoutMicros,
         false,
-        new Origin(loop, prefetch, tlsSession, StreamHandlers.forConnection()),
+        new Origin(loop, prefetch, tlsSession, StreamHandlers.shared()),
         remoteAddress);
   }
 
