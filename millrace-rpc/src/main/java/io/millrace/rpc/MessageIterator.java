@@ -42,6 +42,13 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
 
   @Override
   public void onSubscribe(Subscription s) {
+    if (s == null) {
+      throw new NullPointerException("subscription"); // rule 2.13
+    }
+    if (upstream != null) {
+      s.cancel(); // rule 2.5: one subscription
+      return;
+    }
     upstream = s;
     if (closed) {
       s.cancel();
@@ -52,12 +59,18 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
 
   @Override
   public void onNext(T item) {
+    if (item == null) {
+      throw new NullPointerException("item"); // rule 2.13
+    }
     queue.offer(item);
     wake();
   }
 
   @Override
   public void onError(Throwable t) {
+    if (t == null) {
+      throw new NullPointerException("throwable"); // rule 2.13
+    }
     queue.offer(new Failure(t));
     wake();
   }
