@@ -78,6 +78,7 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
   private long demand;
   private boolean subscribed; // onSubscribe returned: signals may go downstream
   private io.grpc.Status end; // the end to signal once the queue is sent
+  private Throwable endSignal; // non-null: signalled for the end instead of end's exception
   private Metadata endTrailers;
   private boolean endFromService; // end is the service's close, not a cancel
   private boolean done; // the end was signalled downstream, or downstream cancelled
@@ -122,6 +123,9 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
 
   @Override
   public void subscribe(Subscriber<? super Resp> subscriber) {
+    if (subscriber == null) {
+      throw new NullPointerException("subscriber"); // rule 1.9, before the service starts
+    }
     if (downstream != null) {
       NoSubscription.refuseSecond(subscriber, "a hosted call's responses");
       return;
@@ -206,6 +210,11 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
    * the end has gone to the caller.
    */
   private void cancelledBy(Status why, boolean downstreamGone) {
+    cancelledBy(why, downstreamGone, null);
+  }
+
+  /** {@link #cancelledBy(Status, boolean)}, the caller told {@code signal} (when not null). */
+  private void cancelledBy(Status why, boolean downstreamGone, Throwable signal) {
     if (why == null) {
       why = Status.CANCELLED;
     }
@@ -220,6 +229,7 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
       cancelled = true;
       // With the check, at once: a drain from now on sends this end, never the service's close.
       end = status;
+      endSignal = signal;
       endTrailers = null;
       endFromService = false;
       queue.clear();
@@ -397,7 +407,11 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
   @Override
   public void request(long n) {
     if (n <= 0) {
-      cancelledBy(Status.INTERNAL.withMessage("rule 3.9: request(" + n + ")"), false);
+      // The caller hears rule 3.9's error; the service hears the call cancelled.
+      cancelledBy(
+          Status.CANCELLED.withMessage("the caller broke rule 3.9: request(" + n + ")"),
+          false,
+          new IllegalArgumentException("request-n must be positive (rule 3.9): " + n));
       return;
     }
     boolean becameReady;
@@ -415,6 +429,10 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
   @Override
   public void cancel() {
     cancelledBy(Status.CANCELLED, true);
+    synchronized (this) {
+      done = true; // also when the call had ended otherwise and its end waited
+    }
+    downstream = NoSubscription.CANCELLED; // rule 3.13: a drain under way drops what it has
   }
 
   /**
@@ -429,6 +447,7 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
       for (; ; ) {
         Resp next = null;
         io.grpc.Status last = null;
+        Throwable signal = null;
         Metadata trailers = null;
         boolean serviceEnded = false;
         synchronized (this) {
@@ -443,6 +462,7 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
             }
           } else if (end != null && queue.isEmpty()) {
             last = end;
+            signal = endSignal;
             trailers = endTrailers;
             serviceEnded = endFromService;
             done = true;
@@ -455,7 +475,9 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
           downstream.onNext(next);
           continue;
         }
-        if (last.isOk()) {
+        if (signal != null) {
+          downstream.onError(signal);
+        } else if (last.isOk()) {
           downstream.onComplete();
         } else {
           downstream.onError(GrpcMetadata.fromGrpc(last, trailers).asException());
@@ -472,31 +494,53 @@ final class HostedCall<Req, Resp> extends ServerCall<Req, Resp>
   private final class RequestReader implements Subscriber<Req> {
     private final SerialSubscription upstream = new SerialSubscription();
 
+    /**
+     * The requests ended (onComplete, onError): the subscription is not called any more (rule 2.3),
+     * whatever the service does as it hears the end.
+     */
+    private volatile boolean ended;
+
     void request(int n) {
-      upstream.request(n);
+      if (!ended) {
+        upstream.request(n);
+      }
     }
 
     void cancel() {
-      upstream.cancel();
+      if (!ended) {
+        upstream.cancel();
+      }
     }
 
     @Override
     public void onSubscribe(Subscription s) {
-      upstream.set(s);
+      upstream.set(java.util.Objects.requireNonNull(s, "subscription (rule 2.13)"));
     }
 
     @Override
     public void onNext(Req message) {
+      if (message == null) { // the call fails, and the requests' Publisher is told (rule 2.13)
+        NullPointerException e = new NullPointerException("a null request (rule 2.13)");
+        cancelledBy(Status.INTERNAL.withMessage(e.getMessage()), false);
+        throw e;
+      }
       deliver(l -> l.onMessage(message), false);
     }
 
     @Override
     public void onError(Throwable t) {
+      ended = true;
+      if (t == null) {
+        NullPointerException e = new NullPointerException("onError(null) (rule 2.13)");
+        cancelledBy(Status.INTERNAL.withMessage(e.getMessage()), false);
+        throw e;
+      }
       cancelledBy(Status.fromThrowable(t), false); // the caller's stream failed: so does the call
     }
 
     @Override
     public void onComplete() {
+      ended = true;
       deliver(Listener::onHalfClose, false);
     }
   }

@@ -376,6 +376,7 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
 
   @Override
   public void onSubscribe(Subscription s) {
+    java.util.Objects.requireNonNull(s, "subscription (rule 2.13)");
     boolean cancelNow;
     synchronized (this) {
       cancelNow = cancelled || closed;
@@ -392,6 +393,11 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
 
   @Override
   public void onNext(Resp response) {
+    if (response == null) { // the call fails, and the responses' Publisher is told (rule 2.13)
+      NullPointerException e = new NullPointerException("a null response (rule 2.13)");
+      cancelWith(io.grpc.Status.INTERNAL.withDescription(e.getMessage()));
+      throw e;
+    }
     if (!headersDelivered) {
       headersDelivered = true; // gRPC listeners always see headers before messages
       Metadata metadata = GrpcMetadata.addTo(new Metadata(), heldHeaders);
@@ -403,6 +409,11 @@ final class MillraceClientCall<Req, Resp> extends ClientCall<Req, Resp>
 
   @Override
   public void onError(Throwable t) {
+    if (t == null) {
+      NullPointerException e = new NullPointerException("onError(null) (rule 2.13)");
+      onError(e);
+      throw e;
+    }
     Status status = Status.fromThrowable(t);
     Headers t2 =
         t instanceof StatusException se && se.trailers() != null ? se.trailers() : trailers;

@@ -7,6 +7,27 @@ import org.reactivestreams.Subscriber;
 final class NoSubscription {
   private NoSubscription() {}
 
+  /**
+   * Stands in for a subscriber that cancelled, so that what it subscribed to no longer holds it
+   * (rule 3.13); what still reaches it is dropped.
+   */
+  static final Subscriber<Object> CANCELLED =
+      new Subscriber<>() {
+        @Override
+        public void onSubscribe(org.reactivestreams.Subscription s) {
+          s.cancel();
+        }
+
+        @Override
+        public void onNext(Object item) {}
+
+        @Override
+        public void onError(Throwable t) {}
+
+        @Override
+        public void onComplete() {}
+      };
+
   /** Refuses {@code s}, a second subscriber of {@code what}. */
   static void refuseSecond(Subscriber<?> s, String what) {
     s.onSubscribe(NoopSubscription.INSTANCE);

@@ -51,6 +51,7 @@ final class ResponseSender<Resp> implements Subscriber<Resp>, Relay.Target {
 
   @Override
   public void onSubscribe(Subscription s) {
+    java.util.Objects.requireNonNull(s, "subscription (rule 2.13)");
     boolean second;
     synchronized (this) {
       second = subscribed;
@@ -118,6 +119,13 @@ final class ResponseSender<Resp> implements Subscriber<Resp>, Relay.Target {
 
   @Override
   public void onNext(Resp response) {
+    if (response == null) { // the call fails, and the handler's Publisher is told (rule 2.13)
+      NullPointerException e = new NullPointerException("a handler emitted null (rule 2.13)");
+      if (!done) {
+        fail(Status.INTERNAL.withMessage(e.getMessage()));
+      }
+      throw e;
+    }
     if (done) {
       return;
     }
@@ -142,6 +150,11 @@ final class ResponseSender<Resp> implements Subscriber<Resp>, Relay.Target {
 
   @Override
   public void onError(Throwable t) {
+    if (t == null) {
+      NullPointerException e = new NullPointerException("onError(null) (rule 2.13)");
+      onError(e);
+      throw e;
+    }
     if (done) {
       return;
     }

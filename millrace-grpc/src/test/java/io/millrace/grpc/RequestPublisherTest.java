@@ -2,12 +2,8 @@ package io.millrace.grpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.grpc.Metadata;
-import io.grpc.MethodDescriptor;
-import io.grpc.ServerCall;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
@@ -18,33 +14,7 @@ import org.reactivestreams.Subscription;
 class RequestPublisherTest {
 
   /** Counts what the publisher asks of gRPC; nothing else is used. */
-  private static final class Asked extends ServerCall<String, String> {
-    final AtomicInteger requested = new AtomicInteger();
-
-    @Override
-    public void request(int numMessages) {
-      requested.addAndGet(numMessages);
-    }
-
-    @Override
-    public void sendHeaders(Metadata headers) {}
-
-    @Override
-    public void sendMessage(String message) {}
-
-    @Override
-    public void close(io.grpc.Status status, Metadata trailers) {}
-
-    @Override
-    public boolean isCancelled() {
-      return false;
-    }
-
-    @Override
-    public MethodDescriptor<String, String> getMethodDescriptor() {
-      return null;
-    }
-  }
+  private static final class Asked extends QuietServerCall<String, String> {}
 
   /**
    * Rule 1.3: a request(0) made on another thread while onNext runs (a subscriber's bug, rule 3.9)

@@ -134,11 +134,11 @@ final class PrefixedPublisher<T, R>
   @Override
   public void request(long n) {
     if (n <= 0) {
+      boolean wasDone = done;
+      Subscriber<? super R> d = downstream;
       cancel();
-      if (!done) {
-        done = true;
-        downstream.onError(
-            new IllegalArgumentException("request-n must be positive (rule 3.9): " + n));
+      if (!wasDone) {
+        d.onError(new IllegalArgumentException("request-n must be positive (rule 3.9): " + n));
       }
       return;
     }
@@ -166,6 +166,9 @@ final class PrefixedPublisher<T, R>
   @Override
   public void cancel() {
     started = true;
+    done = true; // a source item still on its way is dropped
+    takesEncoded = null;
+    downstream = Publishers.CANCELLED; // rule 3.13
     upstream.cancel();
   }
 
@@ -177,17 +180,24 @@ final class PrefixedPublisher<T, R>
 
   @Override
   public void onSubscribe(Subscription s) {
-    upstream.set(s);
+    upstream.set(java.util.Objects.requireNonNull(s, "subscription (rule 2.13)"));
   }
 
   @Override
   public void onNext(T item) {
+    if (item == null) { // the stream fails, and the source is told (rule 2.13)
+      NullPointerException e = new NullPointerException("a null message (rule 2.13)");
+      if (!done) {
+        fail(e);
+      }
+      throw e;
+    }
     if (done) {
       dropped.accept(item);
       return;
     }
     TakesEncoded direct = takesEncoded;
-    if (direct != null && item != null) { // a null goes to the mapper, which fails the call
+    if (direct != null) {
       boolean inFrame;
       try {
         inFrame = ResponsePublisher.encodesInFrame(encoder, item);
@@ -243,6 +253,11 @@ final class PrefixedPublisher<T, R>
 
   @Override
   public void onError(Throwable t) {
+    if (t == null) {
+      NullPointerException e = new NullPointerException("onError(null) (rule 2.13)");
+      onError(e);
+      throw e;
+    }
     if (!done) {
       done = true;
       downstream.onError(t);

@@ -19,6 +19,31 @@ final class Publishers {
       };
 
   /**
+   * Stands in for a subscriber that cancelled, so that the Publisher no longer holds it (rule
+   * 3.13): a payload still signalled by a racing emission is released, anything else dropped.
+   */
+  static final Subscriber<Object> CANCELLED =
+      new Subscriber<>() {
+        @Override
+        public void onSubscribe(Subscription s) {
+          s.cancel();
+        }
+
+        @Override
+        public void onNext(Object item) {
+          if (item instanceof io.millrace.streams.Payload p) {
+            p.release();
+          }
+        }
+
+        @Override
+        public void onError(Throwable t) {}
+
+        @Override
+        public void onComplete() {}
+      };
+
+  /**
    * Refuses {@code subscriber}, a second one of a call's Publisher that serves one ({@code what}
    * names the call's side): it is told at once, with an IllegalStateException.
    */

@@ -237,18 +237,19 @@ final class ResponsePublisher<Resp>
 
   @Override
   public void onSubscribe(Subscription s) {
-    upstream.set(s);
+    upstream.set(java.util.Objects.requireNonNull(s, "subscription (rule 2.13)"));
   }
 
   @Override
   public void onNext(Resp value) {
+    if (value == null) { // the call fails, and the handler's Publisher is told (rule 2.13)
+      NullPointerException e = new NullPointerException("a handler emitted null (rule 2.13)");
+      upstream.cancel();
+      onError(e);
+      throw e;
+    }
     if (state != RUNNING) {
       return; // after the end was claimed (deadline, failure, second unary response): dropped
-    }
-    if (value == null) {
-      upstream.cancel();
-      onError(new NullPointerException("a handler emitted null"));
-      return;
     }
     // A stream's response small enough for the frame goes to a sink that takes it as its parts
     // with no payload made (direct non-null, metadata the response's own); any other as a payload.
@@ -414,6 +415,11 @@ final class ResponsePublisher<Resp>
 
   @Override
   public void onError(Throwable t) {
+    if (t == null) { // the call fails all the same, and the handler's Publisher is told
+      NullPointerException e = new NullPointerException("onError(null) (rule 2.13)");
+      onError(e);
+      throw e;
+    }
     if (claimEndSerialized()) {
       finishEnd(context.failure(t), true);
       tryEnd();
@@ -551,6 +557,8 @@ final class ResponsePublisher<Resp>
   @Override
   public void cancel() {
     int was = STATE.getAndSet(this, DONE);
+    takesEncoded = null;
+    downstream = Publishers.CANCELLED; // rule 3.13
     cancelTimer();
     Payload trailer = endPayload;
     if (was == ENDING && trailer != null) { // the end was decided and not sent: this side owns it

@@ -29,6 +29,13 @@ public final class SerialSubscription implements Subscription {
   private boolean cancelSent; // the draining thread's
 
   /**
+   * The thread inside the upstream's {@code request}, while it is: read by {@link #cancel}, which
+   * compares it with its own thread only, so a plain field does (a thread sees its own writes in
+   * order, and another's write never names it).
+   */
+  private Thread requesting;
+
+  /**
    * The upstream arrived: what was asked meanwhile goes to it, or the cancel made meanwhile. A
    * second one (a source breaking rule 2.5) is cancelled at once.
    */
@@ -55,9 +62,22 @@ public final class SerialSubscription implements Subscription {
     drain();
   }
 
+  /**
+   * Passed on now when called from within the source's own {@code request} (its subscriber
+   * cancelling in onNext, rule 3.3): a source that emits synchronously inside {@code request}, such
+   * as a range, would otherwise go on emitting all that was asked before it heard of the cancel.
+   * From any other thread, passed on by the thread inside, after its request.
+   */
   @Override
   public void cancel() {
     cancelled = true;
+    if (requesting == Thread.currentThread()) {
+      if (!cancelSent) {
+        cancelSent = true;
+        upstream.cancel();
+      }
+      return;
+    }
     drain();
   }
 
@@ -75,7 +95,12 @@ public final class SerialSubscription implements Subscription {
         } else {
           long n = PENDING.getAndSet(this, 0);
           if (n > 0) {
-            s.request(n);
+            requesting = Thread.currentThread();
+            try {
+              s.request(n);
+            } finally {
+              requesting = null;
+            }
           }
         }
       }
