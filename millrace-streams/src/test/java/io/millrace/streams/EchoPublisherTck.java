@@ -1,5 +1,8 @@
 package io.millrace.streams;
 
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
 import org.reactivestreams.tck.PublisherVerification;
 import org.reactivestreams.tck.TestEnvironment;
 import org.testng.annotations.AfterMethod;
@@ -32,5 +35,30 @@ abstract class EchoPublisherTck<T> extends PublisherVerification<T> {
   @AfterMethod
   public void stop() {
     pair.close();
+  }
+
+  /**
+   * {@code call}, already subscribed once (and cancelled before it asked): the failure these
+   * Publishers signal without demand is the refusal of a second subscriber, each being one call. A
+   * call that fails fails only once it is made, which needs demand.
+   */
+  static <T> Publisher<T> subscribedOnce(Publisher<T> call) {
+    call.subscribe(
+        new Subscriber<T>() {
+          @Override
+          public void onSubscribe(Subscription s) {
+            s.cancel();
+          }
+
+          @Override
+          public void onNext(T item) {}
+
+          @Override
+          public void onError(Throwable t) {}
+
+          @Override
+          public void onComplete() {}
+        });
+    return call;
   }
 }

@@ -17,6 +17,6 @@ public class FireAndForgetTckTest extends EchoPublisherTck<Void> {
 
   @Override
   public Publisher<Void> createFailedPublisher() {
-    return null;
+    return subscribedOnce(pair.requester().fireAndForget(Payload.of("ping")));
   }
 }

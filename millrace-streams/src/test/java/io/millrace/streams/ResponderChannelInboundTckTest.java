@@ -51,7 +51,12 @@ public class ResponderChannelInboundTckTest extends PublisherVerification<Payloa
                   return i + 1;
                 })
             .take(elements, true);
-    Flux.from(pair.requester().requestChannel(Flux.concat(Flux.just(Payload.of("first")), later)))
+    return opened(Flux.concat(Flux.just(Payload.of("first")), later));
+  }
+
+  /** The inbound payloads of a channel the requester opens with {@code payloads}. */
+  private Publisher<Payload> opened(Flux<Payload> payloads) {
+    Flux.from(pair.requester().requestChannel(payloads))
         .subscribe(p -> {}, e -> {}); // ends with the connection
     try {
       Publisher<Payload> inbound = inbounds.poll(5, TimeUnit.SECONDS);
@@ -64,8 +69,15 @@ public class ResponderChannelInboundTckTest extends PublisherVerification<Payloa
     }
   }
 
+  /**
+   * The requester's payloads fail after the first: the responder's inbound payloads end with that
+   * error, told without demand.
+   */
   @Override
   public Publisher<Payload> createFailedPublisher() {
-    return null; // the inbound payloads fail only when the requester fails them
+    return opened(
+        Flux.concat(
+            Flux.just(Payload.of("first")),
+            Flux.error(new IllegalStateException("the requester's payloads failed"))));
   }
 }

@@ -145,6 +145,12 @@ public abstract class InboundPublisher extends LoopDrain
    */
   private volatile boolean connectionLost;
 
+  /**
+   * The peer's ERROR ended the stream: told without demand once what came before it has been taken
+   * (at once when nothing did). Written on the loop.
+   */
+  private volatile boolean peerFailed;
+
   protected InboundPublisher(EventExecutor loop, StreamsOptions options) {
     super(loop);
     this.zeroCopy = options.zeroCopy();
@@ -270,8 +276,8 @@ public abstract class InboundPublisher extends LoopDrain
       signal();
     } else if (requested > 0) {
       tryStart();
-    } else if (connectionLost) {
-      signal(); // the connection went before this subscriber came: it hears so without asking
+    } else if (connectionLost || peerFailed) {
+      signal(); // the stream failed before this subscriber came: it hears so without asking
     }
   }
 
@@ -415,10 +421,11 @@ public abstract class InboundPublisher extends LoopDrain
 
   /**
    * The stream failed. The peer's ERROR ends the stream's content and comes after the payloads that
-   * preceded it; a connection-level failure (a connection-level code, or the connection closed,
-   * broke or was disposed) is told at once, even without demand, and what waits is dropped, as
-   * grpc-java does for a transport failure: a subscriber that has stopped asking must still learn
-   * that its stream is gone.
+   * preceded it, without demand (a subscriber that has not asked still learns that its stream has
+   * failed, once it has taken what came before); a connection-level failure (a connection-level
+   * code, or the connection closed, broke or was disposed) is told at once, even without demand,
+   * and what waits is dropped, as grpc-java does for a transport failure: a subscriber that has
+   * stopped asking must still learn that its stream is gone.
    */
   @Override
   public void onError(Stream s, int errorCode, String message) {
@@ -426,6 +433,9 @@ public abstract class InboundPublisher extends LoopDrain
     if (!inboundDone && (ErrorCode.isConnectionLevel(errorCode) || !s.connection().isOpen())) {
       dropQueued(); // (a stream the peer had already ended keeps what it sent)
       connectionLost = true;
+    }
+    if (!inboundDone) {
+      peerFailed = true;
     }
     inboundEnded(e);
   }
@@ -529,7 +539,8 @@ public abstract class InboundPublisher extends LoopDrain
         boolean empty = queue == null || queue.isEmpty();
         if (empty
             && inboundDone
-            && (loopStarted || connectionLost && onSubscribeReturned && downstream != null)) {
+            && (loopStarted
+                || (connectionLost || peerFailed) && onSubscribeReturned && downstream != null)) {
           finished = true;
           Subscriber<? super Payload> d = takeDownstream();
           if (d == null) {
