@@ -48,6 +48,15 @@ interface Client extends AutoCloseable {
   /** Drops the connection as a failure would. */
   void breakConnection();
 
+  /**
+   * Reads {@code p}'s stream with {@code reader}'s code, as a user of the flavour writes it: here a
+   * lambda given to a Flux's subscribe; flavours with other idioms override. Returns once reading
+   * has started.
+   */
+  default void readStream(Payload p, ThrowingReader reader) {
+    Flux.from(requestStream(p)).subscribe(reader::read, reader::told);
+  }
+
   @Override
   void close();
 
@@ -79,6 +88,32 @@ interface Client extends AutoCloseable {
             @Override
             public Publisher<Payload> requestStream(Payload p) {
               return r.requestStream(p);
+            }
+
+            /** A Subscriber of the application's own, whose onNext throws (rule 2.13 forbids). */
+            @Override
+            public void readStream(Payload p, ThrowingReader reader) {
+              r.requestStream(p)
+                  .subscribe(
+                      new org.reactivestreams.Subscriber<Payload>() {
+                        @Override
+                        public void onSubscribe(org.reactivestreams.Subscription s) {
+                          s.request(Long.MAX_VALUE);
+                        }
+
+                        @Override
+                        public void onNext(Payload item) {
+                          reader.read(item);
+                        }
+
+                        @Override
+                        public void onError(Throwable t) {
+                          reader.told(t);
+                        }
+
+                        @Override
+                        public void onComplete() {}
+                      });
             }
 
             @Override
@@ -142,6 +177,11 @@ interface Client extends AutoCloseable {
             }
 
             @Override
+            public void readStream(Payload p, ThrowingReader reader) {
+              r.requestStream(p).subscribe(reader::read, reader::told);
+            }
+
+            @Override
             public Publisher<Payload> requestChannel(Publisher<Payload> payloads) {
               return r.requestChannel(io.reactivex.rxjava3.core.Flowable.fromPublisher(payloads));
             }
@@ -171,6 +211,11 @@ interface Client extends AutoCloseable {
             @Override
             public Publisher<Payload> requestStream(Payload p) {
               return AdaptersToReactiveStreams.publisher(r.requestStream(p));
+            }
+
+            @Override
+            public void readStream(Payload p, ThrowingReader reader) {
+              r.requestStream(p).subscribe().with(reader::read, reader::told);
             }
 
             @Override
@@ -259,6 +304,30 @@ interface Client extends AutoCloseable {
           .subscribeOn(Schedulers.boundedElastic()); // its requests run there too
     }
 
+    /** A blocking loop in try-with-resources, on a thread of its own. */
+    @Override
+    public void readStream(Payload p, ThrowingReader reader) {
+      Thread t =
+          new Thread(
+              () -> {
+                try (BlockingStream stream = blocking.requestStream(p)) {
+                  while (stream.hasNext()) {
+                    Payload item = stream.next();
+                    try {
+                      reader.read(item);
+                    } finally {
+                      item.release(); // the reader's to release, as the flavour documents
+                    }
+                  }
+                } catch (RuntimeException e) {
+                  reader.told(e);
+                }
+              },
+              "blocking-reader");
+      t.setDaemon(true);
+      t.start();
+    }
+
     @Override
     public Publisher<Payload> requestChannel(Publisher<Payload> payloads) {
       throw new UnsupportedOperationException("the futures flavour has no request-channel");
@@ -306,6 +375,27 @@ interface Client extends AutoCloseable {
             return null;
           },
           null);
+    }
+
+    /** A StreamObserver with automatic flow control, as grpc-java users write one. */
+    @Override
+    public void readStream(Payload p, ThrowingReader reader) {
+      r.requestStream(
+          p,
+          new io.millrace.observer.StreamObserver<>() {
+            @Override
+            public void onNext(Payload value) {
+              reader.read(value);
+            }
+
+            @Override
+            public void onError(Throwable t) {
+              reader.told(t);
+            }
+
+            @Override
+            public void onCompleted() {}
+          });
     }
 
     @Override

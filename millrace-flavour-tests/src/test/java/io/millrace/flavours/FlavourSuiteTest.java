@@ -283,6 +283,33 @@ class FlavourSuiteTest {
     assertThat(probe.awaitAnswerCancelled()).as("the waiting answer was cancelled").isTrue();
   }
 
+  /**
+   * The requester's own code throws as it reads a stream (a lambda, a Subscriber, an observer, the
+   * body of a blocking loop): the stream is cancelled on the wire, and the connection serves the
+   * next call.
+   */
+  @ParameterizedTest(name = "{0} -> {1}")
+  @MethodSource("streamPairs")
+  void aReaderWhoseCodeThrowsCancelsTheStream(Client.Flavour requester, Side responder)
+      throws Exception {
+    // Most readers here ask for everything (a lambda given to subscribe). rsocket-java's responder
+    // passes that demand to the synchronous source on its event loop, which then never returns to
+    // send what it made: nothing arrives, and its queue grows until the JVM runs out of memory
+    // (tried). Millrace's responders ask their handler's Publisher for what the connection can
+    // take, so the same source is held back by writability.
+    assumeFalse(responder == Side.RSOCKET_JAVA, "rsocket-java floods under unbounded demand");
+    Client c = connect(requester, responder);
+    ThrowingReader reader = new ThrowingReader(3);
+    c.readStream(Payload.of(INF), reader);
+    assertThat(reader.threw.await(WAIT.toMillis(), TimeUnit.MILLISECONDS))
+        .as("the reader's code ran")
+        .isTrue();
+    assertThat(probe.awaitCancelled()).as("the producer was cancelled").isTrue();
+    assertThat(reader.seen).as("nothing after the throw").isEqualTo(numbers(0, 4));
+    assertThat(Flux.from(c.requestResponse(Payload.of("next"))).blockLast(WAIT).dataUtf8())
+        .isEqualTo("next");
+  }
+
   @ParameterizedTest(name = "{0} -> {1}")
   @MethodSource("streamPairs")
   void aStreamEmittedFromAnotherThreadArrivesWholeAndInOrder(

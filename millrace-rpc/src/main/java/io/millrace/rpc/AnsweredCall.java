@@ -114,7 +114,9 @@ final class AnsweredCall<Resp> implements Publisher<Payload>, Subscription, Subs
 
   @Override
   public void cancel() {
-    if (STATE.getAndSet(this, DONE) == LIVE) {
+    int was = STATE.getAndSet(this, DONE);
+    downstream = Publishers.CANCELLED; // rule 3.13: an answer being signalled is released there
+    if (was == LIVE) {
       context.cancel(Status.CANCELLED);
       whenDone.run();
     }

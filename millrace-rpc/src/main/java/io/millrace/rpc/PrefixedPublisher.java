@@ -8,6 +8,7 @@ import io.millrace.streams.internal.SerialSubscription;
 import io.millrace.streams.internal.TakesEncoded;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -48,7 +49,22 @@ final class PrefixedPublisher<T, R>
   private final SerialSubscription upstream = new SerialSubscription();
   private Subscriber<? super R> downstream;
   private boolean started; // touched by request and cancel, which the subscriber calls serially
-  private volatile boolean done;
+
+  /** 1 once the stream has ended (a terminal signal claimed it, or a cancel, or close). */
+  private volatile int done;
+
+  private static final AtomicIntegerFieldUpdater<PrefixedPublisher<?, ?>> DONE = newDoneUpdater();
+
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private static AtomicIntegerFieldUpdater<PrefixedPublisher<?, ?>> newDoneUpdater() {
+    return (AtomicIntegerFieldUpdater)
+        AtomicIntegerFieldUpdater.newUpdater(PrefixedPublisher.class, "done");
+  }
+
+  /** Claims the end: true for the one caller that may signal it (rule 1.7: one terminal). */
+  private boolean claimEnd() {
+    return done == 0 && DONE.compareAndSet(this, 0, 1);
+  }
 
   /** {@code first} null: no first item. */
   PrefixedPublisher(
@@ -134,10 +150,10 @@ final class PrefixedPublisher<T, R>
   @Override
   public void request(long n) {
     if (n <= 0) {
-      boolean wasDone = done;
       Subscriber<? super R> d = downstream;
+      boolean claimed = claimEnd();
       cancel();
-      if (!wasDone) {
+      if (claimed) {
         d.onError(new IllegalArgumentException("request-n must be positive (rule 3.9): " + n));
       }
       return;
@@ -166,7 +182,7 @@ final class PrefixedPublisher<T, R>
   @Override
   public void cancel() {
     started = true;
-    done = true; // a source item still on its way is dropped
+    done = 1; // a source item still on its way is dropped
     takesEncoded = null;
     downstream = Publishers.CANCELLED; // rule 3.13
     upstream.cancel();
@@ -174,7 +190,7 @@ final class PrefixedPublisher<T, R>
 
   /** Ends the stream from this side (the call is over): the source is cancelled. Any thread. */
   void close() {
-    done = true;
+    done = 1;
     upstream.cancel();
   }
 
@@ -187,12 +203,10 @@ final class PrefixedPublisher<T, R>
   public void onNext(T item) {
     if (item == null) { // the stream fails, and the source is told (rule 2.13)
       NullPointerException e = new NullPointerException("a null message (rule 2.13)");
-      if (!done) {
-        fail(e);
-      }
+      fail(e);
       throw e;
     }
-    if (done) {
+    if (done != 0) {
       dropped.accept(item);
       return;
     }
@@ -226,7 +240,7 @@ final class PrefixedPublisher<T, R>
       onNext((T) Payload.lent(metadata, data));
       return;
     }
-    if (done) {
+    if (done != 0) {
       return; // lent: nothing to release
     }
     emitMapped(dataMapper, data);
@@ -246,9 +260,11 @@ final class PrefixedPublisher<T, R>
 
   /** A mapping failed: the source is cancelled, the subscriber told the status it stands for. */
   private void fail(RuntimeException e) {
-    done = true;
+    boolean claimed = claimEnd();
     upstream.cancel();
-    downstream.onError(Status.fromThrowable(e).asException());
+    if (claimed) {
+      downstream.onError(Status.fromThrowable(e).asException());
+    }
   }
 
   @Override
@@ -258,16 +274,14 @@ final class PrefixedPublisher<T, R>
       onError(e);
       throw e;
     }
-    if (!done) {
-      done = true;
+    if (claimEnd()) {
       downstream.onError(t);
     }
   }
 
   @Override
   public void onComplete() {
-    if (!done) {
-      done = true;
+    if (claimEnd()) {
       downstream.onComplete();
     }
   }

@@ -14,12 +14,45 @@ import java.util.List;
  *
  * <p>Response headers go out with the first response, trailers with the end of the call: set them
  * before (for a unary method, trailers set after its response is emitted are not sent).
+ *
+ * <p>Values for the handler ({@link Key}): an interceptor that learns something about the call (the
+ * caller's identity, a trace id) puts it here, and the handler reads it from its context, on
+ * whatever thread each runs. Thread-locals set in {@link ServerInterceptor#onCall} reach only a
+ * handler that runs on the same thread, which a StreamObserver stream handler on the shared
+ * stream-handler executor does not.
+ *
+ * <pre>{@code
+ * static final ServerContext.Key<String> USER = ServerContext.Key.named("user");
+ * // in an interceptor's onCall:
+ * call.put(USER, tokens.user(call.requestHeaders().get("authorization")));
+ * // in the handler:
+ * String user = context.get(USER);
+ * }</pre>
  */
 public final class ServerContext {
   /**
-   * What every call of one connection shares, made once per connection so that a call's context is
-   * one object (a call bridged from gRPC makes its own).
+   * The name of a value a call carries for its handler ({@link #put}, {@link #get}). Keys are
+   * compared by identity, as grpc-java's {@code Context.Key}s are: keep each in a static final
+   * field; two keys of one name are two keys.
    */
+  public static final class Key<T> {
+    private final String name;
+
+    private Key(String name) {
+      this.name = java.util.Objects.requireNonNull(name, "name");
+    }
+
+    /** A new key; {@code name} is for messages only. */
+    public static <T> Key<T> named(String name) {
+      return new Key<>(name);
+    }
+
+    @Override
+    public String toString() {
+      return name;
+    }
+  }
+
   /**
    * What a call has from its connection: its loop, prefetch and TLS session, and where its
    * StreamObserver stream handlers run when the server has no executor (the connection's share of
@@ -44,6 +77,12 @@ public final class ServerContext {
   private volatile Status cancelledWith;
   private List<Runnable> onCancel;
   private boolean intercepted; // written and read on the thread that runs the handler
+
+  /**
+   * The values put for the handler: key, value, key, value, ...; replaced whole on each put, so a
+   * reader on another thread sees a whole set. Null until the first put: most calls have none.
+   */
+  private volatile Object[] values;
 
   /**
    * A call with no Millrace connection behind it (bridged from gRPC, or a test's): its
@@ -188,6 +227,53 @@ public final class ServerContext {
       }
       return false;
     }
+  }
+
+  /**
+   * Gives the call {@code value} under {@code key} (replacing any value it had; null removes it),
+   * for the handler and the interceptors after this one to read with {@link #get}, on any thread.
+   * Returns this context.
+   */
+  public synchronized <T> ServerContext put(Key<T> key, T value) {
+    java.util.Objects.requireNonNull(key, "key");
+    Object[] old = values;
+    int n = old == null ? 0 : old.length;
+    for (int i = 0; i < n; i += 2) {
+      if (old[i] == key) {
+        Object[] next;
+        if (value == null) {
+          next = new Object[n - 2];
+          System.arraycopy(old, 0, next, 0, i);
+          System.arraycopy(old, i + 2, next, i, n - i - 2);
+        } else {
+          next = old.clone();
+          next[i + 1] = value;
+        }
+        values = next.length == 0 ? null : next;
+        return this;
+      }
+    }
+    if (value != null) {
+      Object[] next = java.util.Arrays.copyOf(old == null ? new Object[0] : old, n + 2);
+      next[n] = key;
+      next[n + 1] = value;
+      values = next;
+    }
+    return this;
+  }
+
+  /** The value the call was given under {@code key} ({@link #put}), or null. */
+  @SuppressWarnings("unchecked")
+  public <T> T get(Key<T> key) {
+    Object[] v = values;
+    if (v != null) {
+      for (int i = 0; i < v.length; i += 2) {
+        if (v[i] == key) {
+          return (T) v[i + 1];
+        }
+      }
+    }
+    return null;
   }
 
   /** Headers to send with the first response (made on first use). */

@@ -21,8 +21,9 @@ public interface ServerInterceptor {
    * Called before the handler, on the thread that calls it: the event loop, or the server's handler
    * executor. (A StreamObserver server-streaming or bidirectional handler on a server without one
    * then runs on the shared stream-handler executor, so what {@code onCall} keeps in thread-locals
-   * does not reach it.) Throw (a {@link StatusException} for a chosen status) to refuse the call:
-   * the handler does not run. May set response headers and trailers and register {@link
+   * does not reach it: give the handler values with {@link ServerContext#put}, which it reads from
+   * its context wherever it runs.) Throw (a {@link StatusException} for a chosen status) to refuse
+   * the call: the handler does not run. May set response headers and trailers and register {@link
    * ServerContext#onCancel} hooks.
    */
   default void onCall(ServerContext call) {}

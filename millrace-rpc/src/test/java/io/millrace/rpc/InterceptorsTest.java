@@ -476,4 +476,66 @@ class InterceptorsTest {
             StatusException.class,
             e -> assertThat(e.status().code()).isEqualTo(Status.Code.UNKNOWN));
   }
+
+  /**
+   * A value an interceptor puts on the call reaches a StreamObserver stream handler, which runs on
+   * the shared stream-handler executor, not on the thread of the interceptor's onCall (where a
+   * thread-local would have stayed).
+   */
+  @Test
+  void aValuePutByAnInterceptor_reachesAnObserverStreamHandlerOnItsOwnThread() throws Exception {
+    ServerContext.Key<String> user = ServerContext.Key.named("user");
+    java.util.concurrent.atomic.AtomicReference<Thread> interceptorThread =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    java.util.concurrent.atomic.AtomicReference<Thread> handlerThread =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    ServerInterceptor identify =
+        new ServerInterceptor() {
+          @Override
+          public void onCall(ServerContext call) {
+            interceptorThread.set(Thread.currentThread());
+            call.put(user, call.requestHeaders().get("x-user"));
+          }
+        };
+    RpcOverTcp keyed =
+        RpcOverTcp.serve(
+            RpcServer.builder()
+                .service(
+                    ServiceDefinition.builder(TestService.NAME)
+                        .method(
+                            TestService.COUNT,
+                            (request, context) ->
+                                Observers.<com.google.protobuf.Int32Value>serve(
+                                    context,
+                                    out -> {
+                                      handlerThread.set(Thread.currentThread());
+                                      String who = context.get(user);
+                                      out.onNext(
+                                          com.google.protobuf.Int32Value.of(
+                                              who == null ? -1 : who.length()));
+                                      out.onCompleted();
+                                    }))
+                        .build())
+                .interceptor(identify)
+                .build());
+    try {
+      List<com.google.protobuf.Int32Value> replies =
+          Flux.from(
+                  keyed
+                      .client()
+                      .serverStreaming(
+                          TestService.COUNT,
+                          com.google.protobuf.Int32Value.of(1),
+                          CallOptions.DEFAULT.withHeaders(new Headers().put("x-user", "grace"))))
+              .collectList()
+              .block(WAIT);
+      assertThat(replies).containsExactly(com.google.protobuf.Int32Value.of(5));
+      assertThat(handlerThread.get())
+          .as("the handler ran off the interceptor's thread")
+          .isNotNull()
+          .isNotSameAs(interceptorThread.get());
+    } finally {
+      keyed.close();
+    }
+  }
 }

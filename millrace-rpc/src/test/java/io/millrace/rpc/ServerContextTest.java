@@ -42,4 +42,27 @@ class ServerContextTest {
     context.cancel(Status.CANCELLED);
     assertThat(ran).containsExactly("last");
   }
+
+  @Test
+  void values_areFoundByTheirKey_replaced_andRemovedByNull() {
+    ServerContext context = TestService.echoContext();
+    ServerContext.Key<String> user = ServerContext.Key.named("user");
+    ServerContext.Key<String> sameName = ServerContext.Key.named("user");
+    ServerContext.Key<Integer> tries = ServerContext.Key.named("tries");
+    assertThat(context.get(user)).isNull();
+    context.put(user, "ada").put(tries, 1);
+    assertThat(context.get(user)).isEqualTo("ada");
+    assertThat(context.get(tries)).isEqualTo(1);
+    assertThat(context.get(sameName)).as("keys are compared by identity").isNull();
+    context.put(user, "grace");
+    assertThat(context.get(user)).isEqualTo("grace");
+    assertThat(context.get(tries)).isEqualTo(1);
+    context.put(user, null);
+    assertThat(context.get(user)).isNull();
+    assertThat(context.get(tries)).isEqualTo(1);
+    context.put(tries, null);
+    assertThat(context.get(tries)).isNull();
+    context.put(sameName, null); // removing what is not there changes nothing
+    assertThat(context.get(sameName)).isNull();
+  }
 }

@@ -84,7 +84,14 @@ public abstract class InboundPublisher extends LoopDrain
 
   private volatile boolean onSubscribeReturned;
   private volatile boolean cancelled;
+
+  /**
+   * What the subscriber is told as its cancelled stream is cleaned up: rule 3.9's error for a
+   * request that was not positive, or the exception its own onNext threw.
+   */
   private volatile Throwable invalidRequest;
+
+  private static final System.Logger LOG = System.getLogger(InboundPublisher.class.getName());
   private volatile Throwable startError;
 
   /** The stream once known; written by {@link #start} (any thread) or on the loop. */
@@ -469,8 +476,30 @@ public abstract class InboundPublisher extends LoopDrain
       return;
     }
     emitted++;
-    d.onNext(p);
+    try {
+      d.onNext(p);
+    } catch (RuntimeException e) {
+      subscriberThrew(e);
+      return;
+    }
     afterEmit(s);
+  }
+
+  /**
+   * The subscriber's onNext threw (rule 2.13 forbids it): the stream is cancelled, as if it had
+   * cancelled, and the subscriber is told its own exception in onError, as Reactor's and RxJava's
+   * subscribers are, so that its code learns that the stream has stopped. Loop, inside drain, which
+   * ends the stream on seeing the cancel.
+   */
+  private void subscriberThrew(RuntimeException e) {
+    LOG.log(
+        System.Logger.Level.WARNING,
+        "a subscriber's onNext threw (rule 2.13); its stream is cancelled and it is told",
+        e);
+    if (invalidRequest == null) {
+      invalidRequest = e;
+    }
+    cancelled = true;
   }
 
   /** {@link #emit} for a {@link ReadsBuffersInPlace} subscriber: the engine's buffers, lent. */
