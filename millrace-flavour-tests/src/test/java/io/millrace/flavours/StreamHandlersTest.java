@@ -110,6 +110,47 @@ class StreamHandlersTest {
     }
   }
 
+  /**
+   * Connections past their first few handlers stop short of the pool's last threads, which are kept
+   * for connections running few: two that each run many cannot have a third's refused.
+   */
+  @Test
+  void thePoolsLastThreadsAreKeptForConnectionsRunningFew() throws Exception {
+    ThreadPoolExecutor pool = StreamHandlers.platformPool(16);
+    CountDownLatch release = new CountDownLatch(1);
+    try {
+      // Past 6 running in all, only a connection running fewer than 2 gets another.
+      StreamHandlers.Budget budget = new StreamHandlers.Budget(6, 2);
+      StreamHandlers.Share greedy = new StreamHandlers.Share(pool, 5, budget);
+      StreamHandlers.Share alsoGreedy = new StreamHandlers.Share(pool, 5, budget);
+      StreamHandlers.Share modest = new StreamHandlers.Share(pool, 5, budget);
+      Runnable held =
+          () -> {
+            try {
+              release.await();
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          };
+      for (int i = 0; i < 5; i++) {
+        greedy.execute(held); // 5 in all
+      }
+      alsoGreedy.execute(held); // 6
+      alsoGreedy.execute(held); // 7: its second, within its first 2
+      assertThatThrownBy(() -> alsoGreedy.execute(held))
+          .as("its third, past 6 in all")
+          .isInstanceOf(RejectedExecutionException.class)
+          .hasMessageContaining("kept for connections running fewer than 2");
+      modest.execute(held); // 8
+      modest.execute(held); // 9
+      assertThatThrownBy(() -> modest.execute(held)).isInstanceOf(RejectedExecutionException.class);
+      assertThat(pool.getActiveCount()).isEqualTo(9);
+    } finally {
+      release.countDown();
+      pool.shutdownNow();
+    }
+  }
+
   @Test
   @EnabledForJreRange(min = JRE.JAVA_21)
   void whereTheJdkHasVirtualThreads_eachHandlerGetsOne() throws Exception {

@@ -22,7 +22,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * executor of its own. The pool's threads are daemons named {@code millrace-observer-N} that end
  * after a minute idle. Each connection sees the pool through {@link #forConnection}: on JDK 17 it
  * may hold at most {@value #CONNECTION_SHARE} of its threads, so that one peer that opens many
- * streams and never reads cannot hold them all and have every other connection's handlers refused.
+ * streams and never reads cannot hold them all and have every other connection's handlers refused;
+ * and the pool's last {@value #RESERVED} threads are kept for connections running fewer than
+ * {@value #LIGHT} handlers, so that several such peers together cannot either (four of them could
+ * hold every thread with the share alone).
  */
 public final class StreamHandlers {
   /** Platform threads at most, where the JDK has no virtual threads. */
@@ -51,6 +54,18 @@ public final class StreamHandlers {
   /** The platform threads one connection's handlers may hold at once (JDK 17). */
   public static final int CONNECTION_SHARE = MAX_PLATFORM_THREADS / 4;
 
+  /**
+   * The pool's threads kept for connections running fewer than {@link #LIGHT} handlers: a
+   * connection running more gets none while fewer than this are free.
+   */
+  public static final int RESERVED = MAX_PLATFORM_THREADS / 4;
+
+  /** Handlers a connection may always run while the pool has threads (JDK 17). */
+  public static final int LIGHT = 16;
+
+  /** What every connection's share of the shared pool draws on. */
+  private static final Budget BUDGET = new Budget(MAX_PLATFORM_THREADS - RESERVED, LIGHT);
+
   /** The shared executor, made on first use. */
   public static Executor shared() {
     return Holder.SHARED;
@@ -61,7 +76,7 @@ public final class StreamHandlers {
    * threads to run out of), else a {@link Share} of {@value #CONNECTION_SHARE} of the pool's.
    */
   public static Executor forConnection() {
-    return Holder.VIRTUAL ? Holder.SHARED : new Share(Holder.SHARED, CONNECTION_SHARE);
+    return Holder.VIRTUAL ? Holder.SHARED : new Share(Holder.SHARED, CONNECTION_SHARE, BUDGET);
   }
 
   private static final class Holder {
@@ -79,25 +94,59 @@ public final class StreamHandlers {
   }
 
   /**
-   * At most {@code max} tasks of one connection running at once on {@code pool}; one more is
-   * refused (RejectedExecutionException), as the pool refuses one when all its threads are busy.
+   * What the connections' shares of one pool draw on together: the tasks they run, of which those
+   * past a connection's first {@code light} may make at most {@code heavyMax} in all.
+   */
+  public static final class Budget {
+    private final AtomicInteger running = new AtomicInteger();
+    private final int heavyMax;
+    private final int light;
+
+    public Budget(int heavyMax, int light) {
+      this.heavyMax = heavyMax;
+      this.light = light;
+    }
+  }
+
+  /**
+   * At most {@code max} tasks of one connection running at once on {@code pool}, and past its first
+   * few only while the {@link Budget} keeps threads for others; one more is refused
+   * (RejectedExecutionException), as the pool refuses one when all its threads are busy.
    */
   public static final class Share implements Executor {
     private final Executor pool;
     private final int max;
+    private final Budget budget;
     private final AtomicInteger running = new AtomicInteger();
 
+    /** A share with no budget beside its own {@code max}. */
     public Share(Executor pool, int max) {
+      this(pool, max, new Budget(Integer.MAX_VALUE, 0));
+    }
+
+    public Share(Executor pool, int max, Budget budget) {
       this.pool = pool;
       this.max = max;
+      this.budget = budget;
     }
 
     @Override
     public void execute(Runnable task) {
-      if (running.incrementAndGet() > max) {
+      int mine = running.incrementAndGet();
+      if (mine > max) {
         running.decrementAndGet();
         throw new java.util.concurrent.RejectedExecutionException(
             "this connection's " + max + " stream handlers are all running");
+      }
+      int all = budget.running.incrementAndGet();
+      if (mine > budget.light && all > budget.heavyMax) {
+        ended();
+        throw new java.util.concurrent.RejectedExecutionException(
+            "the stream handler threads left are kept for connections running fewer than "
+                + budget.light
+                + " (this one runs "
+                + (mine - 1)
+                + ")");
       }
       try {
         pool.execute(
@@ -105,13 +154,18 @@ public final class StreamHandlers {
               try {
                 task.run();
               } finally {
-                running.decrementAndGet();
+                ended();
               }
             });
       } catch (RuntimeException | Error e) {
-        running.decrementAndGet();
+        ended();
         throw e;
       }
+    }
+
+    private void ended() {
+      running.decrementAndGet();
+      budget.running.decrementAndGet();
     }
   }
 
