@@ -220,7 +220,7 @@ public final class ReactiveResponder implements Responder {
                 kind, request, sink, channel, handling(arrived, sink.onItsLoop() ? null : sink));
           });
     } catch (RejectedExecutionException e) {
-      LOG.log(Level.WARNING, "the handler executor refused a request: " + e);
+      executorRefused(e);
       request.release();
       refuse(sink, new StreamErrorException(ErrorCode.REJECTED, "the server is overloaded"));
     }
@@ -383,6 +383,21 @@ public final class ReactiveResponder implements Responder {
 
   private final AtomicLong fireAndForgetsDropped = new AtomicLong();
 
+  private final AtomicLong executorRefusals = new AtomicLong();
+
+  /**
+   * Logs a request the handler executor refused: the first, then at each power of two with the
+   * count, so that a peer that keeps an overloaded server refusing cannot flood the log from the
+   * event loop.
+   */
+  private void executorRefused(RejectedExecutionException e) {
+    long n = executorRefusals.incrementAndGet();
+    if (Long.bitCount(n) == 1) {
+      LOG.log(
+          Level.WARNING, "the handler executor refused a request (" + n + " refused so far): " + e);
+    }
+  }
+
   /** Fire-and-forget and metadata push: here, or on the handler executor. */
   private void consume(Connection connection, Payload p, boolean metadataPush) {
     AtomicInteger running =
@@ -422,7 +437,7 @@ public final class ReactiveResponder implements Responder {
             }
           });
     } catch (RejectedExecutionException e) {
-      LOG.log(Level.WARNING, "the handler executor refused a request: " + e);
+      executorRefused(e);
       p.release();
       counted.decrementAndGet();
     }
