@@ -90,20 +90,27 @@ interface Client extends AutoCloseable {
               return r.requestStream(p);
             }
 
-            /** A Subscriber of the application's own, whose onNext throws (rule 2.13 forbids). */
+            /**
+             * A Subscriber of the application's own that asks for one at a time (so that payloads
+             * also wait in the layer's queue) and whose onNext throws (rule 2.13 forbids it).
+             */
             @Override
             public void readStream(Payload p, ThrowingReader reader) {
               r.requestStream(p)
                   .subscribe(
                       new org.reactivestreams.Subscriber<Payload>() {
+                        private org.reactivestreams.Subscription s;
+
                         @Override
                         public void onSubscribe(org.reactivestreams.Subscription s) {
-                          s.request(Long.MAX_VALUE);
+                          this.s = s;
+                          s.request(1);
                         }
 
                         @Override
                         public void onNext(Payload item) {
                           reader.read(item);
+                          s.request(1);
                         }
 
                         @Override

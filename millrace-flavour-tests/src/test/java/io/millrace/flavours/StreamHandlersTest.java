@@ -124,8 +124,11 @@ class StreamHandlersTest {
       StreamHandlers.Share greedy = new StreamHandlers.Share(pool, 5, budget);
       StreamHandlers.Share alsoGreedy = new StreamHandlers.Share(pool, 5, budget);
       StreamHandlers.Share modest = new StreamHandlers.Share(pool, 5, budget);
+      java.util.concurrent.atomic.AtomicInteger started =
+          new java.util.concurrent.atomic.AtomicInteger();
       Runnable held =
           () -> {
+            started.incrementAndGet();
             try {
               release.await();
             } catch (InterruptedException e) {
@@ -144,7 +147,11 @@ class StreamHandlersTest {
       modest.execute(held); // 8
       modest.execute(held); // 9
       assertThatThrownBy(() -> modest.execute(held)).isInstanceOf(RejectedExecutionException.class);
-      assertThat(pool.getActiveCount()).isEqualTo(9);
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (started.get() < 9 && System.nanoTime() < until) {
+        Thread.sleep(5);
+      }
+      assertThat(started).as("the nine accepted are running").hasValue(9);
     } finally {
       release.countDown();
       pool.shutdownNow();

@@ -36,5 +36,9 @@ final class ThrowingReader {
 
   void told(Throwable t) {
     told = t;
+    toldLatch.countDown();
   }
+
+  /** Counted down when the code is told something after its throw. */
+  final CountDownLatch toldLatch = new CountDownLatch(1);
 }

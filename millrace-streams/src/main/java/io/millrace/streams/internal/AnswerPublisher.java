@@ -239,10 +239,18 @@ public final class AnswerPublisher extends OneCall implements Publisher<Payload>
       return; // ended meanwhile (the engine releases the buffers)
     }
     Subscriber<? super Payload> d = downstream;
-    if (readsBuffers) {
-      ((ReadsBuffersInPlace) d).onNextInPlace(metadata, data);
-    } else {
-      d.onNext(lends ? Payload.lent(metadata, data) : Payloads.received(metadata, data, zeroCopy));
+    try {
+      if (readsBuffers) {
+        ((ReadsBuffersInPlace) d).onNextInPlace(metadata, data);
+      } else {
+        d.onNext(
+            lends ? Payload.lent(metadata, data) : Payloads.received(metadata, data, zeroCopy));
+      }
+    } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
+      // The subscriber's onNext threw (rule 2.13 forbids it): it is told its exception instead of
+      // the completion, as a stream's subscriber is (the call has its one answer: nothing to stop).
+      d.onError(e);
+      return;
     }
     d.onComplete(); // one answer ends the call: the engine's completion that follows finds DONE
   }

@@ -478,7 +478,7 @@ public abstract class InboundPublisher extends LoopDrain
     emitted++;
     try {
       d.onNext(p);
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
       subscriberThrew(e);
       return;
     }
@@ -489,9 +489,10 @@ public abstract class InboundPublisher extends LoopDrain
    * The subscriber's onNext threw (rule 2.13 forbids it): the stream is cancelled, as if it had
    * cancelled, and the subscriber is told its own exception in onError, as Reactor's and RxJava's
    * subscribers are, so that its code learns that the stream has stopped. Loop, inside drain, which
-   * ends the stream on seeing the cancel.
+   * ends the stream on seeing the cancel. (The errors caught are those a subscriber's bug throws:
+   * an OutOfMemoryError or another VirtualMachineError goes on up.)
    */
-  private void subscriberThrew(RuntimeException e) {
+  private void subscriberThrew(Throwable e) {
     LOG.log(
         System.Logger.Level.WARNING,
         "a subscriber's onNext threw (rule 2.13); its stream is cancelled and it is told",
@@ -509,7 +510,12 @@ public abstract class InboundPublisher extends LoopDrain
       return; // ended meanwhile from another thread; the engine releases the buffers
     }
     emitted++;
-    ((ReadsBuffersInPlace) d).onNextInPlace(metadata, data);
+    try {
+      ((ReadsBuffersInPlace) d).onNextInPlace(metadata, data);
+    } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
+      subscriberThrew(e); // an application's subscriber behind the one that reads in place
+      return;
+    }
     afterEmit(s);
   }
 
