@@ -112,6 +112,7 @@ final class ClientRequests<Req> implements Publisher<Req>, Subscription {
     synchronized (this) {
       cancelled = true;
       queue.clear();
+      subscriber = NoSubscription.CANCELLED; // rule 3.13 (still non-null: a second is refused)
     }
   }
 

@@ -109,6 +109,7 @@ final class RequestPublisher<Req> implements Publisher<Req>, Subscription {
   public void cancel() {
     synchronized (this) {
       cancelled = true;
+      subscriber = NoSubscription.CANCELLED; // rule 3.13 (still non-null: a second is refused)
     }
   }
 
