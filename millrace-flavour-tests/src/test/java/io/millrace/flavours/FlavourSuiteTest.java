@@ -294,9 +294,9 @@ class FlavourSuiteTest {
       throws Exception {
     // Most readers here ask for everything (a lambda given to subscribe). rsocket-java's responder
     // passes that demand to the synchronous source on its event loop, which then never returns to
-    // send what it made: nothing arrives, and its queue grows until the JVM runs out of memory
-    // (tried). Millrace's responders ask their handler's Publisher for what the connection can
-    // take, so the same source is held back by writability.
+    // send what it made: nothing arrived within the test's wait, and with these pairs in the run
+    // the suite's JVM ran out of memory (tried). Millrace's responders ask their handler's
+    // Publisher for what the connection can take, so the same source is held back by writability.
     assumeFalse(responder == Side.RSOCKET_JAVA, "rsocket-java floods under unbounded demand");
     Client c = connect(requester, responder);
     ThrowingReader reader = new ThrowingReader(3);
