@@ -87,6 +87,16 @@ class NonReadingPeerTest {
           .as("payloads emitted to a peer that reads none (the buffers hold about 9,000)")
           .isPositive()
           .isLessThan(100_000);
+      assertThat(probe.cancelled.getCount()).as("held back, not cancelled").isOne();
+      // And the server still answers another connection.
+      try (Client other = Client.Flavour.REACTOR.connect(server.port())) {
+        assertThat(
+                reactor.core.publisher.Mono.from(
+                        other.requestResponse(io.millrace.streams.Payload.of("still here")))
+                    .block(Server.TIMEOUT)
+                    .dataUtf8())
+            .isEqualTo("still here");
+      }
     }
   }
 }

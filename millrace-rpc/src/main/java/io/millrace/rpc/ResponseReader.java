@@ -367,7 +367,15 @@ final class ResponseReader<Resp> extends LoopDrain
         long r = requested;
         while (over == 0 && q != null && emitted != r && !q.isEmpty()) { // what waits goes first
           emitted++;
-          d.onNext(q.poll());
+          try {
+            d.onNext(q.poll());
+          } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
+            // The subscriber's onNext threw (rule 2.13 forbids it): the call is cancelled and the
+            // subscriber told (UNKNOWN, its exception the cause), as the streams layer tells one.
+            q.clear();
+            end(statusOf(e).asException(), true, true);
+            break;
+          }
           r = requested;
         }
         if (over != 0) { // cancelled (perhaps inside onNext), or the loop found gone

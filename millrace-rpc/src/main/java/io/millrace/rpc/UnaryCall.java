@@ -143,7 +143,9 @@ final class UnaryCall<Req, Resp> extends OneCall implements Publisher<Resp>, Str
 
   @Override
   public void cancel() {
-    if (STATE.getAndSet(this, DONE) == STARTED) {
+    int was = STATE.getAndSet(this, DONE);
+    downstream = Publishers.CANCELLED; // rule 3.13: a signal already on its way is dropped there
+    if (was == STARTED) {
       cancelTimer();
       cancelWanted = true;
       cancelStream();
@@ -220,8 +222,15 @@ final class UnaryCall<Req, Resp> extends OneCall implements Publisher<Resp>, Str
     }
     if (STATE.compareAndSet(this, STARTED, DONE)) {
       cancelTimer();
-      downstream.onNext(value);
-      downstream.onComplete();
+      Subscriber<? super Resp> d = downstream;
+      try {
+        d.onNext(value);
+      } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
+        // The subscriber's onNext threw (rule 2.13 forbids it): told instead of the completion.
+        d.onError(ResponseReader.statusOf(e).asException());
+        return;
+      }
+      d.onComplete();
     }
   }
 

@@ -26,7 +26,7 @@ public class ResponseReaderTckTest extends PublisherVerification<Int32Value> {
     super(new TestEnvironment(2_000, 50));
   }
 
-  private static Payload payload(long i) {
+  static Payload payload(long i) {
     return Payload.of(Unpooled.wrappedBuffer(Int32Value.of((int) i).toByteArray()));
   }
 

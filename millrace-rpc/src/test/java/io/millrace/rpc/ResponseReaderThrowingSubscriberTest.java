@@ -1,0 +1,75 @@
+package io.millrace.rpc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.Int32Value;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.RepeatedTest;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+import reactor.core.publisher.Flux;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * A caller's Subscriber whose onNext throws (rule 2.13 forbids it) while it asks one at a time from
+ * threads other than the loop, so that responses reach it both straight from the read and from the
+ * reader's own drain: either way the call is cancelled and the subscriber told, UNKNOWN with its
+ * exception as the cause (it was neither told nor the call cancelled on the drain's way).
+ */
+class ResponseReaderThrowingSubscriberTest {
+
+  @RepeatedTest(20)
+  void aSubscriberWhoseOnNextThrows_isToldAndTheCallIsCancelled() throws Exception {
+    CountDownLatch cancelled = new CountDownLatch(1);
+    Flux<io.millrace.streams.Payload> payloads =
+        Flux.range(0, 10_000)
+            .map(ResponseReaderTckTest::payload)
+            .doOnCancel(cancelled::countDown)
+            .subscribeOn(Schedulers.fromExecutor(ResponseReaderTckTest.LOOP));
+    IllegalStateException thrown = new IllegalStateException("the caller's code failed");
+    AtomicReference<Throwable> told = new AtomicReference<>();
+    CountDownLatch ended = new CountDownLatch(1);
+    ResponseReaderTckTest.reader(payloads)
+        .subscribe(
+            new Subscriber<Int32Value>() {
+              private Subscription s;
+
+              @Override
+              public void onSubscribe(Subscription s) {
+                this.s = s;
+                ForkJoinPool.commonPool().execute(() -> s.request(1));
+              }
+
+              @Override
+              public void onNext(Int32Value value) {
+                if (value.getValue() == 3) {
+                  throw thrown;
+                }
+                ForkJoinPool.commonPool().execute(() -> s.request(1));
+              }
+
+              @Override
+              public void onError(Throwable t) {
+                told.set(t);
+                ended.countDown();
+              }
+
+              @Override
+              public void onComplete() {
+                ended.countDown();
+              }
+            });
+    assertThat(ended.await(10, TimeUnit.SECONDS)).as("the subscriber was told").isTrue();
+    assertThat(told.get())
+        .isInstanceOfSatisfying(
+            StatusException.class,
+            e -> {
+              assertThat(e.status().code()).isEqualTo(Status.Code.UNKNOWN);
+              assertThat(e).hasCause(thrown);
+            });
+    assertThat(cancelled.await(10, TimeUnit.SECONDS)).as("the call was cancelled").isTrue();
+  }
+}
