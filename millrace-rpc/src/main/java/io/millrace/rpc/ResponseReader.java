@@ -240,6 +240,12 @@ final class ResponseReader<Resp> extends LoopDrain
       draining = true;
       try {
         d.onNext(value);
+      } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
+        // The subscriber's onNext threw (rule 2.13 forbids it): told, and the call cancelled, as
+        // from the drain; not thrown on into the Publisher of payloads (rule 2.13 binds this too).
+        draining = false;
+        end(statusOf(e).asException(), true, true);
+        return;
       } finally {
         draining = false;
       }

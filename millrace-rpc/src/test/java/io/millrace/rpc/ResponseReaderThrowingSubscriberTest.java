@@ -20,6 +20,10 @@ import reactor.core.scheduler.Schedulers;
  * exception as the cause (it was neither told nor the call cancelled on the drain's way).
  */
 class ResponseReaderThrowingSubscriberTest {
+  /** This test's own loop: the TCK classes' shared one may still be busy with their streams. */
+  private static final io.netty.util.concurrent.EventExecutor LOOP =
+      new io.netty.util.concurrent.DefaultEventExecutor(
+          new io.netty.util.concurrent.DefaultThreadFactory("throwing-reader-loop", true));
 
   @RepeatedTest(20)
   void aSubscriberWhoseOnNextThrows_isToldAndTheCallIsCancelled() throws Exception {
@@ -28,11 +32,13 @@ class ResponseReaderThrowingSubscriberTest {
         Flux.range(0, 10_000)
             .map(ResponseReaderTckTest::payload)
             .doOnCancel(cancelled::countDown)
-            .subscribeOn(Schedulers.fromExecutor(ResponseReaderTckTest.LOOP));
+            .subscribeOn(Schedulers.fromExecutor(LOOP));
     IllegalStateException thrown = new IllegalStateException("the caller's code failed");
     AtomicReference<Throwable> told = new AtomicReference<>();
     CountDownLatch ended = new CountDownLatch(1);
-    ResponseReaderTckTest.reader(payloads)
+    java.util.concurrent.atomic.AtomicInteger seen =
+        new java.util.concurrent.atomic.AtomicInteger();
+    ResponseReaderTckTest.reader(payloads, CallOptions.DEFAULT, LOOP)
         .subscribe(
             new Subscriber<Int32Value>() {
               private Subscription s;
@@ -45,6 +51,7 @@ class ResponseReaderThrowingSubscriberTest {
 
               @Override
               public void onNext(Int32Value value) {
+                seen.incrementAndGet();
                 if (value.getValue() == 3) {
                   throw thrown;
                 }
@@ -62,7 +69,9 @@ class ResponseReaderThrowingSubscriberTest {
                 ended.countDown();
               }
             });
-    assertThat(ended.await(10, TimeUnit.SECONDS)).as("the subscriber was told").isTrue();
+    assertThat(ended.await(10, TimeUnit.SECONDS))
+        .as("the subscriber was told (it saw %s)", seen)
+        .isTrue();
     assertThat(told.get())
         .isInstanceOfSatisfying(
             StatusException.class,
