@@ -65,7 +65,10 @@ final class DriveCommand implements Callable<Integer> {
   int durationSeconds;
 
   private final LongAdder count = new LongAdder();
-  private final Recorder latency = new Recorder(TimeUnit.SECONDS.toNanos(60), 3);
+
+  /** Null in throughput mode: its counts (about 220 KB each, three of them) would be live set. */
+  private Recorder latency;
+
   private volatile boolean running = true;
   private OpenLoop openLoop;
 
@@ -75,6 +78,9 @@ final class DriveCommand implements Callable<Integer> {
       System.setProperty("millrace.io", io); // before anything asks IoKind.preferred()
     }
     BenchTransport.use(transport);
+    if (!"throughput".equals(mode)) {
+      latency = new Recorder(TimeUnit.SECONDS.toNanos(60), 3);
+    }
     BenchClient client = Systems.byName(system).connect(port, size);
     try {
       Thread pacer = start(client, Interaction.parse(interaction));
@@ -87,7 +93,9 @@ final class DriveCommand implements Callable<Integer> {
         long now = System.currentTimeMillis();
         if (!measuring && now >= measureStart) {
           measuring = true;
-          latency.getIntervalHistogram(); // forget warm-up samples
+          if (latency != null) {
+            latency.getIntervalHistogram(); // forget warm-up samples
+          }
           emit(Systems.tick(now, count.sum()));
           emit("MEASURE_START " + now);
           next = now + 1000;
