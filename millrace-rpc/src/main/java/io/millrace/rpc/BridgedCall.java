@@ -64,7 +64,7 @@ public final class BridgedCall<Req, Resp> {
     long timeoutMicros = timeout == null ? CallHeader.NO_TIMEOUT : saturatedMicros(timeout);
     ServerContext context =
         new ServerContext(
-            method,
+            served,
             Objects.requireNonNull(headers, "headers"),
             timeoutMicros,
             Objects.requireNonNull(loop, "loop"),

@@ -62,27 +62,34 @@ public final class ServerContext {
       EventExecutor loop,
       int prefetch,
       java.util.function.Supplier<javax.net.ssl.SSLSession> tlsSession,
-      java.util.concurrent.Executor streamHandlers) {}
+      java.util.concurrent.Executor streamHandlers,
+      java.util.function.Supplier<java.net.SocketAddress> remoteAddress) {}
 
-  private final MethodDescriptor<?, ?> method;
+  // A server allocates one of these per call: the fields every call uses are here, the rest in
+  // Extras, made when first used (a call with neither headers to send, cancel hooks nor values,
+  // which is most, has none). 48 bytes with compressed pointers, where all in one was 64.
   private final ServerMethod<?, ?> served;
   private final Headers requestHeaders;
   private final long deadlineNanos;
   private final boolean hasDeadline;
   private final boolean noMessage;
-  private final Origin origin;
-  private final java.net.SocketAddress remoteAddress; // the connection's peer when the call came
-  private Headers responseHeaders;
-  private Headers trailers;
-  private volatile Status cancelledWith;
-  private List<Runnable> onCancel;
   private boolean intercepted; // written and read on the thread that runs the handler
+  private final Origin origin;
+  private volatile Status cancelledWith;
+  private volatile Extras extras;
 
-  /**
-   * The values put for the handler: key, value, key, value, ...; replaced whole on each put, so a
-   * reader on another thread sees a whole set. Null until the first put: most calls have none.
-   */
-  private volatile Object[] values;
+  /** What few calls use, made once ({@link #extras()}). */
+  private static final class Extras {
+    Headers responseHeaders; // the handler's thread
+    Headers trailers; // the handler's thread
+    List<Runnable> onCancel; // under the context's lock
+
+    /**
+     * The values put for the handler: key, value, key, value, ...; replaced whole on each put, so a
+     * reader on another thread sees a whole set.
+     */
+    volatile Object[] values;
+  }
 
   /**
    * A call with no Millrace connection behind it (bridged from gRPC, or a test's): its
@@ -90,7 +97,7 @@ public final class ServerContext {
    * connection's share.
    */
   ServerContext(
-      MethodDescriptor<?, ?> method,
+      ServerMethod<?, ?> served,
       Headers requestHeaders,
       long timeoutMicros,
       EventExecutor loop,
@@ -98,30 +105,23 @@ public final class ServerContext {
       java.net.SocketAddress remoteAddress,
       java.util.function.Supplier<javax.net.ssl.SSLSession> tlsSession) {
     this(
-        method,
-        null,
+        served,
         requestHeaders,
         timeoutMicros,
         false,
-        new Origin(loop, prefetch, tlsSession, StreamHandlers.shared()),
-        remoteAddress);
+        new Origin(loop, prefetch, tlsSession, StreamHandlers.shared(), () -> remoteAddress));
   }
 
   /**
-   * A call of {@code served} (whose descriptor is {@code method}; null when the call resolved to no
-   * method), {@code noMessage} when its first payload carries no message, from {@code
-   * remoteAddress} (the connection's peer when the call arrived).
+   * A call of {@code served} (null when the call resolved to no method), {@code noMessage} when its
+   * first payload carries no message, on the connection {@code origin} describes.
    */
   ServerContext(
-      MethodDescriptor<?, ?> method,
       ServerMethod<?, ?> served,
       Headers requestHeaders,
       long timeoutMicros,
       boolean noMessage,
-      Origin origin,
-      java.net.SocketAddress remoteAddress) {
-    this.remoteAddress = remoteAddress;
-    this.method = method;
+      Origin origin) {
     this.served = served;
     this.noMessage = noMessage;
     this.origin = origin;
@@ -140,13 +140,18 @@ public final class ServerContext {
     return origin.streamHandlers();
   }
 
+  /** The method called, or null for a call that named none this server serves. */
   public MethodDescriptor<?, ?> method() {
-    return method;
+    ServerMethod<?, ?> m = served;
+    return m == null ? null : m.descriptor();
   }
 
-  /** The caller's address as the transport saw it, or null when it does not say. */
+  /**
+   * The caller's address as the transport sees it (on a resumed connection, where it reconnected
+   * from), or null when it does not say.
+   */
   public java.net.SocketAddress remoteAddress() {
-    return remoteAddress;
+    return origin.remoteAddress().get();
   }
 
   /**
@@ -198,10 +203,11 @@ public final class ServerContext {
   public void onCancel(Runnable hook) {
     synchronized (this) {
       if (cancelledWith == null) {
-        if (onCancel == null) {
-          onCancel = new ArrayList<>(2);
+        Extras x = extras();
+        if (x.onCancel == null) {
+          x.onCancel = new ArrayList<>(2);
         }
-        onCancel.add(hook);
+        x.onCancel.add(hook);
         return;
       }
     }
@@ -216,12 +222,14 @@ public final class ServerContext {
    */
   public boolean removeOnCancel(Runnable hook) {
     synchronized (this) {
-      if (onCancel == null) {
+      Extras x = extras;
+      List<Runnable> hooks = x == null ? null : x.onCancel;
+      if (hooks == null) {
         return false;
       }
-      for (int i = onCancel.size() - 1; i >= 0; i--) {
-        if (onCancel.get(i) == hook) {
-          onCancel.remove(i);
+      for (int i = hooks.size() - 1; i >= 0; i--) {
+        if (hooks.get(i) == hook) {
+          hooks.remove(i);
           return true;
         }
       }
@@ -236,7 +244,14 @@ public final class ServerContext {
    */
   public synchronized <T> ServerContext put(Key<T> key, T value) {
     java.util.Objects.requireNonNull(key, "key");
-    Object[] old = values;
+    Extras x = extras;
+    if (x == null) {
+      if (value == null) {
+        return this; // nothing to remove
+      }
+      x = extras();
+    }
+    Object[] old = x.values;
     int n = old == null ? 0 : old.length;
     for (int i = 0; i < n; i += 2) {
       if (old[i] == key) {
@@ -249,7 +264,7 @@ public final class ServerContext {
           next = old.clone();
           next[i + 1] = value;
         }
-        values = next.length == 0 ? null : next;
+        x.values = next.length == 0 ? null : next;
         return this;
       }
     }
@@ -257,7 +272,7 @@ public final class ServerContext {
       Object[] next = java.util.Arrays.copyOf(old == null ? new Object[0] : old, n + 2);
       next[n] = key;
       next[n + 1] = value;
-      values = next;
+      x.values = next;
     }
     return this;
   }
@@ -265,7 +280,8 @@ public final class ServerContext {
   /** The value the call was given under {@code key} ({@link #put}), or null. */
   @SuppressWarnings("unchecked")
   public <T> T get(Key<T> key) {
-    Object[] v = values;
+    Extras x = extras;
+    Object[] v = x == null ? null : x.values;
     if (v != null) {
       for (int i = 0; i < v.length; i += 2) {
         if (v[i] == key) {
@@ -278,25 +294,45 @@ public final class ServerContext {
 
   /** Headers to send with the first response (made on first use). */
   public Headers responseHeaders() {
-    if (responseHeaders == null) {
-      responseHeaders = new Headers();
+    Extras x = extras();
+    if (x.responseHeaders == null) {
+      x.responseHeaders = new Headers();
     }
-    return responseHeaders;
+    return x.responseHeaders;
   }
 
   /** Trailers to send when the call ends (made on first use). */
   public Headers trailers() {
-    if (trailers == null) {
-      trailers = new Headers();
+    Extras x = extras();
+    if (x.trailers == null) {
+      x.trailers = new Headers();
     }
-    return trailers;
+    return x.trailers;
   }
 
   /** The response headers, taken once (null when none were set). */
   Headers takeResponseHeaders() {
-    Headers h = responseHeaders;
-    responseHeaders = null;
+    Extras x = extras;
+    if (x == null) {
+      return null;
+    }
+    Headers h = x.responseHeaders;
+    x.responseHeaders = null;
     return h == null || h.isEmpty() ? null : h;
+  }
+
+  /** The call's extras, made on first use by whichever thread comes first. */
+  private Extras extras() {
+    Extras x = extras;
+    if (x == null) {
+      synchronized (this) {
+        x = extras;
+        if (x == null) {
+          extras = x = new Extras();
+        }
+      }
+    }
+    return x;
   }
 
   /**
@@ -307,7 +343,8 @@ public final class ServerContext {
     for (Throwable c = t; c != null; c = c.getCause()) {
       if (c instanceof StatusException e) {
         Headers carried = e.trailers();
-        if (!carried.isEmpty() && carried != trailers) {
+        Extras x = extras;
+        if (!carried.isEmpty() && (x == null || carried != x.trailers)) {
           trailers().putAll(carried);
         }
         return e.status();
@@ -318,7 +355,9 @@ public final class ServerContext {
 
   /** The trailers set so far (null when none). */
   Headers trailersOrNull() {
-    return trailers == null || trailers.isEmpty() ? null : trailers;
+    Extras x = extras;
+    Headers t = x == null ? null : x.trailers;
+    return t == null || t.isEmpty() ? null : t;
   }
 
   /** The event loop of the call's connection. */
@@ -363,8 +402,11 @@ public final class ServerContext {
         return false;
       }
       cancelledWith = why;
-      hooks = onCancel;
-      onCancel = null;
+      Extras x = extras;
+      hooks = x == null ? null : x.onCancel;
+      if (x != null) {
+        x.onCancel = null;
+      }
     }
     if (hooks != null) {
       for (Runnable hook : hooks) {
@@ -372,7 +414,7 @@ public final class ServerContext {
           hook.run();
         } catch (RuntimeException e) {
           System.getLogger(ServerContext.class.getName())
-              .log(System.Logger.Level.WARNING, "an onCancel hook of " + method + " failed", e);
+              .log(System.Logger.Level.WARNING, "an onCancel hook of " + method() + " failed", e);
         }
       }
     }

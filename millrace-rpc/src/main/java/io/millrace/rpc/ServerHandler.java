@@ -58,7 +58,8 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
             connection.executor(),
             server.options().prefetch(),
             connection::tlsSession,
-            io.millrace.observer.internal.StreamHandlers.forConnection());
+            io.millrace.observer.internal.StreamHandlers.forConnection(),
+            connection::remoteAddress);
   }
 
   @Override
@@ -361,14 +362,7 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
     ServerContext c =
         context != null
             ? context
-            : new ServerContext(
-                null,
-                null,
-                Headers.EMPTY,
-                CallHeader.NO_TIMEOUT,
-                false,
-                origin,
-                connection.remoteAddress());
+            : new ServerContext(null, Headers.EMPTY, CallHeader.NO_TIMEOUT, false, origin);
     return ResponsePublisher.failed(c, mode != Mode.NATIVE, alloc, status, whenDone);
   }
 
@@ -436,8 +430,7 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
           .withMessage(d.fullName() + " is " + d.type() + ", called as " + interaction)
           .asException();
     }
-    return new ServerContext(
-        d, method, headers, timeout, noMessage, origin, connection.remoteAddress());
+    return new ServerContext(method, headers, timeout, noMessage, origin);
   }
 
   /**

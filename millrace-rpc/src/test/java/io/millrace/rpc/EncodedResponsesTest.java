@@ -50,7 +50,7 @@ class EncodedResponsesTest {
     // layer subscribed, which asks inside its onSubscribe (rule 1.3: nothing comes back in there).
     ServerContext context =
         new ServerContext(
-            TestService.ECHO,
+            TestService.served(TestService.ECHO),
             Headers.EMPTY,
             1, // a microsecond: past by the time the answer is made
             io.netty.util.concurrent.ImmediateEventExecutor.INSTANCE,

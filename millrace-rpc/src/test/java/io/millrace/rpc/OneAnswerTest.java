@@ -28,7 +28,7 @@ class OneAnswerTest {
     }
     ServerContext withDeadline =
         new ServerContext(
-            TestService.ECHO,
+            TestService.served(TestService.ECHO),
             Headers.EMPTY,
             1_000_000,
             ImmediateEventExecutor.INSTANCE,

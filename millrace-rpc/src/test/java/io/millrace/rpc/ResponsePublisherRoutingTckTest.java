@@ -21,7 +21,7 @@ public class ResponsePublisherRoutingTckTest extends PublisherVerification<Paylo
   /** A call with an hour to run: the deadline is there, and never passes within a test. */
   private static ServerContext withDeadline() {
     return new ServerContext(
-        TestService.COUNT,
+        TestService.served(TestService.COUNT),
         Headers.EMPTY,
         TimeUnit.HOURS.toMicros(1),
         ImmediateEventExecutor.INSTANCE,

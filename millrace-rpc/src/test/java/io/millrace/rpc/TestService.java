@@ -19,9 +19,15 @@ final class TestService {
     return echoContext(io.netty.util.concurrent.ImmediateEventExecutor.INSTANCE);
   }
 
+  /** {@code method} as a server holds it, with no handler: for a context of a call of it. */
+  static ServerMethod<?, ?> served(MethodDescriptor<?, ?> method) {
+    return new ServerMethod<>(method, null, null);
+  }
+
   /** The same, on {@code loop}. */
   static ServerContext echoContext(io.netty.util.concurrent.EventExecutor loop) {
-    return new ServerContext(ECHO, Headers.EMPTY, CallHeader.NO_TIMEOUT, loop, 16, null, null);
+    return new ServerContext(
+        served(ECHO), Headers.EMPTY, CallHeader.NO_TIMEOUT, loop, 16, null, null);
   }
 
   static final MethodDescriptor<StringValue, StringValue> ECHO =

@@ -123,7 +123,7 @@ class UnaryResponseTest {
         };
     ServerContext withDeadline =
         new ServerContext(
-            TestService.ECHO,
+            TestService.served(TestService.ECHO),
             Headers.EMPTY,
             5_000_000,
             ImmediateEventExecutor.INSTANCE,
