@@ -2,6 +2,7 @@ package io.millrace.rpc;
 
 import io.millrace.core.NoRoomException;
 import io.millrace.core.StreamErrorException;
+import io.millrace.core.internal.Failures;
 import io.millrace.frame.ErrorCode;
 import io.millrace.streams.Payload;
 import io.millrace.streams.internal.LoopDrain;
@@ -240,7 +241,10 @@ final class ResponseReader<Resp> extends LoopDrain
       draining = true;
       try {
         d.onNext(value);
-      } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
+      } catch (Throwable e) {
+        if (Failures.fatal(e)) {
+          throw e;
+        }
         // The subscriber's onNext threw (rule 2.13 forbids it): told, and the call cancelled, as
         // from the drain; not thrown on into the Publisher of payloads (rule 2.13 binds this too).
         draining = false;
@@ -375,7 +379,10 @@ final class ResponseReader<Resp> extends LoopDrain
           emitted++;
           try {
             d.onNext(q.poll());
-          } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
+          } catch (Throwable e) {
+            if (Failures.fatal(e)) {
+              throw e;
+            }
             // The subscriber's onNext threw (rule 2.13 forbids it): the call is cancelled and the
             // subscriber told (UNKNOWN, its exception the cause), as the streams layer tells one.
             q.clear();

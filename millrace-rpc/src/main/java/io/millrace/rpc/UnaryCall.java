@@ -6,6 +6,7 @@ import io.millrace.core.Connection;
 import io.millrace.core.Stream;
 import io.millrace.core.StreamErrorException;
 import io.millrace.core.StreamListener;
+import io.millrace.core.internal.Failures;
 import io.millrace.streams.internal.OneCall;
 import io.netty.buffer.ByteBuf;
 import java.util.concurrent.RejectedExecutionException;
@@ -98,7 +99,10 @@ final class UnaryCall<Req, Resp> extends OneCall implements Publisher<Resp>, Str
         deadlineNanos = TimeUnit.NANOSECONDS.convert(options.timeout());
       }
       s = client.sendUnary(connection, method, request, options, this);
-    } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
+    } catch (Throwable e) {
+      if (Failures.fatal(e)) {
+        throw e;
+      }
       // Not sent: a message that would not serialize, a full hand-off, a closed connection. Told
       // on the event loop, as every other end of the call is.
       if (STATE.compareAndSet(this, STARTED, DONE)) {
@@ -225,7 +229,10 @@ final class UnaryCall<Req, Resp> extends OneCall implements Publisher<Resp>, Str
       Subscriber<? super Resp> d = downstream;
       try {
         d.onNext(value);
-      } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
+      } catch (Throwable e) {
+        if (Failures.fatal(e)) {
+          throw e;
+        }
         // The subscriber's onNext threw (rule 2.13 forbids it): told instead of the completion.
         d.onError(ResponseReader.statusOf(e).asException());
         return;

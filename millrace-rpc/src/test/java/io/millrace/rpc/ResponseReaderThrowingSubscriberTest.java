@@ -27,13 +27,28 @@ class ResponseReaderThrowingSubscriberTest {
 
   @RepeatedTest(20)
   void aSubscriberWhoseOnNextThrows_isToldAndTheCallIsCancelled() throws Exception {
+    throwsAtTheFourth(new IllegalStateException("the caller's code failed"));
+  }
+
+  /** A checked exception its code throws undeclared (Kotlin, Lombok's @SneakyThrows): the same. */
+  @RepeatedTest(5)
+  void aSubscriberWhoseOnNextThrowsACheckedException_isToldAndTheCallIsCancelled()
+      throws Exception {
+    throwsAtTheFourth(new java.io.IOException("the caller's file was gone"));
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <E extends Throwable> void sneak(Throwable t) throws E {
+    throw (E) t;
+  }
+
+  private static void throwsAtTheFourth(Throwable thrown) throws Exception {
     CountDownLatch cancelled = new CountDownLatch(1);
     Flux<io.millrace.streams.Payload> payloads =
         Flux.range(0, 10_000)
             .map(ResponseReaderTckTest::payload)
             .doOnCancel(cancelled::countDown)
             .subscribeOn(Schedulers.fromExecutor(LOOP));
-    IllegalStateException thrown = new IllegalStateException("the caller's code failed");
     AtomicReference<Throwable> told = new AtomicReference<>();
     CountDownLatch ended = new CountDownLatch(1);
     java.util.concurrent.atomic.AtomicInteger seen =
@@ -53,7 +68,7 @@ class ResponseReaderThrowingSubscriberTest {
               public void onNext(Int32Value value) {
                 seen.incrementAndGet();
                 if (value.getValue() == 3) {
-                  throw thrown;
+                  ResponseReaderThrowingSubscriberTest.<RuntimeException>sneak(thrown);
                 }
                 ForkJoinPool.commonPool().execute(() -> s.request(1));
               }

@@ -1140,7 +1140,10 @@ public final class ConnectionEngine implements Connection, TransportListener {
     }
     try {
       writer.request(type, stream.id, initialRequestN, false, metadata, value, encoder);
-    } catch (RuntimeException | StackOverflowError | AssertionError | LinkageError e) {
+    } catch (Throwable e) {
+      if (Failures.fatal(e)) {
+        throw e;
+      }
       // The encoder failed (a deeply nested message, a bug in it) or the metadata was unusable.
       // Nothing of the request was written: only this call fails, and it does not hang.
       streams.remove(stream);
@@ -1202,7 +1205,10 @@ public final class ConnectionEngine implements Connection, TransportListener {
       if (!fireAndForget(metadata, value, encoder)) {
         notSentFromAnotherThread();
       }
-    } catch (RuntimeException | StackOverflowError | AssertionError | LinkageError e) {
+    } catch (Throwable e) {
+      if (Failures.fatal(e)) {
+        throw e;
+      }
       // Not thrown on: the calls queued behind this one are still sent.
       LOG.log(
           Level.WARNING,

@@ -203,7 +203,10 @@ final class DefaultStream implements Stream {
     int flags = payloadFlags(FrameHeader.FLAG_NEXT);
     try {
       engine.writer().payload(id, flags, metadata, value, encoder);
-    } catch (RuntimeException | StackOverflowError | AssertionError | LinkageError e) {
+    } catch (Throwable e) {
+      if (Failures.fatal(e)) {
+        throw e;
+      }
       unencodable(e);
       return;
     }
@@ -252,7 +255,10 @@ final class DefaultStream implements Stream {
     flags = payloadFlags(flags);
     try {
       engine.writer().payload(id, flags, metadata, value, encoder);
-    } catch (RuntimeException | StackOverflowError | AssertionError | LinkageError e) {
+    } catch (Throwable e) {
+      if (Failures.fatal(e)) {
+        throw e;
+      }
       unencodable(e);
       return;
     }

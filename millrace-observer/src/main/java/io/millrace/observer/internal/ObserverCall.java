@@ -1,6 +1,7 @@
 package io.millrace.observer.internal;
 
 import io.millrace.core.StreamErrorException;
+import io.millrace.core.internal.Failures;
 import io.millrace.frame.ErrorCode;
 import io.millrace.observer.ClientCallStreamObserver;
 import io.millrace.observer.ServerCallStreamObserver;
@@ -659,7 +660,10 @@ public final class ObserverCall<S, R>
     long size;
     try {
       size = rules.length(value);
-    } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
+    } catch (Throwable e) {
+      if (Failures.fatal(e)) {
+        throw e;
+      }
       return; // a size that cannot be had here: the bound stays (sending fails as it did)
     }
     if (size < 0) {

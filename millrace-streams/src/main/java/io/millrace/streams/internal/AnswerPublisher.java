@@ -4,6 +4,7 @@ import io.millrace.core.Connection;
 import io.millrace.core.Stream;
 import io.millrace.core.StreamErrorException;
 import io.millrace.core.StreamListener;
+import io.millrace.core.internal.Failures;
 import io.millrace.streams.Payload;
 import io.millrace.streams.StreamsOptions;
 import io.netty.buffer.ByteBuf;
@@ -139,7 +140,10 @@ public final class AnswerPublisher extends OneCall implements Publisher<Payload>
     Stream s;
     try {
       s = p.requestResponseOn(connection, this);
-    } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
+    } catch (Throwable e) {
+      if (Failures.fatal(e)) {
+        throw e;
+      }
       // Not sent: the hand-off queue is full, or an encoded payload's encoder failed on this
       // thread (its length, or its bytes when the frame cannot take it in place). The connection
       // or the payload released the buffers. (A closed connection or a shut-down loop is told
@@ -246,7 +250,10 @@ public final class AnswerPublisher extends OneCall implements Publisher<Payload>
         d.onNext(
             lends ? Payload.lent(metadata, data) : Payloads.received(metadata, data, zeroCopy));
       }
-    } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
+    } catch (Throwable e) {
+      if (Failures.fatal(e)) {
+        throw e;
+      }
       // The subscriber's onNext threw (rule 2.13 forbids it): it is told its exception instead of
       // the completion, as a stream's subscriber is (the call has its one answer: nothing to stop).
       d.onError(e);

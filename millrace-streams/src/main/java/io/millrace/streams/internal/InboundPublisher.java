@@ -3,6 +3,7 @@ package io.millrace.streams.internal;
 import io.millrace.core.Stream;
 import io.millrace.core.StreamErrorException;
 import io.millrace.core.StreamListener;
+import io.millrace.core.internal.Failures;
 import io.millrace.frame.ErrorCode;
 import io.millrace.streams.Payload;
 import io.millrace.streams.StreamsOptions;
@@ -478,7 +479,10 @@ public abstract class InboundPublisher extends LoopDrain
     emitted++;
     try {
       d.onNext(p);
-    } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
+    } catch (Throwable e) {
+      if (Failures.fatal(e)) {
+        throw e;
+      }
       subscriberThrew(e);
       return;
     }
@@ -512,7 +516,10 @@ public abstract class InboundPublisher extends LoopDrain
     emitted++;
     try {
       ((ReadsBuffersInPlace) d).onNextInPlace(metadata, data);
-    } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
+    } catch (Throwable e) {
+      if (Failures.fatal(e)) {
+        throw e;
+      }
       subscriberThrew(e); // an application's subscriber behind the one that reads in place
       return;
     }

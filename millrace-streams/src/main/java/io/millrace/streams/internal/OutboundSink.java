@@ -3,6 +3,7 @@ package io.millrace.streams.internal;
 import io.millrace.core.PayloadEncoder;
 import io.millrace.core.Stream;
 import io.millrace.core.StreamListener;
+import io.millrace.core.internal.Failures;
 import io.millrace.streams.Payload;
 import io.netty.buffer.ByteBuf;
 import io.netty.util.concurrent.EventExecutor;
@@ -127,7 +128,10 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
       sent++;
       try {
         s.next(metadata, value, encoder);
-      } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
+      } catch (Throwable e) {
+        if (Failures.fatal(e)) {
+          throw e;
+        }
         Payloads.failUnsent(s, e);
       }
       afterWrite(s);
@@ -221,7 +225,10 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
     }
     try {
       p.sendOn(s);
-    } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
+    } catch (Throwable e) {
+      if (Failures.fatal(e)) {
+        throw e;
+      }
       Payloads.failUnsent(s, e);
     }
     afterWrite(s);
@@ -308,7 +315,10 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
   private void sample(Payload p) {
     try {
       sample(p.length());
-    } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
+    } catch (Throwable e) {
+      if (Failures.fatal(e)) {
+        throw e;
+      }
       // not sampled
     }
   }
@@ -316,7 +326,10 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
   private <T> void sample(ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
     try {
       sample((metadata == null ? 0 : metadata.readableBytes()) + encoder.length(value));
-    } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
+    } catch (Throwable e) {
+      if (Failures.fatal(e)) {
+        throw e;
+      }
       // not sampled (as above)
     }
   }

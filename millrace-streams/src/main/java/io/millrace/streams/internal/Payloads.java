@@ -1,6 +1,7 @@
 package io.millrace.streams.internal;
 
 import io.millrace.core.Stream;
+import io.millrace.core.internal.Failures;
 import io.millrace.frame.LentFrameBuffer;
 import io.millrace.streams.Payload;
 import io.netty.buffer.ByteBuf;
@@ -42,7 +43,10 @@ public final class Payloads {
     try {
       p.sendOn(stream);
       return true;
-    } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
+    } catch (Throwable e) {
+      if (Failures.fatal(e)) {
+        throw e;
+      }
       failUnsent(stream, e);
       return false;
     }

@@ -1,6 +1,7 @@
 package io.millrace.streams.internal;
 
 import io.millrace.core.Connection;
+import io.millrace.core.internal.Failures;
 import io.millrace.streams.Payload;
 import io.millrace.streams.StreamsOptions;
 
@@ -35,7 +36,10 @@ public final class RequestPublisher extends InboundPublisher {
     request = null;
     try {
       super.stream = p.requestStreamOn(connection, initialCredit(), this);
-    } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {
+    } catch (Throwable e) {
+      if (Failures.fatal(e)) {
+        throw e;
+      }
       // Not sent: the hand-off queue is full, or an encoded payload's encoder failed on this
       // thread; the buffers were released. (A closed connection is told through onError.)
       startFailed(e);
