@@ -18,7 +18,7 @@ final class Encoding {
       ByteBuf metadata, T value, PayloadEncoder<? super T> encoder, ByteBufAllocator alloc) {
     try {
       return encoder.toBuffer(value, alloc);
-    } catch (RuntimeException | Error e) {
+    } catch (Throwable e) {
       if (metadata != null) {
         metadata.release();
       }

@@ -56,7 +56,7 @@ public interface PayloadEncoder<T> {
       encode(value, buf, 0, length);
       buf.writerIndex(length);
       return buf;
-    } catch (RuntimeException | Error e) {
+    } catch (Throwable e) {
       buf.release();
       throw e;
     }

@@ -223,7 +223,7 @@ public final class GrpcEndpoint implements AutoCloseable {
       EventLoopGroup owned = group == loops ? null : group;
       try {
         return start(group, owned);
-      } catch (RuntimeException | Error e) {
+      } catch (Throwable e) {
         if (owned != null) {
           owned.shutdownGracefully(0, 0, TimeUnit.SECONDS);
         }
@@ -235,7 +235,7 @@ public final class GrpcEndpoint implements AutoCloseable {
       SharedPortHandoff handoff = shared ? SharedPortHandoff.create(group) : null;
       try {
         return start(group, owned, handoff);
-      } catch (RuntimeException | Error e) {
+      } catch (Throwable e) {
         if (handoff != null) {
           handoff.deleteFiles(); // the private directory goes with a start that failed
         }

@@ -123,7 +123,7 @@ public final class ObserverRequester {
       Payload payload, StreamObserver<Payload> responses) {
     try {
       return start(java.util.Objects.requireNonNull(responses, "responses"), false);
-    } catch (RuntimeException | Error e) {
+    } catch (Throwable e) {
       if (payload != null) {
         payload.release();
       }

@@ -224,7 +224,10 @@ final class ResponseReader<Resp> extends LoopDrain
     Resp value;
     try {
       value = read(metadata, data);
-    } catch (RuntimeException e) { // a marshaller, a callback or the metadata failed
+    } catch (Throwable e) { // a marshaller, a callback or the metadata failed
+      if (Failures.fatal(e)) {
+        throw e;
+      }
       end(e instanceof StatusException se ? se : Status.fromThrowable(e).asException(), true);
       return;
     }

@@ -346,7 +346,7 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
               alloc,
               responses,
               whenDone);
-    } catch (RuntimeException | Error e) { // (a marshaller that broke its word and threw)
+    } catch (Throwable e) { // (a marshaller that broke its word and threw)
       dropDeadline(watch);
       throw e;
     }

@@ -217,7 +217,10 @@ final class UnaryCall<Req, Resp> extends OneCall implements Publisher<Resp>, Str
     Resp value;
     try {
       value = read(metadata, data);
-    } catch (RuntimeException e) {
+    } catch (Throwable e) {
+      if (Failures.fatal(e)) {
+        throw e;
+      }
       fail(e instanceof StatusException se ? se : Status.fromThrowable(e).asException(), false);
       return;
     }

@@ -114,6 +114,67 @@ class RpcCallsTest {
         .isEqualTo(text("next"));
   }
 
+  /**
+   * A response marshaller that throws a checked exception it does not declare (Kotlin, Lombok's
+   * {@code @SneakyThrows}) while the caller parses: the unary call and the stream fail with
+   * UNKNOWN, the exception as the cause, where they waited for ever, and the connection goes on.
+   */
+  @Test
+  void aResponseThatTheCallersMarshallerFailsToParseWithACheckedException_failsTheCall() {
+    java.io.IOException gone = new java.io.IOException("the parser's table was gone");
+    MethodDescriptor<StringValue, StringValue> echo =
+        MethodDescriptor.newBuilder(
+                TestService.ECHO.fullName(),
+                MethodDescriptor.Type.UNARY,
+                TestService.ECHO.requestMarshaller(),
+                parsingThrows(TestService.ECHO.responseMarshaller(), gone))
+            .build();
+    MethodDescriptor<com.google.protobuf.Int32Value, com.google.protobuf.Int32Value> count =
+        MethodDescriptor.newBuilder(
+                TestService.COUNT.fullName(),
+                MethodDescriptor.Type.SERVER_STREAMING,
+                TestService.COUNT.requestMarshaller(),
+                parsingThrows(TestService.COUNT.responseMarshaller(), gone))
+            .build();
+    java.util.function.Consumer<Throwable> unknownFromIt =
+        t -> {
+          assertThat(statusOf(t).code()).isEqualTo(Status.Code.UNKNOWN);
+          assertThat(t).hasCause(gone);
+        };
+    assertThatThrownBy(() -> Mono.from(rpc.unary(echo, text("x"), CallOptions.DEFAULT)).block(WAIT))
+        .satisfies(unknownFromIt);
+    assertThatThrownBy(
+            () ->
+                Flux.from(
+                        rpc.serverStreaming(
+                            count, com.google.protobuf.Int32Value.of(3), CallOptions.DEFAULT))
+                    .blockLast(WAIT))
+        .satisfies(unknownFromIt);
+    assertThat(
+            Mono.from(rpc.unary(TestService.ECHO, text("next"), CallOptions.DEFAULT)).block(WAIT))
+        .isEqualTo(text("next"));
+  }
+
+  /** {@code real}, but its parse throws {@code thrown}, declared or not. */
+  private static <T> Marshaller<T> parsingThrows(Marshaller<T> real, Throwable thrown) {
+    return new Marshaller<>() {
+      @Override
+      public io.netty.buffer.ByteBuf serialize(T value, io.netty.buffer.ByteBufAllocator alloc) {
+        return real.serialize(value, alloc);
+      }
+
+      @Override
+      public T parse(io.netty.buffer.ByteBuf data) {
+        return RpcCallsTest.<RuntimeException, T>sneak(thrown);
+      }
+    };
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <E extends Throwable, T> T sneak(Throwable t) throws E {
+    throw (E) t;
+  }
+
   /** Counts every signal a unary call sends, to catch one too many as well as one too few. */
   private static final class CountingSubscriber
       implements org.reactivestreams.Subscriber<StringValue> {

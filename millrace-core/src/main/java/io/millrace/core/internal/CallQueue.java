@@ -356,7 +356,7 @@ final class CallQueue {
           break;
         }
       }
-    } catch (RuntimeException | Error e) { // a bug here: never leave the flag set
+    } catch (Throwable e) { // a bug here: never leave the flag set
       QUEUED_BYTES.getAndAdd(this, -taken);
       DRAIN_STATE.setVolatile(this, 0); // do not leave the queue stuck behind a dead flag
       throw e;

@@ -716,7 +716,7 @@ public final class ConnectionEngine implements Connection, TransportListener {
       ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
     try {
       return FrameWriter.encodedLength(encoder, value);
-    } catch (RuntimeException | Error e) {
+    } catch (Throwable e) {
       DefaultStream.release(metadata, null);
       throw e;
     }
@@ -730,7 +730,7 @@ public final class ConnectionEngine implements Connection, TransportListener {
       ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
     try {
       return encoder.toBuffer(value, alloc());
-    } catch (RuntimeException | Error e) {
+    } catch (Throwable e) {
       DefaultStream.release(metadata, null);
       throw e;
     }
@@ -988,7 +988,7 @@ public final class ConnectionEngine implements Connection, TransportListener {
     }
   }
 
-  void listenerFailed(DefaultStream stream, RuntimeException e) {
+  void listenerFailed(DefaultStream stream, Throwable e) {
     logListenerFailure(stream, e);
     if (stream.requester && stream.kind != DefaultStream.REQUEST_CHANNEL) {
       stream.cancel();
@@ -1030,7 +1030,7 @@ public final class ConnectionEngine implements Connection, TransportListener {
     return ErrorCode.APPLICATION_ERROR;
   }
 
-  void logListenerFailure(DefaultStream stream, RuntimeException e) {
+  void logListenerFailure(DefaultStream stream, Throwable e) {
     LOG.log(Level.WARNING, "listener of " + stream + " threw", e);
   }
 

@@ -430,7 +430,10 @@ final class DefaultStream implements Stream {
     }
     try {
       listener.onNext(this, metadata, data);
-    } catch (RuntimeException e) {
+    } catch (Throwable e) {
+      if (Failures.fatal(e)) {
+        throw e;
+      }
       engine.listenerFailed(this, e);
       endIfDone();
       return;
@@ -444,7 +447,10 @@ final class DefaultStream implements Stream {
     endIfDone();
     try {
       listener.onComplete(this);
-    } catch (RuntimeException e) {
+    } catch (Throwable e) {
+      if (Failures.fatal(e)) {
+        throw e;
+      }
       engine.listenerFailed(this, e);
     }
   }
@@ -471,7 +477,10 @@ final class DefaultStream implements Stream {
     if (isReady()) {
       try {
         listener.onReady(this);
-      } catch (RuntimeException e) {
+      } catch (Throwable e) {
+        if (Failures.fatal(e)) {
+          throw e;
+        }
         engine.listenerFailed(this, e);
       }
     }
@@ -487,7 +496,10 @@ final class DefaultStream implements Stream {
     endIfDone();
     try {
       listener.onCancel(this);
-    } catch (RuntimeException e) {
+    } catch (Throwable e) {
+      if (Failures.fatal(e)) {
+        throw e;
+      }
       engine.listenerFailed(this, e);
     }
   }
@@ -526,7 +538,10 @@ final class DefaultStream implements Stream {
   private void notifyError(int errorCode, String message) {
     try {
       listener.onError(this, errorCode, message);
-    } catch (RuntimeException e) {
+    } catch (Throwable e) {
+      if (Failures.fatal(e)) {
+        throw e;
+      }
       engine.logListenerFailure(this, e);
     }
   }

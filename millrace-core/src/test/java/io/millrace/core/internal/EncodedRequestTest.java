@@ -224,6 +224,40 @@ class EncodedRequestTest {
     assertThat(loop.call(() -> t.engine.activeStreams())).isZero();
   }
 
+  /**
+   * An encoder that throws a checked exception it does not declare (Kotlin, Lombok's
+   * {@code @SneakyThrows}), off the loop: measured for the batch, or encoded at once on a transport
+   * that does not batch. The caller gets it and the metadata it handed over is released.
+   */
+  @ParameterizedTest(name = "batched transport: {0}")
+  @ValueSource(booleans = {true, false})
+  void encoderThatThrowsACheckedExceptionUndeclared_offTheLoop_releasesTheMetadata(
+      boolean coalesce) {
+    ScriptedTransport t = client(coalesce, ConnectionConfig.DEFAULT);
+    java.io.IOException gone = new java.io.IOException("the value's file was gone");
+    io.millrace.core.PayloadEncoder<String> sneaky =
+        new io.millrace.core.PayloadEncoder<>() {
+          @Override
+          public int length(String value) {
+            return EncodedRequestTest.<RuntimeException>sneak(gone);
+          }
+
+          @Override
+          public void encode(String value, ByteBuf out, int index, int length) {}
+        };
+    ByteBuf metadata = Frames.utf8("m");
+    assertThatThrownBy(
+            () -> t.engine.requestResponse(metadata, "x", sneaky, new RecordingListener()))
+        .isSameAs(gone);
+    assertThat(metadata.refCnt()).isZero();
+    assertThat(loop.call(() -> t.engine.activeStreams())).isZero();
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <E extends Throwable> int sneak(Throwable t) throws E {
+    throw (E) t;
+  }
+
   @Test
   void nullOrNegativeLength_refusedAtOnce_metadataReleased() {
     ScriptedTransport t = client(true, ConnectionConfig.DEFAULT);

@@ -48,7 +48,7 @@ public final class SendUni extends AbstractUni<Void> implements UniSubscription 
     payload = null;
     try {
       subscriber.onSubscribe(this);
-    } catch (RuntimeException | Error e) {
+    } catch (Throwable e) {
       p.release();
       throw e;
     }

@@ -157,7 +157,7 @@ public final class StreamHandlers {
                 ended();
               }
             });
-      } catch (RuntimeException | Error e) {
+      } catch (Throwable e) {
         ended();
         throw e;
       }

@@ -47,7 +47,7 @@ public final class SendCompletable extends Completable implements Disposable {
     payload = null;
     try {
       observer.onSubscribe(this);
-    } catch (RuntimeException | Error e) {
+    } catch (Throwable e) {
       p.release();
       throw e;
     }

@@ -58,7 +58,7 @@ public final class FireAndForgetPublisher implements Publisher<Void>, Subscripti
     payload = null;
     try {
       subscriber.onSubscribe(this);
-    } catch (RuntimeException | Error e) {
+    } catch (Throwable e) {
       p.release(); // a subscriber that throws (rule 2.13 forbids it) gets nothing sent
       throw e;
     }

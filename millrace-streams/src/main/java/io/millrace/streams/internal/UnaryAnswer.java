@@ -86,7 +86,7 @@ public abstract class UnaryAnswer<T> implements Publisher<T>, Subscription {
       S source, A answer, BiConsumer<S, ? super A> subscribe) {
     try {
       subscribe.accept(source, answer);
-    } catch (RuntimeException | Error e) {
+    } catch (Throwable e) {
       answer.cancel();
       throw e;
     }
