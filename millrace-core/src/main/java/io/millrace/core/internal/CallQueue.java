@@ -320,7 +320,10 @@ final class CallQueue {
           if (engine.isOpen()) {
             try {
               call.run(engine);
-            } catch (RuntimeException e) {
+            } catch (Throwable e) {
+              if (Failures.fatal(e)) {
+                throw e;
+              }
               engine.logCallbackFailure("call handed over to the event loop", e);
             }
           } else {

@@ -1042,7 +1042,7 @@ public final class ConnectionEngine implements Connection, TransportListener {
     LOG.log(Level.WARNING, "a payload passed to " + stream + " could not be encoded", e);
   }
 
-  void logCallbackFailure(String what, RuntimeException e) {
+  void logCallbackFailure(String what, Throwable e) {
     LOG.log(Level.WARNING, what + " threw", e);
   }
 

@@ -225,9 +225,9 @@ class EncodedRequestTest {
   }
 
   /**
-   * An encoder that throws a checked exception it does not declare (Kotlin, Lombok's
-   * {@code @SneakyThrows}), off the loop: measured for the batch, or encoded at once on a transport
-   * that does not batch. The caller gets it and the metadata it handed over is released.
+   * An encoder whose length throws a checked exception it does not declare (Kotlin, Lombok's
+   * {@code @SneakyThrows}), off the loop, on either transport (the length is taken first on both):
+   * the caller gets it and the metadata it handed over is released.
    */
   @ParameterizedTest(name = "batched transport: {0}")
   @ValueSource(booleans = {true, false})
@@ -249,6 +249,37 @@ class EncodedRequestTest {
     assertThatThrownBy(
             () -> t.engine.requestResponse(metadata, "x", sneaky, new RecordingListener()))
         .isSameAs(gone);
+    assertThat(metadata.refCnt()).isZero();
+    assertThat(loop.call(() -> t.engine.activeStreams())).isZero();
+  }
+
+  /**
+   * The same from the encoding itself, on a transport that does not batch, where a request off the
+   * loop is encoded at once into a buffer of its own: that buffer and the metadata are released.
+   */
+  @Test
+  void encodingThatThrowsACheckedExceptionUndeclared_atOnce_releasesBothBuffers() {
+    ScriptedTransport t = client(false, ConnectionConfig.DEFAULT);
+    java.io.IOException gone = new java.io.IOException("the value's file was gone");
+    java.util.List<ByteBuf> made = new java.util.ArrayList<>();
+    io.millrace.core.PayloadEncoder<String> sneaky =
+        new io.millrace.core.PayloadEncoder<>() {
+          @Override
+          public int length(String value) {
+            return 4;
+          }
+
+          @Override
+          public void encode(String value, ByteBuf out, int index, int length) {
+            made.add(out);
+            EncodedRequestTest.<RuntimeException>sneak(gone);
+          }
+        };
+    ByteBuf metadata = Frames.utf8("m");
+    assertThatThrownBy(
+            () -> t.engine.requestResponse(metadata, "x", sneaky, new RecordingListener()))
+        .isSameAs(gone);
+    assertThat(made).singleElement().extracting(ByteBuf::refCnt).isEqualTo(0);
     assertThat(metadata.refCnt()).isZero();
     assertThat(loop.call(() -> t.engine.activeStreams())).isZero();
   }

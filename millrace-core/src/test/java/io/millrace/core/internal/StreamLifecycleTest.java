@@ -222,6 +222,71 @@ class StreamLifecycleTest {
     assertThat(frames).noneMatch(f -> f.message != null && f.message.contains("secret"));
   }
 
+  /**
+   * Listeners that throw a checked exception they do not declare (Kotlin, Lombok's
+   * {@code @SneakyThrows}): the responder's stream fails with APPLICATION_ERROR and the fixed text,
+   * the requester's is cancelled, and the connection stays open (the exception went up through the
+   * transport before).
+   */
+  @Test
+  void listenerThrowsACheckedExceptionUndeclared_failsThatStreamOnly() {
+    java.io.IOException gone = new java.io.IOException("the listener's file was gone");
+    ScriptedTransport t =
+        ScriptedTransport.server(
+            loop,
+            ConnectionConfig.DEFAULT,
+            (s, c) ->
+                new Responder() {
+                  @Override
+                  public StreamListener requestChannel(
+                      Stream stream, ByteBuf m, ByteBuf d, boolean complete) {
+                    stream.request(1);
+                    return new StreamListener() {
+                      @Override
+                      public void onNext(Stream stream, ByteBuf metadata, ByteBuf data) {
+                        StreamLifecycleTest.<RuntimeException>sneak(gone);
+                      }
+                    };
+                  }
+                });
+    t.inject(Frames.setup(), Frames.requestChannel(1, 1, "x", false), Frames.next(1, "boom"));
+    List<WireFrame> frames = t.take();
+    assertThat(frames)
+        .filteredOn(f -> f.type == FrameType.ERROR)
+        .singleElement()
+        .satisfies(
+            f -> {
+              assertThat(f.errorCode).isEqualTo(ErrorCode.APPLICATION_ERROR);
+              assertThat(f.message).isEqualTo("the handler failed");
+            });
+    assertThat(t.closed).isFalse();
+
+    ScriptedTransport requester = ScriptedTransport.client(loop, ConnectionConfig.DEFAULT, null);
+    requester.take();
+    loop.run(
+        () ->
+            requester.engine.requestStream(
+                null,
+                Frames.utf8("q"),
+                8,
+                new StreamListener() {
+                  @Override
+                  public void onNext(Stream stream, ByteBuf metadata, ByteBuf data) {
+                    StreamLifecycleTest.<RuntimeException>sneak(gone);
+                  }
+                }));
+    requester.take();
+    requester.inject(Frames.next(1, "first"));
+    assertThat(requester.take()).extracting(f -> f.type).containsExactly(FrameType.CANCEL);
+    assertThat(loop.call(() -> requester.engine.activeStreams())).isZero();
+    assertThat(requester.closed).isFalse();
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <E extends Throwable> void sneak(Throwable t) throws E {
+    throw (E) t;
+  }
+
   @Test
   void acceptorThrows_messageNotSentByDefault() {
     ScriptedTransport t =

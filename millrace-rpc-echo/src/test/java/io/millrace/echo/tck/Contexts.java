@@ -12,7 +12,7 @@ final class Contexts {
     try {
       CONTEXT =
           ServerContext.class.getDeclaredConstructor(
-              io.millrace.rpc.MethodDescriptor.class,
+              Class.forName("io.millrace.rpc.ServerMethod"), // the runtime's, not public
               io.millrace.rpc.Headers.class,
               long.class,
               EventExecutor.class,
