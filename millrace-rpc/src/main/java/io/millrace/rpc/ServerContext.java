@@ -62,12 +62,13 @@ public final class ServerContext {
       EventExecutor loop,
       int prefetch,
       java.util.function.Supplier<javax.net.ssl.SSLSession> tlsSession,
-      java.util.concurrent.Executor streamHandlers,
-      java.util.function.Supplier<java.net.SocketAddress> remoteAddress) {}
+      java.util.concurrent.Executor streamHandlers) {}
 
   // A server allocates one of these per call: the fields every call uses are here, the rest in
   // Extras, made when first used (a call with neither headers to send, cancel hooks nor values,
   // which is most, has none). 48 bytes with compressed pointers, where all in one was 64.
+  // The caller's address is the call's own: a resumed connection's changes, a call keeps the one
+  // it came from.
   private final ServerMethod<?, ?> served;
   private final Headers requestHeaders;
   private final long deadlineNanos;
@@ -75,6 +76,7 @@ public final class ServerContext {
   private final boolean noMessage;
   private boolean intercepted; // written and read on the thread that runs the handler
   private final Origin origin;
+  private final java.net.SocketAddress remoteAddress;
   private volatile Status cancelledWith;
   private volatile Extras extras;
 
@@ -109,20 +111,24 @@ public final class ServerContext {
         requestHeaders,
         timeoutMicros,
         false,
-        new Origin(loop, prefetch, tlsSession, StreamHandlers.shared(), () -> remoteAddress));
+        new Origin(loop, prefetch, tlsSession, StreamHandlers.shared()),
+        remoteAddress);
   }
 
   /**
    * A call of {@code served} (null when the call resolved to no method), {@code noMessage} when its
-   * first payload carries no message, on the connection {@code origin} describes.
+   * first payload carries no message, on the connection {@code origin} describes, from {@code
+   * remoteAddress} (the connection's peer when the call arrived).
    */
   ServerContext(
       ServerMethod<?, ?> served,
       Headers requestHeaders,
       long timeoutMicros,
       boolean noMessage,
-      Origin origin) {
+      Origin origin,
+      java.net.SocketAddress remoteAddress) {
     this.served = served;
+    this.remoteAddress = remoteAddress;
     this.noMessage = noMessage;
     this.origin = origin;
     this.requestHeaders = requestHeaders;
@@ -147,11 +153,11 @@ public final class ServerContext {
   }
 
   /**
-   * The caller's address as the transport sees it (on a resumed connection, where it reconnected
-   * from), or null when it does not say.
+   * The caller's address as the transport saw it when the call came (a call on a resumed connection
+   * keeps the one it came from), or null when it does not say.
    */
   public java.net.SocketAddress remoteAddress() {
-    return origin.remoteAddress().get();
+    return remoteAddress;
   }
 
   /**

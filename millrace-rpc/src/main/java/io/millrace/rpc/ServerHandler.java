@@ -58,8 +58,7 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
             connection.executor(),
             server.options().prefetch(),
             connection::tlsSession,
-            io.millrace.observer.internal.StreamHandlers.forConnection(),
-            connection::remoteAddress);
+            io.millrace.observer.internal.StreamHandlers.forConnection());
   }
 
   @Override
@@ -362,7 +361,13 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
     ServerContext c =
         context != null
             ? context
-            : new ServerContext(null, Headers.EMPTY, CallHeader.NO_TIMEOUT, false, origin);
+            : new ServerContext(
+                null,
+                Headers.EMPTY,
+                CallHeader.NO_TIMEOUT,
+                false,
+                origin,
+                connection.remoteAddress());
     return ResponsePublisher.failed(c, mode != Mode.NATIVE, alloc, status, whenDone);
   }
 
@@ -430,7 +435,8 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
           .withMessage(d.fullName() + " is " + d.type() + ", called as " + interaction)
           .asException();
     }
-    return new ServerContext(method, headers, timeout, noMessage, origin);
+    return new ServerContext(
+        method, headers, timeout, noMessage, origin, connection.remoteAddress());
   }
 
   /**
