@@ -225,9 +225,7 @@ final class ResponseReader<Resp> extends LoopDrain
     try {
       value = read(metadata, data);
     } catch (Throwable e) { // a marshaller, a callback or the metadata failed
-      if (Failures.fatal(e)) {
-        throw e;
-      }
+      Failures.throwIfFatal(e);
       end(e instanceof StatusException se ? se : Status.fromThrowable(e).asException(), true);
       return;
     }
@@ -245,9 +243,7 @@ final class ResponseReader<Resp> extends LoopDrain
       try {
         d.onNext(value);
       } catch (Throwable e) {
-        if (Failures.fatal(e)) {
-          throw e;
-        }
+        Failures.throwIfFatal(e);
         // The subscriber's onNext threw (rule 2.13 forbids it): told, and the call cancelled, as
         // from the drain; not thrown on into the Publisher of payloads (rule 2.13 binds this too).
         draining = false;
@@ -383,9 +379,7 @@ final class ResponseReader<Resp> extends LoopDrain
           try {
             d.onNext(q.poll());
           } catch (Throwable e) {
-            if (Failures.fatal(e)) {
-              throw e;
-            }
+            Failures.throwIfFatal(e);
             // The subscriber's onNext threw (rule 2.13 forbids it): the call is cancelled and the
             // subscriber told (UNKNOWN, its exception the cause), as the streams layer tells one.
             q.clear();

@@ -402,15 +402,15 @@ public final class ServerContext {
 
   /** Marks the call cancelled and runs the hooks; false when it already was. */
   boolean cancel(Status why) {
-    List<Runnable> hooks;
+    List<Runnable> hooks = null;
     synchronized (this) {
       if (cancelledWith != null) {
         return false;
       }
       cancelledWith = why;
       Extras x = extras;
-      hooks = x == null ? null : x.onCancel;
       if (x != null) {
+        hooks = x.onCancel;
         x.onCancel = null;
       }
     }

@@ -100,9 +100,7 @@ final class UnaryCall<Req, Resp> extends OneCall implements Publisher<Resp>, Str
       }
       s = client.sendUnary(connection, method, request, options, this);
     } catch (Throwable e) {
-      if (Failures.fatal(e)) {
-        throw e;
-      }
+      Failures.throwIfFatal(e);
       // Not sent: a message that would not serialize, a full hand-off, a closed connection. Told
       // on the event loop, as every other end of the call is.
       if (STATE.compareAndSet(this, STARTED, DONE)) {
@@ -218,9 +216,7 @@ final class UnaryCall<Req, Resp> extends OneCall implements Publisher<Resp>, Str
     try {
       value = read(metadata, data);
     } catch (Throwable e) {
-      if (Failures.fatal(e)) {
-        throw e;
-      }
+      Failures.throwIfFatal(e);
       fail(e instanceof StatusException se ? se : Status.fromThrowable(e).asException(), false);
       return;
     }
@@ -233,9 +229,7 @@ final class UnaryCall<Req, Resp> extends OneCall implements Publisher<Resp>, Str
       try {
         d.onNext(value);
       } catch (Throwable e) {
-        if (Failures.fatal(e)) {
-          throw e;
-        }
+        Failures.throwIfFatal(e);
         // The subscriber's onNext threw (rule 2.13 forbids it): told instead of the completion.
         d.onError(ResponseReader.statusOf(e).asException());
         return;

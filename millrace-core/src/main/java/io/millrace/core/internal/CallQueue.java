@@ -321,9 +321,7 @@ final class CallQueue {
             try {
               call.run(engine);
             } catch (Throwable e) {
-              if (Failures.fatal(e)) {
-                throw e;
-              }
+              Failures.throwIfFatal(e);
               engine.logCallbackFailure("call handed over to the event loop", e);
             }
           } else {

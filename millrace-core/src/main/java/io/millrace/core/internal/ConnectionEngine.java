@@ -1141,9 +1141,7 @@ public final class ConnectionEngine implements Connection, TransportListener {
     try {
       writer.request(type, stream.id, initialRequestN, false, metadata, value, encoder);
     } catch (Throwable e) {
-      if (Failures.fatal(e)) {
-        throw e;
-      }
+      Failures.throwIfFatal(e);
       // The encoder failed (a deeply nested message, a bug in it) or the metadata was unusable.
       // Nothing of the request was written: only this call fails, and it does not hang.
       streams.remove(stream);
@@ -1206,9 +1204,7 @@ public final class ConnectionEngine implements Connection, TransportListener {
         notSentFromAnotherThread();
       }
     } catch (Throwable e) {
-      if (Failures.fatal(e)) {
-        throw e;
-      }
+      Failures.throwIfFatal(e);
       // Not thrown on: the calls queued behind this one are still sent.
       LOG.log(
           Level.WARNING,

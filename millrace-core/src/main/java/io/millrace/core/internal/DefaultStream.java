@@ -204,9 +204,7 @@ final class DefaultStream implements Stream {
     try {
       engine.writer().payload(id, flags, metadata, value, encoder);
     } catch (Throwable e) {
-      if (Failures.fatal(e)) {
-        throw e;
-      }
+      Failures.throwIfFatal(e);
       unencodable(e);
       return;
     }
@@ -256,9 +254,7 @@ final class DefaultStream implements Stream {
     try {
       engine.writer().payload(id, flags, metadata, value, encoder);
     } catch (Throwable e) {
-      if (Failures.fatal(e)) {
-        throw e;
-      }
+      Failures.throwIfFatal(e);
       unencodable(e);
       return;
     }
@@ -431,9 +427,7 @@ final class DefaultStream implements Stream {
     try {
       listener.onNext(this, metadata, data);
     } catch (Throwable e) {
-      if (Failures.fatal(e)) {
-        throw e;
-      }
+      Failures.throwIfFatal(e);
       engine.listenerFailed(this, e);
       endIfDone();
       return;
@@ -448,9 +442,7 @@ final class DefaultStream implements Stream {
     try {
       listener.onComplete(this);
     } catch (Throwable e) {
-      if (Failures.fatal(e)) {
-        throw e;
-      }
+      Failures.throwIfFatal(e);
       engine.listenerFailed(this, e);
     }
   }
@@ -478,9 +470,7 @@ final class DefaultStream implements Stream {
       try {
         listener.onReady(this);
       } catch (Throwable e) {
-        if (Failures.fatal(e)) {
-          throw e;
-        }
+        Failures.throwIfFatal(e);
         engine.listenerFailed(this, e);
       }
     }
@@ -497,9 +487,7 @@ final class DefaultStream implements Stream {
     try {
       listener.onCancel(this);
     } catch (Throwable e) {
-      if (Failures.fatal(e)) {
-        throw e;
-      }
+      Failures.throwIfFatal(e);
       engine.listenerFailed(this, e);
     }
   }
@@ -539,9 +527,7 @@ final class DefaultStream implements Stream {
     try {
       listener.onError(this, errorCode, message);
     } catch (Throwable e) {
-      if (Failures.fatal(e)) {
-        throw e;
-      }
+      Failures.throwIfFatal(e);
       engine.logListenerFailure(this, e);
     }
   }

@@ -19,4 +19,14 @@ public final class Failures {
     return (t instanceof VirtualMachineError && !(t instanceof StackOverflowError))
         || t instanceof ThreadDeath;
   }
+
+  /**
+   * Throws {@code t} on when it is {@link #fatal} (an Error, so no one need declare it); returns
+   * when it is the application's failure, for the caller to tell.
+   */
+  public static void throwIfFatal(Throwable t) {
+    if (fatal(t)) {
+      throw (Error) t;
+    }
+  }
 }

@@ -1,6 +1,8 @@
 package io.millrace.core.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import org.junit.jupiter.api.Test;
@@ -23,5 +25,15 @@ class FailuresTest {
     assertThat(Failures.fatal(new AssertionError())).isFalse();
     assertThat(Failures.fatal(new NoClassDefFoundError("a.Missing"))).isFalse();
     assertThat(Failures.fatal(new Exception())).isFalse();
+  }
+
+  @Test
+  void throwIfFatal_throwsTheJvmsOwn_andReturnsForTheRest() {
+    OutOfMemoryError oom = new OutOfMemoryError();
+    assertThatThrownBy(() -> Failures.throwIfFatal(oom)).isSameAs(oom);
+    assertThatCode(() -> Failures.throwIfFatal(new IOException("the call's")))
+        .doesNotThrowAnyException();
+    assertThatCode(() -> Failures.throwIfFatal(new StackOverflowError()))
+        .doesNotThrowAnyException();
   }
 }

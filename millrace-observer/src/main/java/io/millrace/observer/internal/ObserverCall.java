@@ -661,9 +661,7 @@ public final class ObserverCall<S, R>
     try {
       size = rules.length(value);
     } catch (Throwable e) {
-      if (Failures.fatal(e)) {
-        throw e;
-      }
+      Failures.throwIfFatal(e);
       return; // a size that cannot be had here: the bound stays (sending fails as it did)
     }
     if (size < 0) {

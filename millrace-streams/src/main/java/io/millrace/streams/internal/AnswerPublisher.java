@@ -141,9 +141,7 @@ public final class AnswerPublisher extends OneCall implements Publisher<Payload>
     try {
       s = p.requestResponseOn(connection, this);
     } catch (Throwable e) {
-      if (Failures.fatal(e)) {
-        throw e;
-      }
+      Failures.throwIfFatal(e);
       // Not sent: the hand-off queue is full, or an encoded payload's encoder failed on this
       // thread (its length, or its bytes when the frame cannot take it in place). The connection
       // or the payload released the buffers. (A closed connection or a shut-down loop is told
@@ -251,9 +249,7 @@ public final class AnswerPublisher extends OneCall implements Publisher<Payload>
             lends ? Payload.lent(metadata, data) : Payloads.received(metadata, data, zeroCopy));
       }
     } catch (Throwable e) {
-      if (Failures.fatal(e)) {
-        throw e;
-      }
+      Failures.throwIfFatal(e);
       // The subscriber's onNext threw (rule 2.13 forbids it): it is told its exception instead of
       // the completion, as a stream's subscriber is (the call has its one answer: nothing to stop).
       d.onError(e);

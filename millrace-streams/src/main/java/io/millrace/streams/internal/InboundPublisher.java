@@ -480,9 +480,7 @@ public abstract class InboundPublisher extends LoopDrain
     try {
       d.onNext(p);
     } catch (Throwable e) {
-      if (Failures.fatal(e)) {
-        throw e;
-      }
+      Failures.throwIfFatal(e);
       subscriberThrew(e);
       return;
     }
@@ -517,9 +515,7 @@ public abstract class InboundPublisher extends LoopDrain
     try {
       ((ReadsBuffersInPlace) d).onNextInPlace(metadata, data);
     } catch (Throwable e) {
-      if (Failures.fatal(e)) {
-        throw e;
-      }
+      Failures.throwIfFatal(e);
       subscriberThrew(e); // an application's subscriber behind the one that reads in place
       return;
     }

@@ -129,9 +129,7 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
       try {
         s.next(metadata, value, encoder);
       } catch (Throwable e) {
-        if (Failures.fatal(e)) {
-          throw e;
-        }
+        Failures.throwIfFatal(e);
         Payloads.failUnsent(s, e);
       }
       afterWrite(s);
@@ -226,9 +224,7 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
     try {
       p.sendOn(s);
     } catch (Throwable e) {
-      if (Failures.fatal(e)) {
-        throw e;
-      }
+      Failures.throwIfFatal(e);
       Payloads.failUnsent(s, e);
     }
     afterWrite(s);
@@ -316,9 +312,7 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
     try {
       sample(p.length());
     } catch (Throwable e) {
-      if (Failures.fatal(e)) {
-        throw e;
-      }
+      Failures.throwIfFatal(e);
       // not sampled
     }
   }
@@ -327,9 +321,7 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
     try {
       sample((metadata == null ? 0 : metadata.readableBytes()) + encoder.length(value));
     } catch (Throwable e) {
-      if (Failures.fatal(e)) {
-        throw e;
-      }
+      Failures.throwIfFatal(e);
       // not sampled (as above)
     }
   }

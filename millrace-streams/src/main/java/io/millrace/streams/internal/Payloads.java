@@ -44,9 +44,7 @@ public final class Payloads {
       p.sendOn(stream);
       return true;
     } catch (Throwable e) {
-      if (Failures.fatal(e)) {
-        throw e;
-      }
+      Failures.throwIfFatal(e);
       failUnsent(stream, e);
       return false;
     }

@@ -37,9 +37,7 @@ public final class RequestPublisher extends InboundPublisher {
     try {
       super.stream = p.requestStreamOn(connection, initialCredit(), this);
     } catch (Throwable e) {
-      if (Failures.fatal(e)) {
-        throw e;
-      }
+      Failures.throwIfFatal(e);
       // Not sent: the hand-off queue is full, or an encoded payload's encoder failed on this
       // thread; the buffers were released. (A closed connection is told through onError.)
       startFailed(e);
