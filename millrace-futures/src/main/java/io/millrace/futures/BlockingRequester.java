@@ -111,7 +111,7 @@ public final class BlockingRequester {
   /**
    * The responder's stream, read by blocking; the request is sent now. Close the result to stop
    * early (try-with-resources). Payloads are asked for ahead of the reader: about a mebibyte of
-   * them by their average size (between two and 1,024), plus {@link StreamsOptions#prefetch()}
+   * them by their average size (between two and 4,096), plus {@link StreamsOptions#prefetch()}
    * below that.
    */
   public BlockingStream requestStream(Payload payload) {

@@ -10,7 +10,7 @@ import java.util.stream.StreamSupport;
 /**
  * A stream's payloads, read by blocking: {@link #hasNext()} waits for the next payload, the end or
  * the error (thrown as {@link io.millrace.core.StreamErrorException}). Payloads are asked for ahead
- * of the reader, about a mebibyte of them by their average size (between two and 1,024), and below
+ * of the reader, about a mebibyte of them by their average size (between two and 4,096), and below
  * that {@link io.millrace.streams.StreamsOptions#prefetch()} more may wait, so a slow reader holds
  * the responder back through credit. Close it to stop early: {@link #close()} sends CANCEL
  * (try-with-resources, or {@link #stream()}'s close). An interrupted wait cancels the stream and

@@ -14,8 +14,8 @@ class MessageIteratorTest {
   void eightByteMessages_askedForAboutEveryHalfWindow() {
     Run run = new Run(8, 20_000).go();
     assertThat(run.maxAhead).isEqualTo(ReadAhead.MAX_AHEAD);
-    // 20,000 messages in requests of about 512 after the first: not one per few messages
-    assertThat(run.requests).isBetween(20_000 / 1024, 20_000 / 400);
+    // 20,000 messages in requests of about half the window after the first: not one per few
+    assertThat(run.requests).isBetween(20_000 / ReadAhead.MAX_AHEAD, 20_000 / 400);
     assertThat(run.inOrder).isTrue();
   }
 

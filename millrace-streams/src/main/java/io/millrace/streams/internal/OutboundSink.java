@@ -20,11 +20,12 @@ import org.reactivestreams.Subscription;
  * an {@link AnswerSink}).
  *
  * <p>Backpressure end to end: it asks its Publisher for no more than the peer's credit allows (at
- * most {@code prefetch} ahead, and at most about a mebibyte of payloads by their sampled average
- * size, {@value SizeWindow#UNSAMPLED} before a size is known) and nothing while the transport is
- * not writable, so what waits here is bounded by what it asked for: a stream of 4 MiB payloads to a
- * slow reader holds a few of them, not {@code prefetch}. It asks again when the peer grants credit
- * or the transport drains ({@link StreamListener#onReady}), in batches of at least a quarter of the
+ * most {@code prefetch} ahead, or {@link ReadAhead#MAX_AHEAD} once it has emitted from another
+ * thread, and at most about a mebibyte of payloads by their sampled average size, {@value
+ * SizeWindow#UNSAMPLED} before a size is known) and nothing while the transport is not writable, so
+ * what waits here is bounded by what it asked for: a stream of 4 MiB payloads to a slow reader
+ * holds a few of them, not {@code prefetch}. It asks again when the peer grants credit or the
+ * transport drains ({@link StreamListener#onReady}), in batches of at least a quarter of the
  * window.
  *
  * <p>Threading. The Publisher may emit on any thread. On the event loop a payload goes straight to
@@ -69,6 +70,13 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
   private boolean draining;
   private boolean missed;
 
+  /**
+   * Whether the Publisher has emitted from a thread other than the loop: its window then goes up to
+   * {@link ReadAhead#MAX_AHEAD}, whatever the prefetch (written by the Publisher's thread before
+   * the payload it queues, read by the loop after taking one).
+   */
+  private boolean offLoop;
+
   public OutboundSink(EventExecutor loop, Stream stream, long prefetch) {
     super(loop);
     this.stream = stream;
@@ -102,6 +110,9 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
       write(p);
       drain(); // ask for more (or mark the running drain to)
       return;
+    }
+    if (!offLoop && !loop.inEventLoop()) {
+      offLoop = true;
     }
     queue().offer(p);
     signal();
@@ -299,7 +310,12 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
     if (!s.isReady()) {
       return 0; // no credit or not writable: onReady comes back
     }
-    long window = Math.min(s.credit(), Math.min(prefetch, SizeWindow.count(averageSize)));
+    // A Publisher on another thread (a blocking handler's sink) pays a wake-up of that thread per
+    // refill, which on a core shared with the loop is two context switches: it gets the deeper
+    // window a blocking reader keeps ahead (at 256, switching took a fifth of the server's time on
+    // an 8-byte stream, docs/benchmarks.md). Memory stays bounded by the size window and credit.
+    long ahead = offLoop ? Math.max(prefetch, ReadAhead.MAX_AHEAD) : prefetch;
+    long window = Math.min(s.credit(), Math.min(ahead, SizeWindow.count(averageSize)));
     long want = window - inFlight;
     return want > 0 && (inFlight == 0 || want >= Math.max(1, window >> 2)) ? want : 0;
   }

@@ -41,7 +41,8 @@ public final class ParkedReader {
     EventExecutor loop = ThreadExecutorMap.currentExecutor();
     if (loop == null) {
       wakeNow();
-    } else if (WAKE_SCHEDULED.compareAndSet(this, 0, 1)) {
+    } else if (wakeScheduled == 0 // read first: the rest of a batch of reads costs no CAS each
+        && WAKE_SCHEDULED.compareAndSet(this, 0, 1)) {
       try {
         loop.execute(wake);
       } catch (RejectedExecutionException e) {

@@ -6,9 +6,11 @@ package io.millrace.streams.internal;
  * #MIN_AHEAD} and at most {@value #MAX_AHEAD} ({@value #FIRST_REQUEST} before a size is known),
  * asked for again each time half of that has been read. Small messages so get a window deep enough
  * that the reader is not held to the pace of REQUEST_N round trips and wake-ups (a count of 256
- * held an 8-byte reader to half of what 1024 allows, docs/benchmarks.md), and large ones a few at a
- * time. Credit is counted in messages (RSocket's REQUEST_N), so a stream whose messages suddenly
- * grow may still deliver what was asked for at the old size.
+ * held an 8-byte reader to half of what 1024 allows, and 1024 to about two thirds of what 4096 does
+ * when the reader shares a core with the loop, each wake-up costing two context switches:
+ * docs/benchmarks.md), and large ones a few at a time. Credit is counted in messages (RSocket's
+ * REQUEST_N), so a stream whose messages suddenly grow may still deliver what was asked for at the
+ * old size.
  *
  * <p>The reader's thread only; one per stream. Its use, per message taken: {@link #take()}, and
  * when it returns true, {@link #more(long)} with the message's size.
@@ -18,7 +20,7 @@ public final class ReadAhead {
   public static final int FIRST_REQUEST = 32;
 
   /** The most messages asked for ahead of the reader, however small they are. */
-  public static final int MAX_AHEAD = 1024;
+  public static final int MAX_AHEAD = 4096;
 
   /** About how many bytes of messages are asked for ahead of the reader (HTTP/2's usual window). */
   public static final long BYTES_AHEAD = 1 << 20;

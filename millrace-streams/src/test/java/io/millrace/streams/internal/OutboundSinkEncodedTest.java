@@ -91,6 +91,32 @@ class OutboundSinkEncodedTest {
     }
   }
 
+  @Test
+  void aPublisherOnAnotherThread_isAskedForAReadersWindow_notThePrefetch() throws Exception {
+    stream.record = false;
+    Requests onLoop = new Requests();
+    OutboundSink loopSink = new OutboundSink(loop, stream, 16);
+    onLoop(() -> loopSink.onSubscribe(onLoop));
+    onLoop(
+        () -> {
+          for (int i = 0; i < 16; i++) {
+            loopSink.onNextEncoded(null, "x", REPEATED);
+          }
+        });
+    assertThat(onLoop.requested.get() - 16).as("on the loop: the prefetch ahead").isEqualTo(16);
+
+    Requests offLoop = new Requests();
+    OutboundSink sink = new OutboundSink(loop, stream, 16);
+    onLoop(() -> sink.onSubscribe(offLoop));
+    for (int i = 0; i < 16; i++) {
+      sink.onNextEncoded(null, "x", REPEATED); // from this thread: each waits for the loop
+    }
+    onLoop(() -> {}); // the drains that sent them and asked again (one, or one per item)
+    assertThat(offLoop.requested.get())
+        .as("each refill would wake this thread: a blocking reader's window ahead")
+        .isBetween((long) ReadAhead.MAX_AHEAD, ReadAhead.MAX_AHEAD + 16L);
+  }
+
   /** Writes nothing: a value's length, as if encoded (the stand-in's frame is small). */
   private static final PayloadEncoder<String> REPEATED =
       new PayloadEncoder<>() {
