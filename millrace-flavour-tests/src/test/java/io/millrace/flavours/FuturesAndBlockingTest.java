@@ -256,7 +256,7 @@ class FuturesAndBlockingTest {
         assertThat(s.next().dataUtf8()).isEqualTo(item(i, 0));
       }
       Thread.sleep(300);
-      // What the reader asked for ahead (small payloads: the most, 1,024) and the credit window's
+      // What the reader asked for ahead (small payloads: the most, 4,096) and the credit window's
       // prefetch (256) below it: bounded, not the whole stream.
       assertThat(probe.emitted.get()).isBetween(10L, 10L + ReadAhead.MAX_AHEAD + 256 + 64);
     }

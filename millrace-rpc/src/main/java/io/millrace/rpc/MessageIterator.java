@@ -36,8 +36,8 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
   /**
    * What arrived and the reader has not taken. Many producers (the loop, a closing thread), one
    * consumer (the reader): an array-backed queue, one atomic operation and no node per message
-   * where a linked one took three and 24 bytes. {@link #close} so never takes from it: what waits
-   * is dropped with the iterator, and is only heap messages.
+   * where a linked one took three and 24 bytes. So only a read takes from it: after a close, what
+   * waits is dropped by the next read, or with the iterator (which a reader that closes it drops).
    */
   private final Queue<Object> queue = PlatformDependent.newMpscQueue(QUEUE_CHUNK, 1 << 30);
 
@@ -140,6 +140,7 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
 
   private Object take() {
     if (closed) {
+      queue.clear(); // closed: the reader drops what waits
       return ended();
     }
     Object o = queue.poll();
@@ -155,7 +156,11 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
         return new Failure(Status.CANCELLED.withMessage("interrupted").asException());
       }
     }
-    return o == CLOSED ? ended() : o;
+    if (o == CLOSED) {
+      queue.clear(); // what came after the close
+      return ended();
+    }
+    return o;
   }
 
   private Object ended() {
@@ -164,8 +169,9 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
   }
 
   /**
-   * Cancels the stream: no more messages are read and waiting ones are dropped; a reader waiting in
-   * {@link #hasNext} on another thread sees the end. Any thread.
+   * Cancels the stream: no more messages are read, and waiting ones are never returned (the next
+   * read drops them, else they go with the iterator); a reader waiting in {@link #hasNext} on
+   * another thread sees the end. Any thread.
    */
   @Override
   public void close() {
@@ -177,7 +183,7 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
     if (s != null) {
       s.cancel();
     }
-    queue.offer(CLOSED); // for a reader waiting on another thread
+    queue.offer(CLOSED); // for a reader waiting on another thread, which drops what waits
     wake();
   }
 

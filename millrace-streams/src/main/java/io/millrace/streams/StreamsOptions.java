@@ -39,6 +39,11 @@ public final class StreamsOptions {
    * size is known, so that a slow subscriber of large payloads does not have this many waiting. A
    * subscriber that requests {@link Long#MAX_VALUE} gets unbounded credit and no queue: the
    * transport's backpressure then holds the peer back.
+   *
+   * <p>Sending, it is how many payloads a stream's Publisher is asked for ahead of what was sent
+   * (within the peer's credit and about a mebibyte by size), except for a Publisher that emits on a
+   * thread other than the connection's event loop: each refill wakes that thread, so it is asked
+   * for up to 4,096 small payloads ahead whatever the prefetch.
    */
   public int prefetch() {
     return prefetch;

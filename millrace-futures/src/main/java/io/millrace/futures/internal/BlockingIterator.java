@@ -19,7 +19,7 @@ import org.reactivestreams.Subscription;
  * A stream's payloads read by blocking. The reader asks for payloads ahead of itself by {@link
  * ReadAhead}: about a mebibyte of them by their running average size, between two and 4,096, asked
  * for again each time half of that is read, so a fast reader of small payloads costs a wake-up of
- * the loop per few hundred payloads, not per 48 (the quarter of the prefetch it used to ask for:
+ * the loop per two thousand payloads, not per 48 (the quarter of the prefetch it used to ask for:
  * 8-byte streams ran at a ninth of the core's rate). What waits for a slow reader is that window
  * and, below it, the credit window's own prefetch.
  *

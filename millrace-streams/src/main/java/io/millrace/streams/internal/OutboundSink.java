@@ -310,10 +310,10 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
     if (!s.isReady()) {
       return 0; // no credit or not writable: onReady comes back
     }
-    // A Publisher on another thread (a blocking handler's sink) pays a wake-up of that thread per
-    // refill, which on a core shared with the loop is two context switches: it gets the deeper
-    // window a blocking reader keeps ahead (at 256, switching took a fifth of the server's time on
-    // an 8-byte stream, docs/benchmarks.md). Memory stays bounded by the size window and credit.
+    // A Publisher that emits on another thread (a blocking handler's sink, publishOn, an iterable
+    // pulled on an executor) pays a wake-up of that thread per refill, which on a core shared with
+    // the loop is two context switches: it gets the deeper window a blocking reader keeps ahead
+    // (benchmarks.md, forty-sixth session). Memory stays bounded by the size window and credit.
     long ahead = offLoop ? Math.max(prefetch, ReadAhead.MAX_AHEAD) : prefetch;
     long window = Math.min(s.credit(), Math.min(ahead, SizeWindow.count(averageSize)));
     long want = window - inFlight;

@@ -109,7 +109,7 @@ class OutboundSinkEncodedTest {
     OutboundSink sink = new OutboundSink(loop, stream, 16);
     onLoop(() -> sink.onSubscribe(offLoop));
     for (int i = 0; i < 16; i++) {
-      sink.onNextEncoded(null, "x", REPEATED); // from this thread: each waits for the loop
+      sink.onNextEncoded(null, "x", REPEATED); // from this thread: each is queued for the loop
     }
     onLoop(() -> {}); // the drains that sent them and asked again (one, or one per item)
     assertThat(offLoop.requested.get())
