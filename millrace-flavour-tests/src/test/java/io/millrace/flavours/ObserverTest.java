@@ -563,6 +563,34 @@ class ObserverTest {
   }
 
   /**
+   * A fire-and-forget has no call to fail, so the requester says whether it was sent: false, the
+   * payload released, once the connection is closing.
+   */
+  @Test
+  void aFireAndForgetOnAClosedConnection_returnsFalse_andReleasesThePayload() throws Exception {
+    Probe probe = new Probe();
+    server = Server.millrace(io.millrace.reactor.ReactorResponder.of(new ReactorEcho(probe)));
+    client = MillraceClient.builder().eventLoopThreads(1).build();
+    Connection c = client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS);
+    io.millrace.observer.ObserverRequester r = io.millrace.observer.ObserverRequester.of(c);
+    assertThat(
+            c.executor()
+                .submit(() -> r.fireAndForget(Payload.of("sent")))
+                .get(10, TimeUnit.SECONDS))
+        .isTrue();
+    assertThat(probe.fireAndForgets.poll(10, TimeUnit.SECONDS)).isEqualTo("sent");
+    c.dispose();
+    c.onClose().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    io.netty.buffer.ByteBuf data =
+        io.netty.buffer.Unpooled.copiedBuffer("late", java.nio.charset.StandardCharsets.UTF_8);
+    assertThat(
+            c.executor().submit(() -> r.fireAndForget(Payload.of(data))).get(10, TimeUnit.SECONDS))
+        .as("refused, and the caller knows")
+        .isFalse();
+    assertThat(data.refCnt()).as("released").isZero();
+  }
+
+  /**
    * A requester reading automatically takes values as they arrive, so it grants unbounded credit at
    * once (no REQUEST_N after the first), as a plain {@code subscribe()} does; one that took flow
    * control in hand grants what it asked for and no more.

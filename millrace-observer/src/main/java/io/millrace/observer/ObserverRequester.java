@@ -52,18 +52,21 @@ public final class ObserverRequester {
 
   /**
    * Sends {@code payload} (ownership taken), straight to the connection: no Publisher, no
-   * subscriber. A payload the connection cannot send (closing, or no lease) is logged, as a
-   * fire-and-forget has nobody else to tell. From another thread it throws {@link
-   * io.millrace.core.NoRoomException} when the connection's hand-off to its event loop has no room
-   * (nothing sent): wait for {@link Connection#isReadyForCalls()} and send again.
+   * subscriber. Returns false, the payload released and nothing sent, when the connection cannot
+   * send it (closing, or no lease): the caller is the only one who can act on that, as a
+   * fire-and-forget has no call to fail (also logged at DEBUG). From another thread it throws
+   * {@link io.millrace.core.NoRoomException} when the connection's hand-off to its event loop has
+   * no room (nothing sent): wait for {@link Connection#isReadyForCalls()} and send again.
    */
-  public void fireAndForget(Payload payload) {
+  public boolean fireAndForget(Payload payload) {
     if (payload == null) {
       throw new NullPointerException("payload");
     }
     if (!requester.connection().fireAndForget(payload.metadata(), payload.data())) {
       LOG.log(Level.DEBUG, "fire-and-forget not sent: the connection is closing or has no lease");
+      return false;
     }
+    return true;
   }
 
   /**
