@@ -156,8 +156,8 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
         return new Failure(Status.CANCELLED.withMessage("interrupted").asException());
       }
     }
-    if (o == CLOSED) {
-      queue.clear(); // what came after the close
+    if (o == CLOSED || closed) { // closed while this read waited: what it found is not returned
+      queue.clear();
       return ended();
     }
     return o;
@@ -170,7 +170,8 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
 
   /**
    * Cancels the stream: no more messages are read, and waiting ones are never returned (the next
-   * read drops them, else they go with the iterator); a reader waiting in {@link #hasNext} on
+   * read drops them, else they go with the iterator), but for one that {@link #hasNext} already
+   * returned true for, which {@link #next} still returns; a reader waiting in {@link #hasNext} on
    * another thread sees the end. Any thread.
    */
   @Override

@@ -42,8 +42,8 @@ public final class StreamsOptions {
    *
    * <p>Sending, it is how many payloads a stream's Publisher is asked for ahead of what was sent
    * (within the peer's credit and about a mebibyte by size), except for a Publisher that emits on a
-   * thread other than the connection's event loop: each refill wakes that thread, so it is asked
-   * for up to 4,096 small payloads ahead whatever the prefetch.
+   * thread other than the connection's event loop: each refill wakes that thread, so its prefetch
+   * there is at least 4,096 (what it is asked for ahead still follows credit and size).
    */
   public int prefetch() {
     return prefetch;

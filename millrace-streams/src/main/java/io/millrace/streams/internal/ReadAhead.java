@@ -6,8 +6,8 @@ package io.millrace.streams.internal;
  * #MIN_AHEAD} and at most {@value #MAX_AHEAD} ({@value #FIRST_REQUEST} before a size is known),
  * asked for again each time half of that has been read. Small messages so get a window deep enough
  * that the reader is not held to the pace of REQUEST_N round trips and wake-ups (a count of 256
- * held an 8-byte reader to half of what 1024 allows, and 1024 to about three fifths of what 4096
- * does when the reader shares a core with the loop, each wake-up costing two context switches:
+ * held an 8-byte reader to half of what 1024 allows, and 1024 to about half of what 4096 does when
+ * the reader shares a core with the loop, each wake-up costing two context switches:
  * docs/benchmarks.md), and large ones a few at a time. Credit is counted in messages (RSocket's
  * REQUEST_N), so a stream whose messages suddenly grow may still deliver what was asked for at the
  * old size.
