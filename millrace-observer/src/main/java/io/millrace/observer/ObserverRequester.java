@@ -52,12 +52,13 @@ public final class ObserverRequester {
 
   /**
    * Sends {@code payload} (ownership taken), straight to the connection: no Publisher, no
-   * subscriber. On the event loop, returns false, the payload released and nothing sent, when the
-   * connection cannot send it (closing, or no lease): the caller is the only one who can act on
-   * that, as a fire-and-forget has no call to fail (also logged at DEBUG). From another thread it
-   * returns true once the call is handed to the loop, which logs a failure there, and throws {@link
-   * io.millrace.core.NoRoomException} when that hand-off has no room (nothing sent): wait for
-   * {@link Connection#isReadyForCalls()} and send again.
+   * subscriber. Returns false, the payload released and nothing sent, when the connection refuses
+   * it (on the event loop: closing, or no lease; a reconnecting connection also off the loop): the
+   * caller is the only one who can act on that, as a fire-and-forget has no call to fail (also
+   * logged at DEBUG). True means sent, or handed over to be sent (off the loop, or waiting for a
+   * reconnect), a failure after that being logged where it happens. From another thread it throws
+   * {@link io.millrace.core.NoRoomException} when the hand-off to the loop has no room (nothing
+   * sent): wait for {@link Connection#isReadyForCalls()} and send again.
    */
   public boolean fireAndForget(Payload payload) {
     if (payload == null) {

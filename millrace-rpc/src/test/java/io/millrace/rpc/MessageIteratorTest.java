@@ -50,6 +50,41 @@ class MessageIteratorTest {
     assertThat(maxAhead).isLessThanOrEqualTo(ReadAhead.FIRST_REQUEST);
   }
 
+  @Test
+  void closedFromAnotherThread_theNextReadEndsTheStream_andDropsWhatWaited() throws Exception {
+    MessageIterator<Object> it = new MessageIterator<>();
+    boolean[] cancelled = {false};
+    it.onSubscribe(
+        new Subscription() {
+          @Override
+          public void request(long n) {}
+
+          @Override
+          public void cancel() {
+            cancelled[0] = true;
+          }
+        });
+    java.util.List<java.lang.ref.WeakReference<Object>> waited = new java.util.ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      Object message = new byte[1024];
+      waited.add(new java.lang.ref.WeakReference<>(message));
+      it.onNext(message);
+    }
+    Thread closer = new Thread(it::close);
+    closer.start();
+    closer.join(10_000);
+    assertThat(cancelled[0]).as("the stream cancelled").isTrue();
+    assertThat(it.hasNext()).as("nothing that waited is returned").isFalse();
+    for (int i = 0; i < 50 && waited.stream().anyMatch(w -> w.get() != null); i++) {
+      System.gc();
+      Thread.sleep(20);
+    }
+    assertThat(waited)
+        .as("dropped by the read, with the iterator still held")
+        .allMatch(w -> w.get() == null);
+    assertThat(it).isNotNull(); // held to here
+  }
+
   /** Reads {@code count} messages of {@code size} bytes, delivering only what was asked for. */
   private static final class Run {
     final int size;

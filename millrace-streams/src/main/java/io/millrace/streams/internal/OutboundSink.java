@@ -20,7 +20,7 @@ import org.reactivestreams.Subscription;
  * an {@link AnswerSink}).
  *
  * <p>Backpressure end to end: it asks its Publisher for no more than the peer's credit allows (at
- * most {@code prefetch} ahead, or {@link ReadAhead#MAX_AHEAD} once it has emitted from another
+ * most {@code prefetch} ahead, at least {@link ReadAhead#MAX_AHEAD} while it emits from another
  * thread, and at most about a mebibyte of payloads by their sampled average size, {@value
  * SizeWindow#UNSAMPLED} before a size is known) and nothing while the transport is not writable, so
  * what waits here is bounded by what it asked for: a stream of 4 MiB payloads to a slow reader
@@ -71,9 +71,9 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
   private boolean missed;
 
   /**
-   * Whether the Publisher has emitted from a thread other than the loop: its window then goes up to
-   * {@link ReadAhead#MAX_AHEAD}, whatever the prefetch (written by the Publisher's thread before
-   * the payload it queues, read by the loop after taking one).
+   * Whether the Publisher's last payload came from a thread other than the loop: its window is then
+   * at least {@link ReadAhead#MAX_AHEAD} (written by the Publisher's thread before the payload it
+   * queues, read by the loop after taking one; a payload on the loop sets it back).
    */
   private boolean offLoop;
 
@@ -103,16 +103,17 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
     if (p == null) {
       throw new NullPointerException("payload"); // rule 2.13
     }
+    boolean onLoop = loop.inEventLoop();
+    if (offLoop == onLoop) {
+      offLoop = !onLoop; // where the payloads come from now decides the window (want())
+    }
     // On the loop, with nothing waiting before it, a payload goes straight out, also while drain()
     // is asking the Publisher for more (a synchronous Publisher emits inside that request): drain
     // then sees "missed" and asks again once the request returns, one batch at a time.
-    if (loop.inEventLoop() && queueEmpty() && !finished && canWrite()) {
+    if (onLoop && queueEmpty() && !finished && canWrite()) {
       write(p);
       drain(); // ask for more (or mark the running drain to)
       return;
-    }
-    if (!offLoop && !loop.inEventLoop()) {
-      offLoop = true;
     }
     queue().offer(p);
     signal();
@@ -133,6 +134,9 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
     }
     Stream s;
     if (loop.inEventLoop() && (s = stream) != null && queueEmpty() && !finished && s.isReady()) {
+      if (offLoop) {
+        offLoop = false; // the payloads come from the loop now (see onNext)
+      }
       if (SizeWindow.samples(sent)) {
         sample(metadata, value, encoder);
       }

@@ -115,6 +115,18 @@ class OutboundSinkEncodedTest {
     assertThat(offLoop.requested.get())
         .as("each refill would wake this thread: a blocking reader's window ahead")
         .isBetween((long) ReadAhead.MAX_AHEAD, ReadAhead.MAX_AHEAD + 16L);
+
+    // The same Publisher now emits on the loop: its window is the prefetch again.
+    long sentSoFar = offLoop.requested.get(); // 16 sent, the rest sent on the loop below
+    onLoop(
+        () -> {
+          for (long i = 16; i < sentSoFar; i++) {
+            sink.onNextEncoded(null, "x", REPEATED);
+          }
+        });
+    assertThat(offLoop.requested.get() - sentSoFar)
+        .as("asked for ahead once the payloads come from the loop")
+        .isLessThanOrEqualTo(16);
   }
 
   /** Writes nothing: a value's length, as if encoded (the stand-in's frame is small). */
