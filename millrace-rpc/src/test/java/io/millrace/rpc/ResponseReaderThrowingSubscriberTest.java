@@ -37,11 +37,6 @@ class ResponseReaderThrowingSubscriberTest {
     throwsAtTheFourth(new java.io.IOException("the caller's file was gone"));
   }
 
-  @SuppressWarnings("unchecked")
-  private static <E extends Throwable> void sneak(Throwable t) throws E {
-    throw (E) t;
-  }
-
   private static void throwsAtTheFourth(Throwable thrown) throws Exception {
     CountDownLatch cancelled = new CountDownLatch(1);
     Flux<io.millrace.streams.Payload> payloads =
@@ -68,7 +63,7 @@ class ResponseReaderThrowingSubscriberTest {
               public void onNext(Int32Value value) {
                 seen.incrementAndGet();
                 if (value.getValue() == 3) {
-                  ResponseReaderThrowingSubscriberTest.<RuntimeException>sneak(thrown);
+                  io.millrace.testing.Undeclared.thrown(thrown);
                 }
                 ForkJoinPool.commonPool().execute(() -> s.request(1));
               }

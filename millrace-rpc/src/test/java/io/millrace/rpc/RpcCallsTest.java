@@ -165,14 +165,9 @@ class RpcCallsTest {
 
       @Override
       public T parse(io.netty.buffer.ByteBuf data) {
-        return RpcCallsTest.<RuntimeException, T>sneak(thrown);
+        return io.millrace.testing.Undeclared.thrown(thrown);
       }
     };
-  }
-
-  @SuppressWarnings("unchecked")
-  private static <E extends Throwable, T> T sneak(Throwable t) throws E {
-    throw (E) t;
   }
 
   /** Counts every signal a unary call sends, to catch one too many as well as one too few. */

@@ -239,7 +239,7 @@ class EncodedRequestTest {
         new io.millrace.core.PayloadEncoder<>() {
           @Override
           public int length(String value) {
-            return EncodedRequestTest.<RuntimeException>sneak(gone);
+            return io.millrace.testing.Undeclared.thrown(gone);
           }
 
           @Override
@@ -272,7 +272,7 @@ class EncodedRequestTest {
           @Override
           public void encode(String value, ByteBuf out, int index, int length) {
             made.add(out);
-            EncodedRequestTest.<RuntimeException>sneak(gone);
+            io.millrace.testing.Undeclared.thrown(gone);
           }
         };
     ByteBuf metadata = Frames.utf8("m");
@@ -282,11 +282,6 @@ class EncodedRequestTest {
     assertThat(made).singleElement().extracting(ByteBuf::refCnt).isEqualTo(0);
     assertThat(metadata.refCnt()).isZero();
     assertThat(loop.call(() -> t.engine.activeStreams())).isZero();
-  }
-
-  @SuppressWarnings("unchecked")
-  private static <E extends Throwable> int sneak(Throwable t) throws E {
-    throw (E) t;
   }
 
   @Test

@@ -199,23 +199,10 @@ class StreamLifecycleTest {
   @Test
   void listenerThrows_messageNotSentByDefault() {
     ScriptedTransport t =
-        ScriptedTransport.server(
-            loop,
-            ConnectionConfig.DEFAULT,
-            (s, c) ->
-                new Responder() {
-                  @Override
-                  public StreamListener requestChannel(
-                      Stream stream, ByteBuf m, ByteBuf d, boolean complete) {
-                    stream.request(1);
-                    return new StreamListener() {
-                      @Override
-                      public void onNext(Stream stream, ByteBuf metadata, ByteBuf data) {
-                        throw new IllegalStateException("secret table name");
-                      }
-                    };
-                  }
-                });
+        serverWhoseChannelListener(
+            () -> {
+              throw new IllegalStateException("secret table name");
+            });
     t.inject(Frames.setup(), Frames.requestChannel(1, 1, "x", false), Frames.next(1, "boom"));
     List<WireFrame> frames = t.take();
     assertThat(frames).extracting(f -> f.type).contains(FrameType.ERROR);
@@ -232,23 +219,7 @@ class StreamLifecycleTest {
   void listenerThrowsACheckedExceptionUndeclared_failsThatStreamOnly() {
     java.io.IOException gone = new java.io.IOException("the listener's file was gone");
     ScriptedTransport t =
-        ScriptedTransport.server(
-            loop,
-            ConnectionConfig.DEFAULT,
-            (s, c) ->
-                new Responder() {
-                  @Override
-                  public StreamListener requestChannel(
-                      Stream stream, ByteBuf m, ByteBuf d, boolean complete) {
-                    stream.request(1);
-                    return new StreamListener() {
-                      @Override
-                      public void onNext(Stream stream, ByteBuf metadata, ByteBuf data) {
-                        StreamLifecycleTest.<RuntimeException>sneak(gone);
-                      }
-                    };
-                  }
-                });
+        serverWhoseChannelListener(() -> io.millrace.testing.Undeclared.thrown(gone));
     t.inject(Frames.setup(), Frames.requestChannel(1, 1, "x", false), Frames.next(1, "boom"));
     List<WireFrame> frames = t.take();
     assertThat(frames)
@@ -272,7 +243,7 @@ class StreamLifecycleTest {
                 new StreamListener() {
                   @Override
                   public void onNext(Stream stream, ByteBuf metadata, ByteBuf data) {
-                    StreamLifecycleTest.<RuntimeException>sneak(gone);
+                    io.millrace.testing.Undeclared.thrown(gone);
                   }
                 }));
     requester.take();
@@ -282,9 +253,25 @@ class StreamLifecycleTest {
     assertThat(requester.closed).isFalse();
   }
 
-  @SuppressWarnings("unchecked")
-  private static <E extends Throwable> void sneak(Throwable t) throws E {
-    throw (E) t;
+  /** A server that asks a channel for one payload and whose listener runs {@code onNext} on it. */
+  private ScriptedTransport serverWhoseChannelListener(Runnable onNext) {
+    return ScriptedTransport.server(
+        loop,
+        ConnectionConfig.DEFAULT,
+        (s, c) ->
+            new Responder() {
+              @Override
+              public StreamListener requestChannel(
+                  Stream stream, ByteBuf m, ByteBuf d, boolean complete) {
+                stream.request(1);
+                return new StreamListener() {
+                  @Override
+                  public void onNext(Stream stream, ByteBuf metadata, ByteBuf data) {
+                    onNext.run();
+                  }
+                };
+              }
+            });
   }
 
   @Test
