@@ -145,6 +145,49 @@ class FuturesAndBlockingTest {
   }
 
   @Test
+  void aBlockingStreamWhosePayloadsOutgrowTheirCredit_isCancelledPastTheLimitOfBytesWaiting()
+      throws Exception {
+    // 5,000 small payloads read fast, so the reader asks 4,096 ahead; then 1 MiB ones, which the
+    // reader does not read for a while: past 16 MiB waiting the stream is cancelled, and the reader
+    // gets what waited, then the error.
+    CountDownLatch serverCancelled = new CountDownLatch(1);
+    byte[] mebibyte = new byte[1 << 20];
+    int small = 5_000;
+    BlockingRequester r =
+        BlockingRequester.of(
+            connect(
+                ReactorResponder.of(
+                    new io.millrace.reactor.ReactorHandler() {
+                      @Override
+                      public reactor.core.publisher.Flux<Payload> requestStream(Payload payload) {
+                        return reactor.core.publisher.Flux.range(0, 100_000)
+                            .map(
+                                i ->
+                                    i < small
+                                        ? Payload.of("small")
+                                        : Payload.of(Unpooled.wrappedBuffer(mebibyte)))
+                            .doOnCancel(serverCancelled::countDown);
+                      }
+                    })));
+    try (BlockingStream s = r.requestStream(Payload.of("x"))) {
+      for (int i = 0; i < small; i++) {
+        assertThat(s.next().dataUtf8()).isEqualTo("small");
+      }
+      assertThat(serverCancelled.await(10, TimeUnit.SECONDS)).as("cancelled, unread").isTrue();
+      int large = 0;
+      try {
+        while (s.hasNext()) {
+          assertThat(s.next().data().readableBytes()).isEqualTo(1 << 20);
+          large++;
+        }
+        throw new AssertionError("the stream ended without an error after " + large);
+      } catch (io.millrace.streams.BacklogExceededException e) {
+        assertThat(large).as("what waited, read before the error").isBetween(1, 16);
+      }
+    }
+  }
+
+  @Test
   void aPayloadTheReaderHeldWhenAnotherThreadClosed_releasedByThatClose() throws Exception {
     BlockingIterator stream = new BlockingIterator();
     AtomicBoolean cancelled = new AtomicBoolean();

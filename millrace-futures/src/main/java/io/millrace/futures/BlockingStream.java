@@ -12,10 +12,13 @@ import java.util.stream.StreamSupport;
  * the error (thrown as {@link io.millrace.core.StreamErrorException}). Payloads are asked for ahead
  * of the reader, about a mebibyte of them by their average size (between two and 4,096), and below
  * that {@link io.millrace.streams.StreamsOptions#prefetch()} more may wait, so a slow reader holds
- * the responder back through credit. Close it to stop early: {@link #close()} sends CANCEL
- * (try-with-resources, or {@link #stream()}'s close). An interrupted wait cancels the stream and
- * throws with the interrupt flag set. One reader thread at a time; virtual threads are welcome
- * (waiting unmounts them).
+ * the responder back through credit. Credit counts payloads, so a responder whose payloads grow
+ * after it was asked at a smaller size could leave more waiting than that: past {@link
+ * io.millrace.streams.BacklogExceededException#LIMIT} bytes, the stream is cancelled and, after
+ * what waited, {@link #hasNext()} throws {@link io.millrace.streams.BacklogExceededException}.
+ * Close it to stop early: {@link #close()} sends CANCEL (try-with-resources, or {@link #stream()}'s
+ * close). An interrupted wait cancels the stream and throws with the interrupt flag set. One reader
+ * thread at a time; virtual threads are welcome (waiting unmounts them).
  */
 public interface BlockingStream extends Iterator<Payload>, AutoCloseable {
 

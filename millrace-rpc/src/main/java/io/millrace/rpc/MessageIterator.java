@@ -1,10 +1,13 @@
 package io.millrace.rpc;
 
 import com.google.protobuf.MessageLite;
+import io.millrace.streams.BacklogExceededException;
 import io.millrace.streams.internal.ParkedReader;
 import io.millrace.streams.internal.ReadAhead;
 import io.netty.util.internal.PlatformDependent;
 import io.netty.util.internal.ThreadExecutorMap;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
 import java.util.Queue;
@@ -17,7 +20,10 @@ import org.reactivestreams.Subscription;
  * requests of a blocking handler. Messages are asked for ahead of the reader by {@link ReadAhead}:
  * about a mebibyte of them by their running average size (their serialized size), between two and
  * 4,096. {@link #close} cancels the rest. Failures are thrown by {@link #hasNext} as {@link
- * StatusException}.
+ * StatusException}. Credit counts messages, so a peer whose messages grow after it was granted
+ * credit could fill that window with large ones: past {@link BacklogExceededException#LIMIT}
+ * serialized bytes waiting, the stream is cancelled and the reader gets RESOURCE_EXHAUSTED after
+ * what waits.
  *
  * <p>Threading: one thread reads. It waits with {@link LockSupport#park}, so virtual threads
  * unmount; reading on a Netty event loop is refused, since it would stall the loop. The event loop
@@ -51,6 +57,28 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
   // iterator).
   private final ReadAhead ahead = new ReadAhead();
 
+  /**
+   * Serialized bytes of the messages taken by the reader, in total: written by the reader only (an
+   * ordered store, no atomic operation), read by the loop to learn how many bytes wait.
+   */
+  private long takenBytes;
+
+  private static final VarHandle TAKEN_BYTES;
+
+  static {
+    try {
+      TAKEN_BYTES =
+          MethodHandles.lookup().findVarHandle(MessageIterator.class, "takenBytes", long.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  // The signalling thread (the loop) only.
+  private long arrived; // how many came
+  private long arrivedBytes; // of the messages queued, in total
+  private boolean overflowed; // the stream was cancelled for its backlog: later messages dropped
+
   MessageIterator() {}
 
   @Override
@@ -75,6 +103,24 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
     if (item == null) {
       throw new NullPointerException("item"); // rule 2.13
     }
+    if (overflowed || closed) {
+      return; // sent before the peer saw the CANCEL
+    }
+    long size = bytesOf(item);
+    long waiting = arrivedBytes - (long) TAKEN_BYTES.getOpaque(this);
+    // The first request was made before any size was known: what it brings may wait, whatever
+    // its size (a stream of large messages has that many waiting at first, by its own request).
+    if (++arrived > ReadAhead.FIRST_REQUEST
+        && waiting > 0
+        && waiting + size > BacklogExceededException.LIMIT) {
+      overflowed = true;
+      upstream.cancel();
+      String why = new BacklogExceededException(waiting, size).getMessage();
+      queue.offer(new Failure(Status.RESOURCE_EXHAUSTED.withMessage(why).asException()));
+      wake(); // the reader takes what waits, then the failure
+      return;
+    }
+    arrivedBytes += size;
     queue.offer(item);
     wake();
   }
@@ -123,9 +169,11 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
     }
     T item = (T) next;
     next = null;
+    long size = sizeOf(item);
+    TAKEN_BYTES.setRelease(this, takenBytes + Math.max(size, 0));
     if (ahead.take() && !closed) {
       Subscription s = upstream;
-      long more = s == null ? 0 : ahead.more(sizeOf(item));
+      long more = s == null ? 0 : ahead.more(size);
       if (more > 0) {
         s.request(more);
       }
@@ -133,9 +181,20 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
     return item;
   }
 
-  /** A message's serialized size (protobuf messages), or -1 when it is not known. */
+  /**
+   * A message's serialized size (protobuf messages, which keep it once computed), or -1 when it is
+   * not known.
+   */
   private static long sizeOf(Object item) {
     return item instanceof MessageLite message ? message.getSerializedSize() : -1;
+  }
+
+  /**
+   * The bytes a message is counted as waiting: another marshaller's objects are bounded only by
+   * their count (the credit).
+   */
+  private static long bytesOf(Object item) {
+    return item instanceof MessageLite message ? message.getSerializedSize() : 0;
   }
 
   private Object take() {

@@ -4,6 +4,7 @@ import io.millrace.core.NoRoomException;
 import io.millrace.core.StreamErrorException;
 import io.millrace.core.internal.Failures;
 import io.millrace.frame.ErrorCode;
+import io.millrace.streams.BacklogExceededException;
 import io.millrace.streams.Payload;
 import io.millrace.streams.internal.LoopDrain;
 import io.millrace.streams.internal.ReadsBuffersInPlace;
@@ -527,7 +528,7 @@ final class ResponseReader<Resp> extends LoopDrain
     if (t instanceof StatusException e) {
       return e.status();
     }
-    if (t instanceof NoRoomException) {
+    if (t instanceof NoRoomException || t instanceof BacklogExceededException) {
       return Status.RESOURCE_EXHAUSTED.withMessage(t.getMessage()).withCause(t);
     }
     if (t instanceof StreamErrorException e) {

@@ -1,9 +1,11 @@
 package io.millrace.rpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.BytesValue;
+import io.millrace.streams.BacklogExceededException;
 import io.millrace.streams.internal.ReadAhead;
 import org.junit.jupiter.api.Test;
 import org.reactivestreams.Subscription;
@@ -83,6 +85,87 @@ class MessageIteratorTest {
         .as("dropped by the read, with the iterator still held")
         .allMatch(w -> w.get() == null);
     assertThat(it).isNotNull(); // held to here
+  }
+
+  @Test
+  void messagesThatOutgrowTheirCredit_pastTheLimitOfBytesWaiting_cancelTheStream_afterWhatWaits() {
+    MessageIterator<BytesValue> it = new MessageIterator<>();
+    boolean[] cancelled = {false};
+    it.onSubscribe(cancelling(cancelled));
+    BytesValue small = BytesValue.of(ByteString.copyFromUtf8("small"));
+    for (int i = 0; i < ReadAhead.FIRST_REQUEST; i++) { // the first request's, read
+      it.onNext(small);
+      it.next();
+    }
+    BytesValue mebibyte = BytesValue.of(ByteString.copyFrom(new byte[(1 << 20) - 4]));
+    assertThat(mebibyte.getSerializedSize()).isEqualTo(1 << 20);
+    int fit = (int) (BacklogExceededException.LIMIT >> 20); // 16 of them fit, the next does not
+    for (int i = 0; i < fit; i++) {
+      it.onNext(mebibyte);
+    }
+    assertThat(cancelled[0]).as("at the limit, not past it").isFalse();
+    it.onNext(mebibyte);
+    assertThat(cancelled[0]).as("past the limit: the stream cancelled").isTrue();
+    it.onNext(mebibyte); // one the peer sent before it saw the CANCEL: dropped
+    for (int i = 0; i < fit; i++) {
+      assertThat(it.next()).as("what waited is read first").isSameAs(mebibyte);
+    }
+    assertThatThrownBy(it::hasNext)
+        .isInstanceOfSatisfying(
+            StatusException.class,
+            e -> {
+              assertThat(e.status().code()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+              assertThat(e.status().message()).contains("slow reader");
+            });
+  }
+
+  @Test
+  void theFirstRequestsMessages_madeBeforeAnySizeWasKnown_mayWaitWhateverTheirSize() {
+    MessageIterator<BytesValue> it = new MessageIterator<>();
+    boolean[] cancelled = {false};
+    it.onSubscribe(cancelling(cancelled));
+    BytesValue large = BytesValue.of(ByteString.copyFrom(new byte[3 << 20]));
+    for (int i = 0; i < ReadAhead.FIRST_REQUEST; i++) { // 96 MiB, as the reader asked
+      it.onNext(large);
+    }
+    assertThat(cancelled[0]).isFalse();
+    for (int i = 0; i < ReadAhead.FIRST_REQUEST; i++) {
+      assertThat(it.next()).isSameAs(large);
+    }
+    it.close();
+  }
+
+  @Test
+  void bytesTheReaderTook_noLongerCountAsWaiting_andOneMessageAloneMayBeAnySize() {
+    MessageIterator<BytesValue> it = new MessageIterator<>();
+    boolean[] cancelled = {false};
+    it.onSubscribe(cancelling(cancelled));
+    BytesValue mebibyte = BytesValue.of(ByteString.copyFrom(new byte[(1 << 20) - 4]));
+    for (int round = 0; round < 4; round++) { // 4 x 12 MiB in all, never 16 at once
+      for (int i = 0; i < 12; i++) {
+        it.onNext(mebibyte);
+      }
+      for (int i = 0; i < 12; i++) {
+        it.next();
+      }
+    }
+    BytesValue huge = BytesValue.of(ByteString.copyFrom(new byte[20 << 20]));
+    it.onNext(huge); // past the limit alone, but nothing waits: taken
+    assertThat(cancelled[0]).isFalse();
+    assertThat(it.next()).isSameAs(huge);
+    it.close();
+  }
+
+  private static Subscription cancelling(boolean[] cancelled) {
+    return new Subscription() {
+      @Override
+      public void request(long n) {}
+
+      @Override
+      public void cancel() {
+        cancelled[0] = true;
+      }
+    };
   }
 
   /** Reads {@code count} messages of {@code size} bytes, delivering only what was asked for. */

@@ -213,6 +213,67 @@ class ReactiveStreamsTest {
     taking.subscription.cancel();
   }
 
+  @Test
+  void payloadsThatOutgrowTheirCredit_pastTheLimitOfBytesWaiting_cancelTheStream()
+      throws Exception {
+    // 100 small payloads, then 1 MiB ones: credit granted at the small size lets the server send
+    // hundreds of the large, more than the limit; the subscriber, having taken the small ones and
+    // asked for nothing more, hears of it, and the server's Publisher is cancelled.
+    CountDownLatch serverCancelled = new CountDownLatch(1);
+    AtomicInteger sent = new AtomicInteger();
+    byte[] mebibyte = new byte[1 << 20];
+    pair =
+        new Pair(
+            ReactiveResponder.of(
+                new ReactiveHandler() {
+                  @Override
+                  public Publisher<Payload> requestStream(Payload payload) {
+                    return Flux.range(0, 1_000)
+                        .map(
+                            i -> {
+                              sent.incrementAndGet();
+                              return i < 100
+                                  ? Payload.of("small")
+                                  : Payload.of(Unpooled.wrappedBuffer(mebibyte));
+                            })
+                        .doOnCancel(serverCancelled::countDown);
+                  }
+                }));
+    ReactiveRequester r = pair.requester();
+    AtomicInteger received = new AtomicInteger();
+    AtomicReference<Throwable> error = new AtomicReference<>();
+    CountDownLatch ended = new CountDownLatch(1);
+    r.requestStream(Payload.of("x"))
+        .subscribe(
+            new Subscriber<>() {
+              @Override
+              public void onSubscribe(Subscription s) {
+                s.request(100);
+              }
+
+              @Override
+              public void onNext(Payload p) {
+                received.incrementAndGet();
+              }
+
+              @Override
+              public void onError(Throwable t) {
+                error.set(t);
+                ended.countDown();
+              }
+
+              @Override
+              public void onComplete() {
+                ended.countDown();
+              }
+            });
+    assertThat(ended.await(10, TimeUnit.SECONDS)).as("the subscriber was told").isTrue();
+    assertThat(error.get()).isInstanceOf(BacklogExceededException.class);
+    assertThat(received.get()).as("what it asked for").isEqualTo(100);
+    assertThat(serverCancelled.await(10, TimeUnit.SECONDS)).as("the server heard").isTrue();
+    assertThat(sent.get()).as("the server stopped well short").isLessThan(1_000);
+  }
+
   /**
    * How many items an endless server stream was asked for once a subscriber with {@code prefetch}
    * had requested {@code n} once and received them.

@@ -3,6 +3,7 @@ package io.millrace.futures.internal;
 import io.millrace.core.StreamErrorException;
 import io.millrace.frame.ErrorCode;
 import io.millrace.futures.BlockingStream;
+import io.millrace.streams.BacklogExceededException;
 import io.millrace.streams.Payload;
 import io.millrace.streams.internal.ParkedReader;
 import io.millrace.streams.internal.ReadAhead;
@@ -21,7 +22,10 @@ import org.reactivestreams.Subscription;
  * for again each time half of that is read, so a fast reader of small payloads costs a wake-up of
  * the loop per two thousand payloads, not per 48 (the quarter of the prefetch it used to ask for:
  * 8-byte streams ran at a ninth of the core's rate). What waits for a slow reader is that window
- * and, below it, the credit window's own prefetch.
+ * and, below it, the credit window's own prefetch. Since credit counts payloads, a peer whose
+ * payloads grow after it was granted credit could fill that window with large ones: past {@link
+ * BacklogExceededException#LIMIT} bytes waiting the stream is cancelled, and the reader gets the
+ * error after what waits.
  *
  * <p>The event loop never waits here: it adds to a lock-free queue and wakes the reader once per
  * batch of reads ({@link ParkedReader}; a {@code LinkedBlockingQueue} would have the loop take the
@@ -49,7 +53,9 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
 
   static {
     try {
-      NEXT = MethodHandles.lookup().findVarHandle(BlockingIterator.class, "next", Payload.class);
+      MethodHandles.Lookup lookup = MethodHandles.lookup();
+      NEXT = lookup.findVarHandle(BlockingIterator.class, "next", Payload.class);
+      TAKEN_BYTES = lookup.findVarHandle(BlockingIterator.class, "takenBytes", long.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -58,6 +64,20 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
   // Reader thread only.
   private boolean done;
   private final ReadAhead ahead = new ReadAhead();
+
+  /**
+   * Bytes of payloads taken by the reader, in total: written by the reader only (an ordered store,
+   * no atomic operation), read by the loop to learn how many bytes wait.
+   */
+  private long takenBytes;
+
+  private static final VarHandle TAKEN_BYTES;
+
+  // Event loop only.
+  private long arrived; // how many came
+  private long arrivedBytes; // of the payloads queued, in total
+  private boolean
+      overflowed; // the stream was cancelled for its backlog: later payloads are dropped
 
   public BlockingIterator() {}
 
@@ -82,6 +102,24 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
     if (p == null) {
       throw new NullPointerException("payload"); // rule 2.13
     }
+    if (overflowed) {
+      p.release(); // sent before the peer saw the CANCEL
+      return;
+    }
+    long size = sizeOf(p);
+    long waiting = arrivedBytes - (long) TAKEN_BYTES.getOpaque(this);
+    // The first request was made before any size was known: what it brings may wait, whatever
+    // its size (a stream of large messages has that many waiting at first, by its own request).
+    if (++arrived > ReadAhead.FIRST_REQUEST
+        && waiting > 0
+        && waiting + size > BacklogExceededException.LIMIT) {
+      overflowed = true;
+      p.release();
+      subscription.cancel();
+      offer(new Failure(new BacklogExceededException(waiting, size))); // after what waits
+      return;
+    }
+    arrivedBytes += size;
     offer(p);
     if (closed) {
       releaseQueued(); // closed meanwhile: nobody will read it (the CLOSED mark stays)
@@ -139,6 +177,8 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
       throw t instanceof RuntimeException ? (RuntimeException) t : new RuntimeException(t);
     }
     Payload p = (Payload) o;
+    long size = sizeOf(p);
+    TAKEN_BYTES.setRelease(this, takenBytes + size); // (the reader's own field: a plain read)
     next = p;
     if (closed && NEXT.compareAndSet(this, p, null)) {
       p.release(); // closed by another thread meanwhile, whose close did not see it
@@ -146,7 +186,7 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
       return false;
     }
     if (ahead.take()) {
-      long more = ahead.more(sizeOf(p));
+      long more = ahead.more(size);
       if (more > 0) {
         subscription.request(more);
       }

@@ -5,6 +5,7 @@ import io.millrace.core.StreamErrorException;
 import io.millrace.core.StreamListener;
 import io.millrace.core.internal.Failures;
 import io.millrace.frame.ErrorCode;
+import io.millrace.streams.BacklogExceededException;
 import io.millrace.streams.Payload;
 import io.millrace.streams.StreamsOptions;
 import io.netty.buffer.ByteBuf;
@@ -88,7 +89,8 @@ public abstract class InboundPublisher extends LoopDrain
 
   /**
    * What the subscriber is told as its cancelled stream is cleaned up: rule 3.9's error for a
-   * request that was not positive, or the exception its own onNext threw.
+   * request that was not positive, the exception its own onNext threw, or a {@link
+   * BacklogExceededException}.
    */
   private volatile Throwable invalidRequest;
 
@@ -111,6 +113,16 @@ public abstract class InboundPublisher extends LoopDrain
   // Event loop only.
   private boolean loopStarted;
   private ArrayDeque<Payload> queue;
+
+  /** The bytes of the payloads in {@link #queue} (metadata and data). Loop only. */
+  private long queuedBytes;
+
+  /**
+   * The first credit, granted before any payload's size was known: payloads within it may wait
+   * whatever their size (a stream of large ones has that many waiting at first, by its own
+   * request); those after it are held to {@link BacklogExceededException#LIMIT} bytes waiting.
+   */
+  private long firstGrant;
 
   /**
    * Whether the subscriber {@link ReadsInPlace}: a payload emitted straight from the engine's
@@ -200,6 +212,7 @@ public abstract class InboundPublisher extends LoopDrain
       return Long.MAX_VALUE;
     }
     granted = r >= MAX_GRANT - prefetch ? MAX_GRANT : r + prefetch; // (no overflow)
+    firstGrant = granted;
     return granted;
   }
 
@@ -410,11 +423,40 @@ public abstract class InboundPublisher extends LoopDrain
       }
       return;
     }
+    long size = sizeOf(metadata, data);
+    if (queuedBytes > 0
+        && queuedBytes + size > BacklogExceededException.LIMIT
+        && arrived > firstGrant) {
+      overflowed(size); // the engine releases the buffers
+      return;
+    }
     Payload p = Payloads.received(metadata, data, zeroCopy);
     if (queue == null) {
       queue = new ArrayDeque<>(Math.min(prefetch, 64));
     }
     queue.add(p);
+    queuedBytes += size;
+    drain();
+  }
+
+  private static long sizeOf(ByteBuf metadata, ByteBuf data) {
+    return data.readableBytes() + (metadata == null ? 0 : metadata.readableBytes());
+  }
+
+  /**
+   * A payload of {@code size} bytes would pass {@link BacklogExceededException#LIMIT} bytes waiting
+   * here: the stream is cancelled as if the subscriber had cancelled it (CANCEL to the peer, what
+   * waits dropped) and the subscriber is told so. Loop.
+   */
+  private void overflowed(long size) {
+    LOG.log(
+        System.Logger.Level.DEBUG,
+        "{0} bytes wait for a slow subscriber: its stream is cancelled",
+        queuedBytes);
+    if (invalidRequest == null) {
+      invalidRequest = new BacklogExceededException(queuedBytes, size);
+    }
+    cancelled = true;
     drain();
   }
 
@@ -454,6 +496,13 @@ public abstract class InboundPublisher extends LoopDrain
         p.release();
       }
     }
+    queuedBytes = 0;
+  }
+
+  private Payload poll() {
+    Payload p = queue.poll();
+    queuedBytes -= sizeOf(p.metadata(), p.data());
+    return p;
   }
 
   /** Ends the inbound half with {@code error} (delivered after what is queued). Loop only. */
@@ -567,7 +616,7 @@ public abstract class InboundPublisher extends LoopDrain
         Stream s = stream;
         long r = requested;
         while (queue != null && !queue.isEmpty() && canEmit(r)) {
-          emit(s, queue.poll());
+          emit(s, poll());
           if (cancelled) {
             cleanUp();
             return;
