@@ -188,6 +188,74 @@ class FuturesAndBlockingTest {
   }
 
   @Test
+  void aSlowBlockingReaderOfLargePayloads_getsEveryOne_noneCancelled() throws Exception {
+    // 3 MiB payloads: the first request, made before their size was known, asked for 32 (96 MiB
+    // that wait, past the 16 MiB limit, by the reader's own request); then 9 MiB ones, two asked
+    // for ahead of the reader (18 MiB waiting, and a third coming).
+    byte[] three = new byte[3 << 20];
+    byte[] nine = new byte[9 << 20];
+    BlockingRequester r =
+        BlockingRequester.of(
+            connect(
+                ReactorResponder.of(
+                    new io.millrace.reactor.ReactorHandler() {
+                      @Override
+                      public reactor.core.publisher.Flux<Payload> requestStream(Payload payload) {
+                        return reactor.core.publisher.Flux.range(0, 50)
+                            .map(i -> Payload.of(Unpooled.wrappedBuffer(i < 40 ? three : nine)));
+                      }
+                    })));
+    int read = 0;
+    try (BlockingStream s = r.requestStream(Payload.of("x"))) {
+      Thread.sleep(1_000); // the first window comes while nothing is read
+      while (s.hasNext()) {
+        assertThat(s.next().data().readableBytes()).isEqualTo(read < 40 ? 3 << 20 : 9 << 20);
+        read++;
+        Thread.sleep(read < 40 ? 0 : 50); // slower than the network: the next ones wait
+      }
+    }
+    assertThat(read).isEqualTo(50);
+  }
+
+  @Test
+  void aBlockingReadersBacklog_theFirstRequestWhole_thenThreeOfTheLargestOr16MiB() {
+    BlockingIterator stream = new BlockingIterator();
+    AtomicBoolean cancelled = new AtomicBoolean();
+    stream.onSubscribe(
+        new Subscription() {
+          @Override
+          public void request(long n) {}
+
+          @Override
+          public void cancel() {
+            cancelled.set(true);
+          }
+        });
+    byte[] three = new byte[3 << 20];
+    for (int i = 0; i < ReadAhead.FIRST_REQUEST; i++) { // 96 MiB, as the first request asked
+      stream.onNext(Payload.of(Unpooled.wrappedBuffer(three)));
+    }
+    assertThat(cancelled).as("the first request's, whatever their size").isFalse();
+    for (int i = 0; i < ReadAhead.FIRST_REQUEST; i++) {
+      stream.next();
+    }
+    byte[] ten = new byte[10 << 20];
+    for (int i = 0; i < 3; i++) { // 30 MiB: past 16 MiB, but three of the largest
+      stream.onNext(Payload.of(Unpooled.wrappedBuffer(ten)));
+    }
+    assertThat(cancelled).isFalse();
+    ByteBuf fourth = Unpooled.wrappedBuffer(ten);
+    stream.onNext(Payload.of(fourth));
+    assertThat(cancelled).as("a fourth: past the limit").isTrue();
+    assertThat(fourth.refCnt()).as("dropped, released").isZero();
+    for (int i = 0; i < 3; i++) {
+      assertThat(stream.next().data().readableBytes()).isEqualTo(10 << 20);
+    }
+    assertThatThrownBy(stream::hasNext)
+        .isInstanceOf(io.millrace.streams.BacklogExceededException.class);
+  }
+
+  @Test
   void aPayloadTheReaderHeldWhenAnotherThreadClosed_releasedByThatClose() throws Exception {
     BlockingIterator stream = new BlockingIterator();
     AtomicBoolean cancelled = new AtomicBoolean();

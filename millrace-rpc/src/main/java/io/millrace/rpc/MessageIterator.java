@@ -2,6 +2,7 @@ package io.millrace.rpc;
 
 import com.google.protobuf.MessageLite;
 import io.millrace.streams.BacklogExceededException;
+import io.millrace.streams.internal.Backlog;
 import io.millrace.streams.internal.ParkedReader;
 import io.millrace.streams.internal.ReadAhead;
 import io.netty.util.internal.PlatformDependent;
@@ -76,6 +77,7 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
 
   // The signalling thread (the loop) only.
   private long arrived; // how many came
+  private long largest; // the largest size that came
   private long arrivedBytes; // of the messages queued, in total
   private boolean overflowed; // the stream was cancelled for its backlog: later messages dropped
 
@@ -108,14 +110,16 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
     }
     long size = bytesOf(item);
     long waiting = arrivedBytes - (long) TAKEN_BYTES.getOpaque(this);
-    // The first request was made before any size was known: what it brings may wait, whatever
-    // its size (a stream of large messages has that many waiting at first, by its own request).
-    if (++arrived > ReadAhead.FIRST_REQUEST
-        && waiting > 0
-        && waiting + size > BacklogExceededException.LIMIT) {
+    if (size > largest) {
+      largest = size;
+    }
+    long limit = Backlog.limit(largest);
+    // The first request was made before any size was known: what it brings may wait, whatever its
+    // size (a stream of large messages has that many waiting at first, by its own request).
+    if (++arrived > ReadAhead.FIRST_REQUEST && waiting + size > limit) {
       overflowed = true;
       upstream.cancel();
-      String why = new BacklogExceededException(waiting, size).getMessage();
+      String why = new BacklogExceededException(waiting, size, limit).getMessage();
       queue.offer(new Failure(Status.RESOURCE_EXHAUSTED.withMessage(why).asException()));
       wake(); // the reader takes what waits, then the failure
       return;

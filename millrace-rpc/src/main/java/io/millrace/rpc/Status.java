@@ -1,6 +1,7 @@
 package io.millrace.rpc;
 
 import com.google.protobuf.ByteString;
+import io.millrace.streams.BacklogExceededException;
 import java.util.Objects;
 
 /**
@@ -89,13 +90,18 @@ public final class Status {
   }
 
   /**
-   * The status a failure stands for: a {@link StatusException}'s own, otherwise UNKNOWN with the
-   * throwable as its cause (its message is not sent: it may carry internals).
+   * The status a failure stands for: a {@link StatusException}'s own, RESOURCE_EXHAUSTED for a
+   * stream of requests cancelled for its backlog ({@link BacklogExceededException}, whose message
+   * is Millrace's own), otherwise UNKNOWN with the throwable as its cause (its message is not sent:
+   * it may carry internals).
    */
   public static Status fromThrowable(Throwable t) {
     for (Throwable c = t; c != null; c = c.getCause()) {
       if (c instanceof StatusException e) {
         return e.status();
+      }
+      if (c instanceof BacklogExceededException) {
+        return RESOURCE_EXHAUSTED.withMessage(c.getMessage()).withCause(t);
       }
     }
     return UNKNOWN.withCause(t);

@@ -136,6 +136,32 @@ class MessageIteratorTest {
   }
 
   @Test
+  void aStreamOfLargeMessages_threeOfTheLargestMayWait_theFourthIsPastTheLimit() {
+    MessageIterator<BytesValue> it = new MessageIterator<>();
+    boolean[] cancelled = {false};
+    it.onSubscribe(cancelling(cancelled));
+    BytesValue small = BytesValue.of(ByteString.copyFromUtf8("small"));
+    for (int i = 0; i < ReadAhead.FIRST_REQUEST; i++) { // the first request's, read
+      it.onNext(small);
+      it.next();
+    }
+    BytesValue large = BytesValue.of(ByteString.copyFrom(new byte[(10 << 20) - 4]));
+    for (int i = 0; i < 3; i++) { // two asked for ahead and one more: 30 MiB, past 16 MiB
+      it.onNext(large);
+    }
+    assertThat(cancelled[0]).isFalse();
+    it.next(); // one taken: 20 MiB wait, and a fourth may come
+    it.onNext(large);
+    assertThat(cancelled[0]).isFalse();
+    it.onNext(large); // 40 MiB: more than three of the largest
+    assertThat(cancelled[0]).isTrue();
+    for (int i = 0; i < 3; i++) {
+      assertThat(it.next()).isSameAs(large);
+    }
+    assertThatThrownBy(it::hasNext).isInstanceOf(StatusException.class);
+  }
+
+  @Test
   void bytesTheReaderTook_noLongerCountAsWaiting_andOneMessageAloneMayBeAnySize() {
     MessageIterator<BytesValue> it = new MessageIterator<>();
     boolean[] cancelled = {false};

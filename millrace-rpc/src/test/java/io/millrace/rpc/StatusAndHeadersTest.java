@@ -63,6 +63,16 @@ class StatusAndHeadersTest {
   }
 
   @Test
+  void fromThrowable_aStreamCancelledForItsBacklog_isResourceExhaustedWithItsMessage() {
+    // A handler that passes on its requests' failure (a Reactor or observer handler's stream of
+    // requests cancelled for what waited) answers RESOURCE_EXHAUSTED, not UNKNOWN.
+    var backlog = new io.millrace.streams.BacklogExceededException(16 << 20, 1 << 20, 16 << 20);
+    Status s = Status.fromThrowable(new RuntimeException(backlog));
+    assertThat(s.code()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+    assertThat(s.message()).isEqualTo(backlog.getMessage());
+  }
+
+  @Test
   void headers_keepOrderAndRepeats_textAndBinarySeparate() {
     Headers h =
         new Headers()

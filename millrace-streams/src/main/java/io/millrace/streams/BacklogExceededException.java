@@ -15,21 +15,21 @@ public final class BacklogExceededException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
   /**
-   * The most bytes of messages (metadata and data) that may wait on one queue of a stream's reader:
-   * 16 MiB, sixteen times what a reader asks for ahead of itself, and the default limit on one
-   * message's size.
+   * The most bytes of messages (metadata and data) that may wait on one queue of a stream's reader
+   * however small its messages: 16 MiB, sixteen times what a reader of small messages asks for
+   * ahead of itself.
    */
   public static final long LIMIT = 16L << 20;
 
-  /** {@code waiting} bytes waited when a message of {@code size} bytes came. */
-  public BacklogExceededException(long waiting, long size) {
+  /** {@code waiting} bytes waited when a message of {@code size} bytes came, past {@code limit}. */
+  public BacklogExceededException(long waiting, long size, long limit) {
     super(
         "stream cancelled: a message of "
             + size
             + " bytes came while "
             + waiting
             + " bytes waited for a slow reader, past the limit of "
-            + LIMIT
+            + limit
             + " (the peer's messages outgrew the credit granted at a smaller size)",
         null,
         false,

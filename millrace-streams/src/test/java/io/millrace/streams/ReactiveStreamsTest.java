@@ -274,6 +274,71 @@ class ReactiveStreamsTest {
     assertThat(sent.get()).as("the server stopped well short").isLessThan(1_000);
   }
 
+  @Test
+  void aSlowSubscriberOfLargePayloads_getsItsFirstWindowAndThenEveryOne_noneCancelled()
+      throws Exception {
+    // 2 MiB payloads, one asked for: before their size is known the client grants that one and 16
+    // more, which all come and wait (32 MiB, past the 16 MiB limit, by the client's own grant);
+    // then 9 MiB ones, asked for one at a time.
+    byte[] two = new byte[2 << 20];
+    byte[] nine = new byte[9 << 20];
+    AtomicInteger sent = new AtomicInteger();
+    pair =
+        new Pair(
+            ReactiveResponder.of(
+                new ReactiveHandler() {
+                  @Override
+                  public Publisher<Payload> requestStream(Payload payload) {
+                    return Flux.range(0, 30)
+                        .doOnNext(i -> sent.incrementAndGet())
+                        .map(i -> Payload.of(Unpooled.wrappedBuffer(i < 20 ? two : nine)));
+                  }
+                }));
+    List<Integer> sizes = new java.util.concurrent.CopyOnWriteArrayList<>();
+    AtomicReference<Throwable> error = new AtomicReference<>();
+    CountDownLatch ended = new CountDownLatch(1);
+    AtomicReference<Subscription> subscription = new AtomicReference<>();
+    pair.requester()
+        .requestStream(Payload.of("x"))
+        .subscribe(
+            new Subscriber<>() {
+              @Override
+              public void onSubscribe(Subscription s) {
+                subscription.set(s);
+                s.request(1);
+              }
+
+              @Override
+              public void onNext(Payload p) {
+                sizes.add(p.data().readableBytes());
+              }
+
+              @Override
+              public void onError(Throwable t) {
+                error.set(t);
+                ended.countDown();
+              }
+
+              @Override
+              public void onComplete() {
+                ended.countDown();
+              }
+            });
+    for (int i = 0; i < 500 && sent.get() < 17; i++) {
+      Thread.sleep(10);
+    }
+    assertThat(sent.get()).as("the first grant, sent").isEqualTo(17);
+    Thread.sleep(1_000); // time for all of it to come and wait
+    for (int i = 1; i < 30 && ended.getCount() > 0; i++) {
+      subscription.get().request(1);
+      Thread.sleep(20);
+    }
+    assertThat(ended.await(30, TimeUnit.SECONDS)).isTrue();
+    assertThat(error.get()).isNull();
+    assertThat(sizes).hasSize(30);
+    assertThat(sizes.subList(20, 30)).containsOnly(9 << 20);
+  }
+
   /**
    * How many items an endless server stream was asked for once a subscriber with {@code prefetch}
    * had requested {@code n} once and received them.

@@ -5,9 +5,9 @@ import io.millrace.frame.ErrorCode;
 import io.millrace.futures.BlockingStream;
 import io.millrace.streams.BacklogExceededException;
 import io.millrace.streams.Payload;
+import io.millrace.streams.internal.Backlog;
 import io.millrace.streams.internal.ParkedReader;
 import io.millrace.streams.internal.ReadAhead;
-import io.netty.buffer.ByteBuf;
 import io.netty.util.internal.ThreadExecutorMap;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -75,6 +75,7 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
 
   // Event loop only.
   private long arrived; // how many came
+  private long largest; // the largest size that came
   private long arrivedBytes; // of the payloads queued, in total
   private boolean
       overflowed; // the stream was cancelled for its backlog: later payloads are dropped
@@ -108,15 +109,17 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
     }
     long size = sizeOf(p);
     long waiting = arrivedBytes - (long) TAKEN_BYTES.getOpaque(this);
-    // The first request was made before any size was known: what it brings may wait, whatever
-    // its size (a stream of large messages has that many waiting at first, by its own request).
-    if (++arrived > ReadAhead.FIRST_REQUEST
-        && waiting > 0
-        && waiting + size > BacklogExceededException.LIMIT) {
+    if (size > largest) {
+      largest = size;
+    }
+    long limit = Backlog.limit(largest);
+    // The first request was made before any size was known: what it brings may wait, whatever its
+    // size (a stream of large messages has that many waiting at first, by its own request).
+    if (++arrived > ReadAhead.FIRST_REQUEST && waiting + size > limit) {
       overflowed = true;
       p.release();
       subscription.cancel();
-      offer(new Failure(new BacklogExceededException(waiting, size))); // after what waits
+      offer(new Failure(new BacklogExceededException(waiting, size, limit))); // after what waits
       return;
     }
     arrivedBytes += size;
@@ -249,9 +252,9 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
     }
   }
 
+  /** Metadata and data, without wrapping a received copy in a buffer as {@code data()} would. */
   private static long sizeOf(Payload p) {
-    ByteBuf metadata = p.metadata();
-    return p.data().readableBytes() + (metadata == null ? 0 : metadata.readableBytes());
+    return p.length();
   }
 
   private static final class Failure {

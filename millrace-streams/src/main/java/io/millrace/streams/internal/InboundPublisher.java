@@ -29,14 +29,16 @@ import org.reactivestreams.Subscription;
  * prefetch ahead of it. Credit is topped up with one REQUEST_N once it has fallen three quarters of
  * the prefetch short of that, so a subscriber that asks for one at a time costs a frame per three
  * quarters of the prefetch, and one that asks for many keeps as many in flight. What arrives beyond
- * the subscriber's demand waits in a queue of at most the prefetch.
+ * the subscriber's demand waits in a queue: at most the credit granted beyond demand (the prefetch
+ * when it was granted), and in bytes at most {@link Backlog#limit} once past the first grant.
  *
  * <p>The prefetch follows the payloads' size: {@link StreamsOptions#prefetch()} payloads, but no
  * more than about {@value #PREFETCH_BYTES} bytes of them by their running average size (at least
  * one), and {@value #FIRST_PREFETCH} before a size is known. So a slow subscriber of 8-byte
  * payloads has 256 waiting, and one of 4 MiB payloads one, not a gigabyte. Credit counts payloads
  * (RSocket's REQUEST_N), so what was granted at one size may arrive at a larger one; the next grant
- * shrinks.
+ * shrinks, and a payload that would take the queue past {@link Backlog#limit} cancels the stream
+ * and fails the subscriber with {@link BacklogExceededException}.
  *
  * <p>Ending. Completion and the peer's ERROR come after the payloads queued before them; a broken
  * or closed connection fails the subscriber at once (see {@link #onError(Stream, int, String)}).
@@ -120,9 +122,12 @@ public abstract class InboundPublisher extends LoopDrain
   /**
    * The first credit, granted before any payload's size was known: payloads within it may wait
    * whatever their size (a stream of large ones has that many waiting at first, by its own
-   * request); those after it are held to {@link BacklogExceededException#LIMIT} bytes waiting.
+   * request); those after it are held to {@link Backlog#limit} bytes waiting.
    */
   private long firstGrant;
+
+  /** The largest payload this stream has received, in bytes. Loop only. */
+  private long largestSize;
 
   /**
    * Whether the subscriber {@link ReadsInPlace}: a payload emitted straight from the engine's
@@ -424,9 +429,10 @@ public abstract class InboundPublisher extends LoopDrain
       return;
     }
     long size = sizeOf(metadata, data);
-    if (queuedBytes > 0
-        && queuedBytes + size > BacklogExceededException.LIMIT
-        && arrived > firstGrant) {
+    if (size > largestSize) {
+      largestSize = size;
+    }
+    if (queuedBytes + size > Backlog.limit(largestSize) && arrived > firstGrant) {
       overflowed(size); // the engine releases the buffers
       return;
     }
@@ -444,9 +450,9 @@ public abstract class InboundPublisher extends LoopDrain
   }
 
   /**
-   * A payload of {@code size} bytes would pass {@link BacklogExceededException#LIMIT} bytes waiting
-   * here: the stream is cancelled as if the subscriber had cancelled it (CANCEL to the peer, what
-   * waits dropped) and the subscriber is told so. Loop.
+   * A payload of {@code size} bytes would take what waits here past {@link Backlog#limit}: the
+   * stream is cancelled as if the subscriber had cancelled it (CANCEL to the peer, what waits
+   * dropped) and the subscriber is told so. Loop.
    */
   private void overflowed(long size) {
     LOG.log(
@@ -454,7 +460,7 @@ public abstract class InboundPublisher extends LoopDrain
         "{0} bytes wait for a slow subscriber: its stream is cancelled",
         queuedBytes);
     if (invalidRequest == null) {
-      invalidRequest = new BacklogExceededException(queuedBytes, size);
+      invalidRequest = new BacklogExceededException(queuedBytes, size, Backlog.limit(largestSize));
     }
     cancelled = true;
     drain();
@@ -501,7 +507,7 @@ public abstract class InboundPublisher extends LoopDrain
 
   private Payload poll() {
     Payload p = queue.poll();
-    queuedBytes -= sizeOf(p.metadata(), p.data());
+    queuedBytes -= p.length(); // (as sizeOf counted it; data() would wrap a received copy)
     return p;
   }
 
