@@ -35,6 +35,7 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.reactivestreams.Subscription;
+import reactor.core.publisher.Flux;
 
 /**
  * The CompletableFuture and blocking flavour against a Reactor responder with the suite's {@link
@@ -154,21 +155,14 @@ class FuturesAndBlockingTest {
     byte[] mebibyte = new byte[1 << 20];
     int small = 5_000;
     BlockingRequester r =
-        BlockingRequester.of(
-            connect(
-                ReactorResponder.of(
-                    new io.millrace.reactor.ReactorHandler() {
-                      @Override
-                      public reactor.core.publisher.Flux<Payload> requestStream(Payload payload) {
-                        return reactor.core.publisher.Flux.range(0, 100_000)
-                            .map(
-                                i ->
-                                    i < small
-                                        ? Payload.of("small")
-                                        : Payload.of(Unpooled.wrappedBuffer(mebibyte)))
-                            .doOnCancel(serverCancelled::countDown);
-                      }
-                    })));
+        streaming(
+            Flux.range(0, 100_000)
+                .map(
+                    i ->
+                        i < small
+                            ? Payload.of("small")
+                            : Payload.of(Unpooled.wrappedBuffer(mebibyte)))
+                .doOnCancel(serverCancelled::countDown));
     try (BlockingStream s = r.requestStream(Payload.of("x"))) {
       for (int i = 0; i < small; i++) {
         assertThat(s.next().dataUtf8()).isEqualTo("small");
@@ -195,16 +189,8 @@ class FuturesAndBlockingTest {
     byte[] three = new byte[3 << 20];
     byte[] nine = new byte[9 << 20];
     BlockingRequester r =
-        BlockingRequester.of(
-            connect(
-                ReactorResponder.of(
-                    new io.millrace.reactor.ReactorHandler() {
-                      @Override
-                      public reactor.core.publisher.Flux<Payload> requestStream(Payload payload) {
-                        return reactor.core.publisher.Flux.range(0, 50)
-                            .map(i -> Payload.of(Unpooled.wrappedBuffer(i < 40 ? three : nine)));
-                      }
-                    })));
+        streaming(
+            Flux.range(0, 50).map(i -> Payload.of(Unpooled.wrappedBuffer(i < 40 ? three : nine))));
     int read = 0;
     try (BlockingStream s = r.requestStream(Payload.of("x"))) {
       Thread.sleep(1_000); // the first window comes while nothing is read
@@ -219,18 +205,8 @@ class FuturesAndBlockingTest {
 
   @Test
   void aBlockingReadersBacklog_theFirstRequestWhole_thenThreeOfTheLargestOr16MiB() {
-    BlockingIterator stream = new BlockingIterator();
     AtomicBoolean cancelled = new AtomicBoolean();
-    stream.onSubscribe(
-        new Subscription() {
-          @Override
-          public void request(long n) {}
-
-          @Override
-          public void cancel() {
-            cancelled.set(true);
-          }
-        });
+    BlockingIterator stream = subscribedIterator(cancelled);
     byte[] three = new byte[3 << 20];
     for (int i = 0; i < ReadAhead.FIRST_REQUEST; i++) { // 96 MiB, as the first request asked
       stream.onNext(Payload.of(Unpooled.wrappedBuffer(three)));
@@ -255,10 +231,22 @@ class FuturesAndBlockingTest {
         .isInstanceOf(io.millrace.streams.BacklogExceededException.class);
   }
 
-  @Test
-  void aPayloadTheReaderHeldWhenAnotherThreadClosed_releasedByThatClose() throws Exception {
+  /** A blocking requester of a Reactor server whose streams are {@code items}. */
+  private BlockingRequester streaming(Flux<Payload> items) throws Exception {
+    return BlockingRequester.of(
+        connect(
+            ReactorResponder.of(
+                new io.millrace.reactor.ReactorHandler() {
+                  @Override
+                  public Flux<Payload> requestStream(Payload payload) {
+                    return items;
+                  }
+                })));
+  }
+
+  /** A blocking iterator on a subscription that asks nothing of anyone and notes a cancel. */
+  private static BlockingIterator subscribedIterator(AtomicBoolean cancelled) {
     BlockingIterator stream = new BlockingIterator();
-    AtomicBoolean cancelled = new AtomicBoolean();
     stream.onSubscribe(
         new Subscription() {
           @Override
@@ -269,6 +257,13 @@ class FuturesAndBlockingTest {
             cancelled.set(true);
           }
         });
+    return stream;
+  }
+
+  @Test
+  void aPayloadTheReaderHeldWhenAnotherThreadClosed_releasedByThatClose() throws Exception {
+    AtomicBoolean cancelled = new AtomicBoolean();
+    BlockingIterator stream = subscribedIterator(cancelled);
     ByteBuf data = Unpooled.buffer().writeInt(1);
     stream.onNext(Payload.of(data));
     assertThat(stream.hasNext()).isTrue(); // taken by the reader, not yet by next()

@@ -92,11 +92,7 @@ class MessageIteratorTest {
     MessageIterator<BytesValue> it = new MessageIterator<>();
     boolean[] cancelled = {false};
     it.onSubscribe(cancelling(cancelled));
-    BytesValue small = BytesValue.of(ByteString.copyFromUtf8("small"));
-    for (int i = 0; i < ReadAhead.FIRST_REQUEST; i++) { // the first request's, read
-      it.onNext(small);
-      it.next();
-    }
+    readTheFirstRequest(it);
     BytesValue mebibyte = BytesValue.of(ByteString.copyFrom(new byte[(1 << 20) - 4]));
     assertThat(mebibyte.getSerializedSize()).isEqualTo(1 << 20);
     int fit = (int) (BacklogExceededException.LIMIT >> 20); // 16 of them fit, the next does not
@@ -140,11 +136,7 @@ class MessageIteratorTest {
     MessageIterator<BytesValue> it = new MessageIterator<>();
     boolean[] cancelled = {false};
     it.onSubscribe(cancelling(cancelled));
-    BytesValue small = BytesValue.of(ByteString.copyFromUtf8("small"));
-    for (int i = 0; i < ReadAhead.FIRST_REQUEST; i++) { // the first request's, read
-      it.onNext(small);
-      it.next();
-    }
+    readTheFirstRequest(it);
     BytesValue large = BytesValue.of(ByteString.copyFrom(new byte[(10 << 20) - 4]));
     for (int i = 0; i < 3; i++) { // two asked for ahead and one more: 30 MiB, past 16 MiB
       it.onNext(large);
@@ -180,6 +172,15 @@ class MessageIteratorTest {
     assertThat(cancelled[0]).isFalse();
     assertThat(it.next()).isSameAs(huge);
     it.close();
+  }
+
+  /** Delivers and reads the first request's messages, small ones. */
+  private static void readTheFirstRequest(MessageIterator<BytesValue> it) {
+    BytesValue small = BytesValue.of(ByteString.copyFromUtf8("small"));
+    for (int i = 0; i < ReadAhead.FIRST_REQUEST; i++) {
+      it.onNext(small);
+      it.next();
+    }
   }
 
   private static Subscription cancelling(boolean[] cancelled) {

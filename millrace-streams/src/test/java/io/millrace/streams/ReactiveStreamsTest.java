@@ -222,54 +222,15 @@ class ReactiveStreamsTest {
     CountDownLatch serverCancelled = new CountDownLatch(1);
     AtomicInteger sent = new AtomicInteger();
     byte[] mebibyte = new byte[1 << 20];
-    pair =
-        new Pair(
-            ReactiveResponder.of(
-                new ReactiveHandler() {
-                  @Override
-                  public Publisher<Payload> requestStream(Payload payload) {
-                    return Flux.range(0, 1_000)
-                        .map(
-                            i -> {
-                              sent.incrementAndGet();
-                              return i < 100
-                                  ? Payload.of("small")
-                                  : Payload.of(Unpooled.wrappedBuffer(mebibyte));
-                            })
-                        .doOnCancel(serverCancelled::countDown);
-                  }
-                }));
-    ReactiveRequester r = pair.requester();
-    AtomicInteger received = new AtomicInteger();
-    AtomicReference<Throwable> error = new AtomicReference<>();
-    CountDownLatch ended = new CountDownLatch(1);
-    r.requestStream(Payload.of("x"))
-        .subscribe(
-            new Subscriber<>() {
-              @Override
-              public void onSubscribe(Subscription s) {
-                s.request(100);
-              }
-
-              @Override
-              public void onNext(Payload p) {
-                received.incrementAndGet();
-              }
-
-              @Override
-              public void onError(Throwable t) {
-                error.set(t);
-                ended.countDown();
-              }
-
-              @Override
-              public void onComplete() {
-                ended.countDown();
-              }
-            });
-    assertThat(ended.await(10, TimeUnit.SECONDS)).as("the subscriber was told").isTrue();
-    assertThat(error.get()).isInstanceOf(BacklogExceededException.class);
-    assertThat(received.get()).as("what it asked for").isEqualTo(100);
+    Flux<Payload> items =
+        Flux.range(0, 1_000)
+            .map(i -> i < 100 ? Payload.of("small") : Payload.of(Unpooled.wrappedBuffer(mebibyte)))
+            .doOnCancel(serverCancelled::countDown);
+    Recording recording = new Recording(100);
+    streamingServer(items, sent).requestStream(Payload.of("x")).subscribe(recording);
+    assertThat(recording.ended.await(10, TimeUnit.SECONDS)).as("the subscriber was told").isTrue();
+    assertThat(recording.error.get()).isInstanceOf(BacklogExceededException.class);
+    assertThat(recording.sizes).as("what it asked for").hasSize(100);
     assertThat(serverCancelled.await(10, TimeUnit.SECONDS)).as("the server heard").isTrue();
     assertThat(sent.get()).as("the server stopped well short").isLessThan(1_000);
   }
@@ -283,60 +244,75 @@ class ReactiveStreamsTest {
     byte[] two = new byte[2 << 20];
     byte[] nine = new byte[9 << 20];
     AtomicInteger sent = new AtomicInteger();
+    Flux<Payload> items =
+        Flux.range(0, 30).map(i -> Payload.of(Unpooled.wrappedBuffer(i < 20 ? two : nine)));
+    Recording recording = new Recording(1);
+    streamingServer(items, sent).requestStream(Payload.of("x")).subscribe(recording);
+    for (int i = 0; i < 500 && sent.get() < 17; i++) {
+      Thread.sleep(10);
+    }
+    assertThat(sent.get()).as("the first grant, sent").isEqualTo(17);
+    Thread.sleep(1_000); // time for all of it to come and wait
+    for (int i = 1; i < 30 && recording.ended.getCount() > 0; i++) {
+      recording.subscription.request(1);
+      Thread.sleep(20);
+    }
+    assertThat(recording.ended.await(30, TimeUnit.SECONDS)).isTrue();
+    assertThat(recording.error.get()).isNull();
+    assertThat(recording.sizes).hasSize(30);
+    assertThat(recording.sizes.subList(20, 30)).containsOnly(9 << 20);
+  }
+
+  /**
+   * A server whose streams are {@code items}, counting in {@code sent} what it sent; a requester.
+   */
+  private ReactiveRequester streamingServer(Flux<Payload> items, AtomicInteger sent)
+      throws Exception {
     pair =
         new Pair(
             ReactiveResponder.of(
                 new ReactiveHandler() {
                   @Override
                   public Publisher<Payload> requestStream(Payload payload) {
-                    return Flux.range(0, 30)
-                        .doOnNext(i -> sent.incrementAndGet())
-                        .map(i -> Payload.of(Unpooled.wrappedBuffer(i < 20 ? two : nine)));
+                    return items.doOnNext(p -> sent.incrementAndGet());
                   }
                 }));
-    List<Integer> sizes = new java.util.concurrent.CopyOnWriteArrayList<>();
-    AtomicReference<Throwable> error = new AtomicReference<>();
-    CountDownLatch ended = new CountDownLatch(1);
-    AtomicReference<Subscription> subscription = new AtomicReference<>();
-    pair.requester()
-        .requestStream(Payload.of("x"))
-        .subscribe(
-            new Subscriber<>() {
-              @Override
-              public void onSubscribe(Subscription s) {
-                subscription.set(s);
-                s.request(1);
-              }
+    return pair.requester();
+  }
 
-              @Override
-              public void onNext(Payload p) {
-                sizes.add(p.data().readableBytes());
-              }
+  /** Asks for {@code first} and records the payloads' sizes and the end. */
+  private static final class Recording implements Subscriber<Payload> {
+    final long first;
+    final List<Integer> sizes = new java.util.concurrent.CopyOnWriteArrayList<>();
+    final AtomicReference<Throwable> error = new AtomicReference<>();
+    final CountDownLatch ended = new CountDownLatch(1);
+    volatile Subscription subscription;
 
-              @Override
-              public void onError(Throwable t) {
-                error.set(t);
-                ended.countDown();
-              }
-
-              @Override
-              public void onComplete() {
-                ended.countDown();
-              }
-            });
-    for (int i = 0; i < 500 && sent.get() < 17; i++) {
-      Thread.sleep(10);
+    Recording(long first) {
+      this.first = first;
     }
-    assertThat(sent.get()).as("the first grant, sent").isEqualTo(17);
-    Thread.sleep(1_000); // time for all of it to come and wait
-    for (int i = 1; i < 30 && ended.getCount() > 0; i++) {
-      subscription.get().request(1);
-      Thread.sleep(20);
+
+    @Override
+    public void onSubscribe(Subscription s) {
+      subscription = s;
+      s.request(first);
     }
-    assertThat(ended.await(30, TimeUnit.SECONDS)).isTrue();
-    assertThat(error.get()).isNull();
-    assertThat(sizes).hasSize(30);
-    assertThat(sizes.subList(20, 30)).containsOnly(9 << 20);
+
+    @Override
+    public void onNext(Payload p) {
+      sizes.add(p.length());
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      error.set(t);
+      ended.countDown();
+    }
+
+    @Override
+    public void onComplete() {
+      ended.countDown();
+    }
   }
 
   /**
