@@ -5,6 +5,7 @@ import io.millrace.streams.BacklogExceededException;
 import io.millrace.streams.internal.Backlog;
 import io.millrace.streams.internal.ParkedReader;
 import io.millrace.streams.internal.ReadAhead;
+import io.millrace.streams.internal.SerialSubscription;
 import io.netty.util.internal.PlatformDependent;
 import io.netty.util.internal.ThreadExecutorMap;
 import java.lang.invoke.MethodHandles;
@@ -92,11 +93,16 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
       s.cancel(); // rule 2.5: one subscription
       return;
     }
-    upstream = s;
+    // The reader asks for more on its thread while the loop may cancel for the backlog (and close()
+    // may come from any thread): one at a time to the upstream (rule 2.7), which may be any
+    // Publisher's (Blocking.iterator, an interceptor's). It is called once per half window.
+    SerialSubscription serial = new SerialSubscription();
+    upstream = serial;
+    serial.set(s);
     if (closed) {
-      s.cancel();
+      serial.cancel();
     } else {
-      s.request(ReadAhead.FIRST_REQUEST);
+      serial.request(ReadAhead.FIRST_REQUEST);
     }
   }
 
