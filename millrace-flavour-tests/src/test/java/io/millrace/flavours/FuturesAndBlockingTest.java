@@ -149,7 +149,7 @@ class FuturesAndBlockingTest {
   void aBlockingStreamWhosePayloadsOutgrowTheirCredit_isCancelledPastTheLimitOfBytesWaiting()
       throws Exception {
     // 5,000 small payloads read fast, so the reader asks 4,096 ahead; then 1 MiB ones, which the
-    // reader does not read for a while: past 16 MiB waiting the stream is cancelled, and the reader
+    // reader does not read for a while: past 64 MiB waiting the stream is cancelled, and the reader
     // gets what waited, then the error.
     CountDownLatch serverCancelled = new CountDownLatch(1);
     byte[] mebibyte = new byte[1 << 20];
@@ -176,7 +176,7 @@ class FuturesAndBlockingTest {
         }
         throw new AssertionError("the stream ended without an error after " + large);
       } catch (io.millrace.streams.BacklogExceededException e) {
-        assertThat(large).as("what waited, read before the error").isBetween(1, 16);
+        assertThat(large).as("what waited, read before the error").isBetween(1, 64);
       }
     }
   }
@@ -184,7 +184,7 @@ class FuturesAndBlockingTest {
   @Test
   void aSlowBlockingReaderOfLargePayloads_getsEveryOne_noneCancelled() throws Exception {
     // 3 MiB payloads: the first request, made before their size was known, asked for 32 (96 MiB
-    // that wait, past the 16 MiB limit, by the reader's own request); then 9 MiB ones, two asked
+    // that wait, past the 64 MiB limit, by the reader's own request); then 9 MiB ones, two asked
     // for ahead of the reader (18 MiB waiting, and a third coming).
     byte[] three = new byte[3 << 20];
     byte[] nine = new byte[9 << 20];
@@ -204,7 +204,38 @@ class FuturesAndBlockingTest {
   }
 
   @Test
-  void aBlockingReadersBacklog_theFirstRequestWhole_thenThreeOfTheLargestOr16MiB() {
+  void aHeaderThenLargeChunks_toASlowBlockingReader_allArrive() throws Exception {
+    // The reader takes a small header at once: its window then doubles (to 64), so the 512 KiB
+    // chunks asked for at the header's size are 32 MiB at most, not 4,096 of them (past the limit).
+    byte[] chunk = new byte[512 << 10];
+    java.util.concurrent.atomic.AtomicInteger sent =
+        new java.util.concurrent.atomic.AtomicInteger();
+    BlockingRequester r =
+        streaming(
+            Flux.range(0, 201)
+                .doOnNext(i -> sent.incrementAndGet())
+                .map(
+                    i ->
+                        i == 0 ? Payload.of("header") : Payload.of(Unpooled.wrappedBuffer(chunk))));
+    int read = 0;
+    try (BlockingStream s = r.requestStream(Payload.of("x"))) {
+      assertThat(s.next().dataUtf8()).isEqualTo("header");
+      // Then nothing for a while: what was asked for comes and waits (all of it, were the window
+      // opened at once: the server then sends everything, which arrives while nothing reads).
+      for (int i = 0; i < 300 && sent.get() < 201; i++) {
+        Thread.sleep(10);
+      }
+      Thread.sleep(2_000);
+      while (s.hasNext()) {
+        assertThat(s.next().data().readableBytes()).isEqualTo(512 << 10);
+        read++;
+      }
+    }
+    assertThat(read).isEqualTo(200);
+  }
+
+  @Test
+  void aBlockingReadersBacklog_theFirstRequestWhole_thenThreeOfTheLargestOr64MiB() {
     AtomicBoolean cancelled = new AtomicBoolean();
     BlockingIterator stream = subscribedIterator(cancelled);
     byte[] three = new byte[3 << 20];
@@ -215,8 +246,8 @@ class FuturesAndBlockingTest {
     for (int i = 0; i < ReadAhead.FIRST_REQUEST; i++) {
       stream.next();
     }
-    byte[] ten = new byte[10 << 20];
-    for (int i = 0; i < 3; i++) { // 30 MiB: past 16 MiB, but three of the largest
+    byte[] ten = new byte[30 << 20];
+    for (int i = 0; i < 3; i++) { // 90 MiB: past 64 MiB, but three of the largest
       stream.onNext(Payload.of(Unpooled.wrappedBuffer(ten)));
     }
     assertThat(cancelled).isFalse();
@@ -225,7 +256,7 @@ class FuturesAndBlockingTest {
     assertThat(cancelled).as("a fourth: past the limit").isTrue();
     assertThat(fourth.refCnt()).as("dropped, released").isZero();
     for (int i = 0; i < 3; i++) {
-      assertThat(stream.next().data().readableBytes()).isEqualTo(10 << 20);
+      assertThat(stream.next().data().readableBytes()).isEqualTo(30 << 20);
     }
     assertThatThrownBy(stream::hasNext)
         .isInstanceOf(io.millrace.streams.BacklogExceededException.class);

@@ -622,7 +622,8 @@ class ObserverTest {
         };
     r.requestStream(Payload.of("go"), manual);
     // What it asked for, plus the prefetch the streams layer grants ahead (held there, not given):
-    // 16 before the payloads' size is known, the whole prefetch once they are seen to be small.
+    // 16 before the payloads' size is known, growing toward the whole once they are seen to be
+    // small.
     assertThat(credits.poll(10, TimeUnit.SECONDS))
         .as("opening credit")
         .isEqualTo(5L + InboundPublisher.FIRST_PREFETCH);
@@ -633,9 +634,13 @@ class ObserverTest {
     Thread.sleep(200); // time for anything more to arrive, which must not
     assertThat(manual.count.get()).isEqualTo(5);
     assertThat(manual.done).isNotDone();
+    // The prefetch doubles per payload toward the whole (a step that adds less than three quarters
+    // of it waits for the next request), so some of that growth, never more.
     assertThat(credits.stream().mapToLong(Long::longValue).sum())
         .as("granted later: the prefetch's growth, no more")
-        .isEqualTo(StreamsOptions.DEFAULT.prefetch() - (long) InboundPublisher.FIRST_PREFETCH);
+        .isPositive()
+        .isLessThanOrEqualTo(
+            StreamsOptions.DEFAULT.prefetch() - (long) InboundPublisher.FIRST_PREFETCH);
   }
 
   /** Counts what arrives; completes {@link #done} with the count. */

@@ -14,11 +14,12 @@ import java.util.stream.StreamSupport;
  * that {@link io.millrace.streams.StreamsOptions#prefetch()} more may wait, so a slow reader holds
  * the responder back through credit. Credit counts payloads, so a responder whose payloads grow
  * after it was asked at a smaller size could leave more waiting than that: past {@link
- * io.millrace.streams.BacklogExceededException#LIMIT} bytes, the stream is cancelled and, after
- * what waited, {@link #hasNext()} throws {@link io.millrace.streams.BacklogExceededException}.
- * Close it to stop early: {@link #close()} sends CANCEL (try-with-resources, or {@link #stream()}'s
- * close). An interrupted wait cancels the stream and throws with the interrupt flag set. One reader
- * thread at a time; virtual threads are welcome (waiting unmounts them).
+ * io.millrace.streams.BacklogExceededException#LIMIT} bytes (or three of its largest payload, when
+ * more; the first request's payloads exempt), the stream is cancelled and, after what waited,
+ * {@link #hasNext()} throws {@link io.millrace.streams.BacklogExceededException}. Close it to stop
+ * early: {@link #close()} sends CANCEL (try-with-resources, or {@link #stream()}'s close). An
+ * interrupted wait cancels the stream and throws with the interrupt flag set. One reader thread at
+ * a time; virtual threads are welcome (waiting unmounts them).
  */
 public interface BlockingStream extends Iterator<Payload>, AutoCloseable {
 

@@ -23,9 +23,9 @@ import org.reactivestreams.Subscription;
  * about a mebibyte of them by their running average size (their serialized size), between two and
  * 4,096. {@link #close} cancels the rest. Failures are thrown by {@link #hasNext} as {@link
  * StatusException}. Credit counts messages, so a peer whose messages grow after it was granted
- * credit could fill that window with large ones: past {@link BacklogExceededException#LIMIT}
- * serialized bytes waiting, the stream is cancelled and the reader gets RESOURCE_EXHAUSTED after
- * what waits.
+ * credit could fill that window with large ones: past {@link Backlog#limit} serialized bytes
+ * waiting (the first request's messages exempt; other marshallers' objects count by number only),
+ * the stream is cancelled and the reader gets RESOURCE_EXHAUSTED after what waits.
  *
  * <p>Threading: one thread reads. It waits with {@link LockSupport#park}, so virtual threads
  * unmount; reading on a Netty event loop is refused, since it would stall the loop. The event loop

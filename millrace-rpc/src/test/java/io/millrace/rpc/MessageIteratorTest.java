@@ -95,7 +95,7 @@ class MessageIteratorTest {
     readTheFirstRequest(it);
     BytesValue mebibyte = BytesValue.of(ByteString.copyFrom(new byte[(1 << 20) - 4]));
     assertThat(mebibyte.getSerializedSize()).isEqualTo(1 << 20);
-    int fit = (int) (BacklogExceededException.LIMIT >> 20); // 16 of them fit, the next does not
+    int fit = (int) (BacklogExceededException.LIMIT >> 20); // 64 of them fit, the next does not
     for (int i = 0; i < fit; i++) {
       it.onNext(mebibyte);
     }
@@ -137,15 +137,15 @@ class MessageIteratorTest {
     boolean[] cancelled = {false};
     it.onSubscribe(cancelling(cancelled));
     readTheFirstRequest(it);
-    BytesValue large = BytesValue.of(ByteString.copyFrom(new byte[(10 << 20) - 4]));
-    for (int i = 0; i < 3; i++) { // two asked for ahead and one more: 30 MiB, past 16 MiB
+    BytesValue large = BytesValue.of(ByteString.copyFrom(new byte[(30 << 20) - 4]));
+    for (int i = 0; i < 3; i++) { // two asked for ahead and one more: 90 MiB, past 64 MiB
       it.onNext(large);
     }
     assertThat(cancelled[0]).isFalse();
-    it.next(); // one taken: 20 MiB wait, and a fourth may come
+    it.next(); // one taken: 60 MiB wait, and a fourth may come
     it.onNext(large);
     assertThat(cancelled[0]).isFalse();
-    it.onNext(large); // 40 MiB: more than three of the largest
+    it.onNext(large); // 120 MiB: more than three of the largest
     assertThat(cancelled[0]).isTrue();
     for (int i = 0; i < 3; i++) {
       assertThat(it.next()).isSameAs(large);
@@ -167,8 +167,8 @@ class MessageIteratorTest {
         it.next();
       }
     }
-    BytesValue huge = BytesValue.of(ByteString.copyFrom(new byte[20 << 20]));
-    it.onNext(huge); // past the limit alone, but nothing waits: taken
+    BytesValue huge = BytesValue.of(ByteString.copyFrom(new byte[70 << 20]));
+    it.onNext(huge); // past the 64 MiB alone, and within three of itself: taken
     assertThat(cancelled[0]).isFalse();
     assertThat(it.next()).isSameAs(huge);
     it.close();

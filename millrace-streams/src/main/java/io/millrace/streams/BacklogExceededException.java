@@ -4,22 +4,28 @@ package io.millrace.streams;
  * A stream was cancelled because the messages waiting for its reader passed the limit on their
  * bytes. Credit (RSocket's REQUEST_N) counts messages, and a reader asks ahead by the size of what
  * it has read so far, so a peer whose messages grow after credit was granted at a smaller size may
- * send far more bytes than the reader meant to hold: once more than {@link #LIMIT} bytes would wait
- * on one stream's queue (a queue that holds nothing takes any one message), the message that passes
- * it is dropped, the stream is cancelled toward the peer, and its reader gets this error in place
- * of what did not fit. A peer that sends its largest messages where it was asked for small ones so
- * costs a reader at most about {@code LIMIT} plus one message per queue, not the credit times the
- * largest message.
+ * send far more bytes than the reader meant to hold (up to the credit times the largest message the
+ * connection accepts). Once a message would take what waits on one queue of the stream's reader
+ * (the prefetch queue, a blocking reader's) past {@link #LIMIT} bytes, or past three of the
+ * stream's largest message so far when that is more (a reader of large messages has two asked for
+ * ahead and may hold a third), the message is dropped, the stream is cancelled toward the peer, and
+ * its reader gets this error in place of what did not fit (a blocking reader after what waited).
+ * The messages of the stream's first request, made before any size was known, may wait whatever
+ * their size.
+ *
+ * <p>The limit is a guard, not flow control: a reader that keeps up, or whose peer's messages keep
+ * their size, never meets it. A legitimate stream meets it only when its messages grow many times
+ * over after thousands of small ones while its reader falls that far behind.
  */
 public final class BacklogExceededException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
   /**
    * The most bytes of messages (metadata and data) that may wait on one queue of a stream's reader
-   * however small its messages: 16 MiB, sixteen times what a reader of small messages asks for
+   * however small its messages: 64 MiB, sixty-four times what a reader of small messages asks for
    * ahead of itself.
    */
-  public static final long LIMIT = 16L << 20;
+  public static final long LIMIT = 64L << 20;
 
   /** {@code waiting} bytes waited when a message of {@code size} bytes came, past {@code limit}. */
   public BacklogExceededException(long waiting, long size, long limit) {

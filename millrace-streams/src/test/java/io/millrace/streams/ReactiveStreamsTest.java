@@ -232,20 +232,19 @@ class ReactiveStreamsTest {
     assertThat(recording.error.get()).isInstanceOf(BacklogExceededException.class);
     assertThat(recording.sizes).as("what it asked for").hasSize(100);
     assertThat(serverCancelled.await(10, TimeUnit.SECONDS)).as("the server heard").isTrue();
-    assertThat(sent.get()).as("the server stopped well short").isLessThan(1_000);
   }
 
   @Test
   void aSlowSubscriberOfLargePayloads_getsItsFirstWindowAndThenEveryOne_noneCancelled()
       throws Exception {
-    // 2 MiB payloads, one asked for: before their size is known the client grants that one and 16
-    // more, which all come and wait (32 MiB, past the 16 MiB limit, by the client's own grant);
+    // 5 MiB payloads, one asked for: before their size is known the client grants that one and 16
+    // more, which all come and wait (80 MiB, past the 64 MiB limit, by the client's own grant);
     // then 9 MiB ones, asked for one at a time.
-    byte[] two = new byte[2 << 20];
+    byte[] five = new byte[5 << 20];
     byte[] nine = new byte[9 << 20];
     AtomicInteger sent = new AtomicInteger();
     Flux<Payload> items =
-        Flux.range(0, 30).map(i -> Payload.of(Unpooled.wrappedBuffer(i < 20 ? two : nine)));
+        Flux.range(0, 30).map(i -> Payload.of(Unpooled.wrappedBuffer(i < 20 ? five : nine)));
     Recording recording = new Recording(1);
     streamingServer(items, sent).requestStream(Payload.of("x")).subscribe(recording);
     for (int i = 0; i < 500 && sent.get() < 17; i++) {
@@ -261,6 +260,30 @@ class ReactiveStreamsTest {
     assertThat(recording.error.get()).isNull();
     assertThat(recording.sizes).hasSize(30);
     assertThat(recording.sizes.subList(20, 30)).containsOnly(9 << 20);
+  }
+
+  @Test
+  void aHeaderThenLargeChunks_toASubscriberThatTakesOneAtATimeSlowly_allArrive() throws Exception {
+    // A small payload first opens the prefetch by doubling only (to 32), so the 512 KiB chunks
+    // granted at the header's size are 16 MiB at most, not 256 of them (128 MiB, past the limit).
+    byte[] chunk = new byte[512 << 10];
+    Flux<Payload> items =
+        Flux.range(0, 201)
+            .map(i -> i == 0 ? Payload.of("header") : Payload.of(Unpooled.wrappedBuffer(chunk)));
+    Recording recording = new Recording(1);
+    streamingServer(items, new AtomicInteger()).requestStream(Payload.of("x")).subscribe(recording);
+    for (int i = 0; i < 500 && recording.sizes.isEmpty(); i++) {
+      Thread.sleep(10);
+    }
+    recording.subscription.request(1); // asked for as soon as the header came
+    Thread.sleep(1_000); // then nothing for a while: what was granted comes and waits
+    for (int i = 2; i < 201 && recording.ended.getCount() > 0; i++) {
+      recording.subscription.request(1);
+    }
+    recording.subscription.request(1);
+    assertThat(recording.ended.await(30, TimeUnit.SECONDS)).isTrue();
+    assertThat(recording.error.get()).isNull();
+    assertThat(recording.sizes).hasSize(201);
   }
 
   /**

@@ -24,8 +24,8 @@ import org.reactivestreams.Subscription;
  * 8-byte streams ran at a ninth of the core's rate). What waits for a slow reader is that window
  * and, below it, the credit window's own prefetch. Since credit counts payloads, a peer whose
  * payloads grow after it was granted credit could fill that window with large ones: past {@link
- * BacklogExceededException#LIMIT} bytes waiting the stream is cancelled, and the reader gets the
- * error after what waits.
+ * io.millrace.streams.internal.Backlog#limit} bytes waiting (the first request's payloads exempt)
+ * the stream is cancelled, and the reader gets the error after what waits.
  *
  * <p>The event loop never waits here: it adds to a lock-free queue and wakes the reader once per
  * batch of reads ({@link ParkedReader}; a {@code LinkedBlockingQueue} would have the loop take the
@@ -103,7 +103,7 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
     if (p == null) {
       throw new NullPointerException("payload"); // rule 2.13
     }
-    if (overflowed) {
+    if (overflowed || closed) {
       p.release(); // sent before the peer saw the CANCEL
       return;
     }

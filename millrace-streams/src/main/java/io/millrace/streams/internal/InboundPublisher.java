@@ -126,7 +126,7 @@ public abstract class InboundPublisher extends LoopDrain
    */
   private long firstGrant;
 
-  /** The largest payload this stream has received, in bytes. Loop only. */
+  /** The largest payload this stream has queued, in bytes. Loop only. */
   private long largestSize;
 
   /**
@@ -147,6 +147,9 @@ public abstract class InboundPublisher extends LoopDrain
 
   /** Payloads granted ahead of demand (bounded credit), by {@link #averageSize}. Loop only. */
   private int prefetch;
+
+  /** What {@link #prefetch} grows toward: the count the average size allows. Loop only. */
+  private int targetPrefetch;
 
   /** The least credit worth a REQUEST_N: three quarters of the prefetch. */
   private int limit;
@@ -194,11 +197,15 @@ public abstract class InboundPublisher extends LoopDrain
     long was = averageSize;
     boolean first = was == 0;
     long average = first ? size : was + (size - was) / 8;
-    if (average == was) {
+    if (average != was) {
+      averageSize = average;
+      targetPrefetch = (int) Math.max(1, Math.min(maxPrefetch, PREFETCH_BYTES / average));
+    } else if (prefetch == targetPrefetch) {
       return; // payloads of a steady size (the common case): nothing to divide again
     }
-    averageSize = average;
-    int n = (int) Math.max(1, Math.min(maxPrefetch, PREFETCH_BYTES / average));
+    // Doubling per payload at most: one small payload (a header before large chunks) does not open
+    // the prefetch to its full count at once; shrinking takes effect at once.
+    int n = Math.min(targetPrefetch, 2 * prefetch);
     if (n != prefetch) {
       prefetchGrew = first && n > prefetch;
       setPrefetch(n);

@@ -31,9 +31,19 @@ public final class ReadAhead {
   /** The frame around a message, added to its size: prefix, header, metadata length. */
   static final long FRAMING = 12;
 
+  /**
+   * How many times the window may grow from one request to the next. A window sized by the first
+   * messages' sizes would otherwise open to {@link #MAX_AHEAD} on one small message (a header
+   * before large chunks) and have thousands of the chunks sent at once; doubling per request, it
+   * reaches {@link #MAX_AHEAD} in seven requests (about 4,000 messages), while a shrinking one
+   * takes effect at once.
+   */
+  static final int GROWTH = 2;
+
   private long requested = FIRST_REQUEST;
   private long taken;
   private long averageSize; // of the sizes given to more(); 0 until then
+  private long lastWindow = FIRST_REQUEST; // of the last request
 
   /**
    * Counts a message taken by the reader; returns whether a request may be due, which is when more
@@ -51,12 +61,13 @@ public final class ReadAhead {
    */
   public long more(long size) {
     long ahead = requested - taken;
-    int window = size < 0 ? FIRST_REQUEST : window(size + FRAMING);
+    long window = Math.min(size < 0 ? FIRST_REQUEST : window(size + FRAMING), GROWTH * lastWindow);
     if (ahead > window / 2) { // one request per half window: a wake-up and a REQUEST_N each
       return 0;
     }
     long more = window - ahead;
     requested += more;
+    lastWindow = window;
     return more;
   }
 
