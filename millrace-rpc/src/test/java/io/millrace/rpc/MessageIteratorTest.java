@@ -159,7 +159,7 @@ class MessageIteratorTest {
     boolean[] cancelled = {false};
     it.onSubscribe(cancelling(cancelled));
     BytesValue mebibyte = BytesValue.of(ByteString.copyFrom(new byte[(1 << 20) - 4]));
-    for (int round = 0; round < 4; round++) { // 4 x 12 MiB in all, never 16 at once
+    for (int round = 0; round < 4; round++) { // 4 x 12 MiB in all, never 64 at once
       for (int i = 0; i < 12; i++) {
         it.onNext(mebibyte);
       }

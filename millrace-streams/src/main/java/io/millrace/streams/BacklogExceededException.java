@@ -15,7 +15,9 @@ package io.millrace.streams;
  *
  * <p>The limit is a guard, not flow control: a reader that keeps up, or whose peer's messages keep
  * their size, never meets it. A legitimate stream meets it only when its messages grow many times
- * over after thousands of small ones while its reader falls that far behind.
+ * over after enough small ones to open the reader's window to them (read-ahead windows double once
+ * per half window: about 2,000 messages to a blocking reader, 110 to a subscriber's prefetch) while
+ * its reader falls that far behind.
  */
 public final class BacklogExceededException extends RuntimeException {
   private static final long serialVersionUID = 1L;

@@ -36,9 +36,10 @@ public final class StreamsOptions {
    * so a subscriber that requests one at a time does not cost a frame per payload, and one that
    * requests a thousand keeps a thousand in flight. The prefetch also follows the payloads' size:
    * at most about a mebibyte of them by their running average size (at least one), and 16 before a
-   * size is known, so that a slow subscriber of large payloads does not have this many waiting. A
-   * subscriber that requests {@link Long#MAX_VALUE} gets unbounded credit and no queue: the
-   * transport's backpressure then holds the peer back.
+   * size is known, growing from there by doubling once per half prefetch of payloads, so that a
+   * slow subscriber of large payloads does not have this many waiting. A subscriber that requests
+   * {@link Long#MAX_VALUE} gets unbounded credit and no queue: the transport's backpressure then
+   * holds the peer back.
    *
    * <p>Sending, it is how many payloads a stream's Publisher is asked for ahead of what was sent
    * (within the peer's credit and about a mebibyte by size), except for a Publisher that emits on a

@@ -34,11 +34,13 @@ import org.reactivestreams.Subscription;
  *
  * <p>The prefetch follows the payloads' size: {@link StreamsOptions#prefetch()} payloads, but no
  * more than about {@value #PREFETCH_BYTES} bytes of them by their running average size (at least
- * one), and {@value #FIRST_PREFETCH} before a size is known. So a slow subscriber of 8-byte
- * payloads has 256 waiting, and one of 4 MiB payloads one, not a gigabyte. Credit counts payloads
- * (RSocket's REQUEST_N), so what was granted at one size may arrive at a larger one; the next grant
- * shrinks, and a payload that would take the queue past {@link Backlog#limit} cancels the stream
- * and fails the subscriber with {@link BacklogExceededException}.
+ * one), and {@value #FIRST_PREFETCH} before a size is known; it shrinks at once and grows by
+ * doubling, once per half prefetch of payloads (so a small first payload, a header before large
+ * chunks, does not open it to 256 of them). So a slow subscriber of 8-byte payloads has 256
+ * waiting, and one of 4 MiB payloads one, not a gigabyte. Credit counts payloads (RSocket's
+ * REQUEST_N), so what was granted at one size may arrive at a larger one; the next grant shrinks,
+ * and a payload that would take the queue past {@link Backlog#limit} cancels the stream and fails
+ * the subscriber with {@link BacklogExceededException}.
  *
  * <p>Ending. Completion and the peer's ERROR come after the payloads queued before them; a broken
  * or closed connection fails the subscriber at once (see {@link #onError(Stream, int, String)}).
@@ -151,6 +153,9 @@ public abstract class InboundPublisher extends LoopDrain
   /** What {@link #prefetch} grows toward: the count the average size allows. Loop only. */
   private int targetPrefetch;
 
+  /** {@link #arrived} when the prefetch last grew. Loop only. */
+  private long grewAt;
+
   /** The least credit worth a REQUEST_N: three quarters of the prefetch. */
   private int limit;
 
@@ -203,9 +208,17 @@ public abstract class InboundPublisher extends LoopDrain
     } else if (prefetch == targetPrefetch) {
       return; // payloads of a steady size (the common case): nothing to divide again
     }
-    // Doubling per payload at most: one small payload (a header before large chunks) does not open
-    // the prefetch to its full count at once; shrinking takes effect at once.
-    int n = Math.min(targetPrefetch, 2 * prefetch);
+    // Shrinking takes effect at once; growing doubles at most, once per half prefetch of payloads,
+    // so a few small payloads (a header before large chunks) do not open it to its full count.
+    int n;
+    if (targetPrefetch < prefetch) {
+      n = targetPrefetch;
+    } else if (first || arrived - grewAt >= prefetch / 2) {
+      n = Math.min(targetPrefetch, 2 * prefetch);
+      grewAt = arrived;
+    } else {
+      return;
+    }
     if (n != prefetch) {
       prefetchGrew = first && n > prefetch;
       setPrefetch(n);

@@ -33,10 +33,10 @@ public final class ReadAhead {
 
   /**
    * How many times the window may grow from one request to the next. A window sized by the first
-   * messages' sizes would otherwise open to {@link #MAX_AHEAD} on one small message (a header
-   * before large chunks) and have thousands of the chunks sent at once; doubling per request, it
-   * reaches {@link #MAX_AHEAD} in seven requests (about 4,000 messages), while a shrinking one
-   * takes effect at once.
+   * messages' sizes would otherwise open to {@link #MAX_AHEAD} on a few small messages (a header
+   * before large chunks) and have thousands of the chunks sent at once; doubling once per half
+   * window, it reaches {@link #MAX_AHEAD} after about 2,000 messages, while a shrinking one takes
+   * effect at once.
    */
   static final int GROWTH = 2;
 
@@ -62,7 +62,9 @@ public final class ReadAhead {
   public long more(long size) {
     long ahead = requested - taken;
     long window = Math.min(size < 0 ? FIRST_REQUEST : window(size + FRAMING), GROWTH * lastWindow);
-    if (ahead > window / 2) { // one request per half window: a wake-up and a REQUEST_N each
+    // One request per half window (a wake-up and a REQUEST_N each), of the last window while it
+    // grows: otherwise each message would find less than half of the doubled window ahead.
+    if (ahead > Math.min(window, lastWindow) / 2) {
       return 0;
     }
     long more = window - ahead;

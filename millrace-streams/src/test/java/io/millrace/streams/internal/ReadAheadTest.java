@@ -43,6 +43,16 @@ class ReadAheadTest {
     assertThat(run.maxAheadAfterFirst).isEqualTo(5); // 1 MiB / (200,000 + framing)
   }
 
+  @Test
+  void aFewSmallMessagesFirst_theWindowDoublesOncePerHalfWindow_notPerMessage() {
+    // A header and a few small messages before large chunks: what is asked for at the small size
+    // is what a reader of them needs next, not the 4,096 their size alone would allow.
+    Run run = new Run(8).read(ReadAhead.FIRST_REQUEST / 2 + 3);
+    assertThat(run.requested).isEqualTo(2L * ReadAhead.FIRST_REQUEST + ReadAhead.FIRST_REQUEST / 2);
+    run.read(ReadAhead.FIRST_REQUEST); // another half window of the doubled one: doubled again
+    assertThat(run.maxAhead).isEqualTo(4L * ReadAhead.FIRST_REQUEST);
+  }
+
   /** A reader taking messages of one size, each delivered only once it was asked for. */
   private static final class Run {
     final ReadAhead ahead = new ReadAhead();
