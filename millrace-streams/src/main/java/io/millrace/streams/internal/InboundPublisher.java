@@ -200,13 +200,18 @@ public abstract class InboundPublisher extends LoopDrain
   private void sized(ByteBuf metadata, ByteBuf data) {
     long size = data.readableBytes() + (metadata == null ? 0 : metadata.readableBytes()) + FRAMING;
     long was = averageSize;
-    boolean first = was == 0;
-    long average = first ? size : was + (size - was) / 8;
-    if (average != was) {
+    long average = was == 0 ? size : was + (size - was) / 8;
+    if (average == was && prefetch == targetPrefetch) {
+      return; // payloads of a steady size (the common case): kept small, for the JIT to inline
+    }
+    resized(average, was == 0);
+  }
+
+  /** {@link #sized}'s rarer part: a new average, or a prefetch still growing. */
+  private void resized(long average, boolean first) {
+    if (average != averageSize) {
       averageSize = average;
       targetPrefetch = (int) Math.max(1, Math.min(maxPrefetch, PREFETCH_BYTES / average));
-    } else if (prefetch == targetPrefetch) {
-      return; // payloads of a steady size (the common case): nothing to divide again
     }
     // Shrinking takes effect at once; growing doubles at most, once per half prefetch of payloads,
     // so a few small payloads (a header before large chunks) do not open it to its full count.
