@@ -8,8 +8,6 @@ import io.millrace.streams.internal.ReadAhead;
 import io.millrace.streams.internal.SerialSubscription;
 import io.netty.util.internal.PlatformDependent;
 import io.netty.util.internal.ThreadExecutorMap;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
 import java.util.Queue;
@@ -59,27 +57,10 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
   // iterator).
   private final ReadAhead ahead = new ReadAhead();
 
-  /**
-   * Serialized bytes of the messages taken by the reader, in total: written by the reader only (an
-   * ordered store, no atomic operation), read by the loop to learn how many bytes wait.
-   */
-  private long takenBytes;
-
-  private static final VarHandle TAKEN_BYTES;
-
-  static {
-    try {
-      TAKEN_BYTES =
-          MethodHandles.lookup().findVarHandle(MessageIterator.class, "takenBytes", long.class);
-    } catch (ReflectiveOperationException e) {
-      throw new ExceptionInInitializerError(e);
-    }
-  }
+  /** The serialized bytes that wait: the loop counts what it queues, the reader what it takes. */
+  private final Backlog backlog = new Backlog();
 
   // The signalling thread (the loop) only.
-  private long arrived; // how many came
-  private long largest; // the largest size that came
-  private long arrivedBytes; // of the messages queued, in total
   private boolean overflowed; // the stream was cancelled for its backlog: later messages dropped
 
   MessageIterator() {}
@@ -114,23 +95,15 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
     if (overflowed || closed) {
       return; // sent before the peer saw the CANCEL
     }
-    long size = bytesOf(item);
-    long waiting = arrivedBytes - (long) TAKEN_BYTES.getOpaque(this);
-    if (size > largest) {
-      largest = size;
-    }
-    long limit = Backlog.limit(largest);
-    // The first request was made before any size was known: what it brings may wait, whatever its
-    // size (a stream of large messages has that many waiting at first, by its own request).
-    if (++arrived > ReadAhead.FIRST_REQUEST && waiting + size > limit) {
+    BacklogExceededException tooMuch = backlog.admit(bytesOf(item));
+    if (tooMuch != null) {
       overflowed = true;
       upstream.cancel();
-      String why = new BacklogExceededException(waiting, size, limit).getMessage();
+      String why = tooMuch.getMessage();
       queue.offer(new Failure(Status.RESOURCE_EXHAUSTED.withMessage(why).asException()));
       wake(); // the reader takes what waits, then the failure
       return;
     }
-    arrivedBytes += size;
     queue.offer(item);
     wake();
   }
@@ -180,7 +153,7 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
     T item = (T) next;
     next = null;
     long size = sizeOf(item);
-    TAKEN_BYTES.setRelease(this, takenBytes + Math.max(size, 0));
+    backlog.taken(Math.max(size, 0));
     if (ahead.take() && !closed) {
       Subscription s = upstream;
       long more = s == null ? 0 : ahead.more(size);

@@ -53,9 +53,7 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
 
   static {
     try {
-      MethodHandles.Lookup lookup = MethodHandles.lookup();
-      NEXT = lookup.findVarHandle(BlockingIterator.class, "next", Payload.class);
-      TAKEN_BYTES = lookup.findVarHandle(BlockingIterator.class, "takenBytes", long.class);
+      NEXT = MethodHandles.lookup().findVarHandle(BlockingIterator.class, "next", Payload.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -65,20 +63,11 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
   private boolean done;
   private final ReadAhead ahead = new ReadAhead();
 
-  /**
-   * Bytes of payloads taken by the reader, in total: written by the reader only (an ordered store,
-   * no atomic operation), read by the loop to learn how many bytes wait.
-   */
-  private long takenBytes;
+  /** The bytes that wait: the loop counts what it queues, the reader what it takes. */
+  private final Backlog backlog = new Backlog();
 
-  private static final VarHandle TAKEN_BYTES;
-
-  // Event loop only.
-  private long arrived; // how many came
-  private long largest; // the largest size that came
-  private long arrivedBytes; // of the payloads queued, in total
-  private boolean
-      overflowed; // the stream was cancelled for its backlog: later payloads are dropped
+  /** Cancelled for its backlog: later payloads are dropped. Event loop only. */
+  private boolean overflowed;
 
   public BlockingIterator() {}
 
@@ -107,22 +96,14 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
       p.release(); // sent before the peer saw the CANCEL
       return;
     }
-    long size = sizeOf(p);
-    long waiting = arrivedBytes - (long) TAKEN_BYTES.getOpaque(this);
-    if (size > largest) {
-      largest = size;
-    }
-    long limit = Backlog.limit(largest);
-    // The first request was made before any size was known: what it brings may wait, whatever its
-    // size (a stream of large messages has that many waiting at first, by its own request).
-    if (++arrived > ReadAhead.FIRST_REQUEST && waiting + size > limit) {
+    BacklogExceededException tooMuch = backlog.admit(sizeOf(p));
+    if (tooMuch != null) {
       overflowed = true;
       p.release();
       subscription.cancel();
-      offer(new Failure(new BacklogExceededException(waiting, size, limit))); // after what waits
+      offer(new Failure(tooMuch)); // after what waits
       return;
     }
-    arrivedBytes += size;
     offer(p);
     if (closed) {
       releaseQueued(); // closed meanwhile: nobody will read it (the CLOSED mark stays)
@@ -181,7 +162,7 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
     }
     Payload p = (Payload) o;
     long size = sizeOf(p);
-    TAKEN_BYTES.setRelease(this, takenBytes + size); // (the reader's own field: a plain read)
+    backlog.taken(size);
     next = p;
     if (closed && NEXT.compareAndSet(this, p, null)) {
       p.release(); // closed by another thread meanwhile, whose close did not see it

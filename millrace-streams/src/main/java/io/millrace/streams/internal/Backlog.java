@@ -1,6 +1,8 @@
 package io.millrace.streams.internal;
 
 import io.millrace.streams.BacklogExceededException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 /**
  * How many bytes of received messages may wait on one queue of a stream's reader (the prefetch
@@ -9,12 +11,57 @@ import io.millrace.streams.BacklogExceededException;
  * ({@link ReadAhead#MIN_AHEAD}) and may have a third in hand, so a stream of them never comes near
  * it; one whose messages grow after credit was granted at a smaller size does, and is cancelled
  * there. Checked by the thread that queues, once per message.
+ *
+ * <p>An instance counts one blocking reader's queue, which the thread that queues fills ({@link
+ * #admit}) and the reader's thread empties ({@link #taken}): each writes only its own total (no
+ * atomic operation), and the queueing thread reads the reader's to learn how many bytes wait. The
+ * messages of the reader's first request ({@link ReadAhead#FIRST_REQUEST}), asked for before any
+ * size was known, may wait whatever their size.
  */
 public final class Backlog {
   /** How many of the stream's largest messages may always wait. */
   static final int LARGEST_WAITING = ReadAhead.MIN_AHEAD + 1;
 
-  private Backlog() {}
+  private static final VarHandle TAKEN_BYTES;
+
+  static {
+    try {
+      TAKEN_BYTES = MethodHandles.lookup().findVarHandle(Backlog.class, "takenBytes", long.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  // The queueing thread's.
+  private long arrived; // how many came
+  private long largest; // the largest size that came
+  private long arrivedBytes; // of the messages queued, in total
+
+  /** Bytes of the messages the reader took, in total: the reader's, an ordered store. */
+  private long takenBytes;
+
+  /**
+   * The queueing thread, before it queues a message of {@code size} bytes: null when it may wait
+   * (it is counted), else the error to tell the reader in its place (the stream is to be cancelled;
+   * the message is not counted).
+   */
+  public BacklogExceededException admit(long size) {
+    long waiting = arrivedBytes - (long) TAKEN_BYTES.getOpaque(this);
+    if (size > largest) {
+      largest = size;
+    }
+    long limit = limit(largest);
+    if (++arrived > ReadAhead.FIRST_REQUEST && waiting + size > limit) {
+      return new BacklogExceededException(waiting, size, limit);
+    }
+    arrivedBytes += size;
+    return null;
+  }
+
+  /** The reader's thread, for each message it takes: {@code size} bytes no longer wait. */
+  public void taken(long size) {
+    TAKEN_BYTES.setRelease(this, takenBytes + size); // (the reader's own field: a plain read)
+  }
 
   /**
    * The most bytes that may wait once a message has come whose stream's largest message so far
