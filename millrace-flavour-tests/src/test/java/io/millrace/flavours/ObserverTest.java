@@ -756,10 +756,12 @@ class ObserverTest {
       throws Exception {
     java.util.concurrent.BlockingQueue<String> seen =
         new java.util.concurrent.LinkedTransferQueue<>();
+    java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(1);
     ObserverHandler slowToStart =
         new ObserverHandler() {
           @Override
           public StreamObserver<Payload> requestChannel(StreamObserver<Payload> responses) {
+            started.countDown();
             ServerCallStreamObserver<Payload> out = (ServerCallStreamObserver<Payload>) responses;
             long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (!out.isCancelled() && System.nanoTime() < until) {
@@ -796,7 +798,8 @@ class ObserverTest {
                 ReactorRequester.of(c)
                     .requestChannel(Flux.just(Payload.of("first")).concatWith(Flux.never())))
             .subscribe(Payload::release, e -> {});
-    Thread.sleep(200); // the handler has started and waits
+    // The handler has started and waits (a call cancelled before a thread takes it is not run).
+    assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
     call.dispose();
     assertThat(seen.poll(10, TimeUnit.SECONDS)).isEqualTo("handler saw the cancel: true");
     assertThat(seen.poll(10, TimeUnit.SECONDS)).isEqualTo("onError");
@@ -934,10 +937,13 @@ class ObserverTest {
           }
         };
     r.requestStream(Payload.of("go")).subscribe(readsOne);
-    long settled = -1;
-    for (int i = 0; i < 100 && settled != sent.get(); i++) {
-      settled = sent.get();
-      Thread.sleep(100); // until the handler is held
+    // Until the handler is held: it has sent, and nothing more for half a second (one quiet
+    // sample could be a slow machine's pause before the first send or between two).
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    for (int quiet = 0; quiet < 5 && System.nanoTime() < until; ) {
+      long before = sent.get();
+      Thread.sleep(100);
+      quiet = before >= 2 && sent.get() == before ? quiet + 1 : 0;
     }
     // The reader's credit (its demand and about a mebibyte of prefetch), the sink's window and
     // what waits in the call (about a mebibyte each by size): some forty, where counts of 256 let

@@ -377,8 +377,11 @@ class GrpcEndpointTest {
             e ->
                 assertThat(e.getStatus().getCode())
                     .isEqualTo(io.grpc.Status.Code.DEADLINE_EXCEEDED));
+    // The server's own timer says DEADLINE_EXCEEDED; the client's RST_STREAM at its deadline is
+    // taken as that within 20 ms of the server's, and as CANCELLED when a stalled machine delivers
+    // it earlier than that (the race gRPC itself has).
     assertThat(probe.hangCancelled.get(WAIT_S, TimeUnit.SECONDS).code())
-        .isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+        .isIn(Status.Code.DEADLINE_EXCEEDED, Status.Code.CANCELLED);
   }
 
   @Test

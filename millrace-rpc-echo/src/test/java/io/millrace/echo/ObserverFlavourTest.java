@@ -418,9 +418,12 @@ class ObserverFlavourTest {
                 .streamsOptions(StreamsOptions.builder().handlerExecutor(handlers).build())
                 .build());
     echo = new EchoServiceObserver.Client(tcp.client());
+    // A handler still waiting for a thread at its deadline is not run at all: a thread ready, and a
+    // deadline that leaves a loaded machine time to start the handler.
+    handlers.submit(() -> {}).get(10, TimeUnit.SECONDS);
     Recorder<EchoReply> r = new Recorder<>();
     long start = System.nanoTime();
-    echo.echo(request("slow"), r, CallOptions.DEFAULT.withTimeout(Duration.ofMillis(200)));
+    echo.echo(request("slow"), r, CallOptions.DEFAULT.withTimeout(Duration.ofMillis(1_000)));
     assertThat(r.failure().status().code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
     assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(5_000);
     assertThat(onCancel.await(10, TimeUnit.SECONDS))
@@ -530,12 +533,16 @@ class ObserverFlavourTest {
             end.onCompleted();
           }
         });
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
     long before = -1;
+    int quiet =
+        0; // samples in a row the producer waited and sent nothing: five, for a slow machine
     while (System.nanoTime() < deadline) {
       Thread t = producer.get();
       long now = sent.get();
-      if (t != null && t.getState() == Thread.State.TIMED_WAITING && now == before) {
+      quiet =
+          t != null && t.getState() == Thread.State.TIMED_WAITING && now == before ? quiet + 1 : 0;
+      if (quiet == 5) {
         break;
       }
       before = now;
@@ -669,10 +676,10 @@ class ObserverFlavourTest {
           }
         });
     Recorder<EchoReply> r = new Recorder<>();
-    echo.count(
+    echo.count( // (the handler must start before its deadline, on a handler thread: 1 s for it)
         CountRequest.newBuilder().setN(1).build(),
         r,
-        CallOptions.DEFAULT.withTimeout(Duration.ofMillis(200)));
+        CallOptions.DEFAULT.withTimeout(Duration.ofMillis(1_000)));
     assertThat(r.failure().status().code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
     assertThat(serverSawCancel.await(10, TimeUnit.SECONDS)).isTrue();
   }

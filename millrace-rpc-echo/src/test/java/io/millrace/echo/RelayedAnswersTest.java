@@ -366,8 +366,14 @@ class RelayedAnswersTest {
     assertThat(gotThree.await(10, TimeUnit.SECONDS)).isTrue();
     // The caller's reader grants the server a window of credit (a limit-rate, not a frame per
     // request(1)), and the handler may fill it; then it must stop until the caller asks again.
-    Thread.sleep(200);
-    long filled = produced.get();
+    // (Settled: unchanged for half a second, as a slow machine may fill the window slowly.)
+    long filled = -1;
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    for (int quiet = 0; quiet < 5 && System.nanoTime() < until; ) {
+      filled = produced.get();
+      Thread.sleep(100);
+      quiet = produced.get() == filled ? quiet + 1 : 0;
+    }
     assertThat(filled).isBetween(3L, 1024L);
     Thread.sleep(300);
     assertThat(produced.get()).as("made while the caller asked for nothing").isEqualTo(filled);

@@ -204,13 +204,24 @@ class ReactiveStreamsTest {
     Taking taking = new Taking(2);
     r.requestStream(Payload.of("x")).subscribe(taking);
     assertThat(taking.received.await(10, TimeUnit.SECONDS)).isTrue();
-    Thread.sleep(300); // time for anything more to flow, if it would
-    assertThat(asked.get()).isEqualTo(2 + InboundPublisher.FIRST_PREFETCH);
+    assertSettlesAt(asked, 2 + InboundPublisher.FIRST_PREFETCH);
     taking.more(40);
     assertThat(taking.received.await(10, TimeUnit.SECONDS)).isTrue();
-    Thread.sleep(300);
-    assertThat(asked.get()).isEqualTo(42 + 1);
+    assertSettlesAt(asked, 42 + 1);
     taking.subscription.cancel();
+  }
+
+  /**
+   * Waits (bounded) for {@code count} to reach {@code expected}, which takes megabytes crossing the
+   * loopback, then checks it stays there: time for anything more to flow, if it would.
+   */
+  private static void assertSettlesAt(AtomicLong count, long expected) throws InterruptedException {
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (count.get() < expected && System.nanoTime() < until) {
+      Thread.sleep(10);
+    }
+    Thread.sleep(300);
+    assertThat(count.get()).isEqualTo(expected);
   }
 
   @Test
@@ -496,7 +507,10 @@ class ReactiveStreamsTest {
     assertThat(completed.await(10, TimeUnit.SECONDS)).isTrue();
     subscription.get().cancel();
     int before = read.get();
-    Thread.sleep(200);
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (read.get() == before && System.nanoTime() < until) {
+      Thread.sleep(10);
+    }
     assertThat(read.get()).as("still reading").isGreaterThan(before);
     assertThat(responderSawTheEnd.getCount()).isOne();
     pair.connection.dispose(); // (the ticking payloads stop with the connection)

@@ -64,9 +64,9 @@ class TimerWheelTest {
     Recorder cancelled = new Recorder("cancelled", fired);
     Recorder moved = new Recorder("moved", fired);
     Recorder marker = new Recorder("marker", fired);
-    long start = System.nanoTime();
     loop.run(
         () -> {
+          long start = System.nanoTime(); // (here: the loop may start the task late)
           TimerWheel wheel = TimerWheel.forLoop(loop.executor);
           wheel.schedule(cancelled, start + TimeUnit.MILLISECONDS.toNanos(100));
           wheel.schedule(moved, start + TimeUnit.MILLISECONDS.toNanos(100));
