@@ -37,7 +37,9 @@ public abstract class LoopDrain implements Runnable {
   protected final void signal() {
     if (loop.inEventLoop()) {
       drain();
-    } else if (SCHEDULED.compareAndSet(this, 0, 1)) {
+    } else if (scheduled == 0 && SCHEDULED.compareAndSet(this, 0, 1)) {
+      // (read first: while a drain is pending, as it is for most of a burst from another thread,
+      // a failed compare-and-set would still cost a locked instruction per signal)
       try {
         loop.execute(this);
       } catch (RejectedExecutionException e) {

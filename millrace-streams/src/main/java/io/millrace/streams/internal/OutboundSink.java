@@ -7,9 +7,9 @@ import io.millrace.core.internal.Failures;
 import io.millrace.streams.Payload;
 import io.netty.buffer.ByteBuf;
 import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.internal.PlatformDependent;
 import java.lang.System.Logger.Level;
 import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
 import org.reactivestreams.Subscription;
@@ -31,6 +31,13 @@ import org.reactivestreams.Subscription;
  * <p>Threading. The Publisher may emit on any thread. On the event loop a payload goes straight to
  * the stream when nothing waits before it; from other threads payloads wait in a queue that one
  * loop task (coalesced) drains, so a burst costs one wake-up.
+ *
+ * <p>The queue is an array-backed one with one consumer at a time: a producer pays one atomic
+ * operation and no node per item, and an encoded value without metadata waits as itself, with no
+ * payload made for it (a blocking handler's stream of messages: 56 bytes and three atomic
+ * operations less per message than a linked queue of payloads). The consumer is the loop, except
+ * once the loop has shut down, when whichever thread finds it so releases what waits: the two take
+ * turns through {@link #takeTurn}, once per drain, not per item.
  */
 public class OutboundSink extends StoppingSink implements TakesEncoded {
   private static final System.Logger LOG = System.getLogger(OutboundSink.class.getName());
@@ -38,10 +45,40 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
   private final long prefetch;
 
   /**
-   * Payloads that wait: made on the first one that cannot go straight out (from another thread, or
-   * without credit), so that a stream whose payloads all go straight out never makes one.
+   * Slots per array of the queue (4 or 8 bytes each): a new array per this many items, so that a
+   * sink that queues a few items makes a small one.
    */
-  private volatile Queue<Payload> queue;
+  private static final int QUEUE_CHUNK = 64;
+
+  /**
+   * What waits: payloads, and values of {@link #valueEncoder} queued as themselves. Made on the
+   * first item that cannot go straight out (from another thread, or without credit), so that a
+   * stream whose payloads all go straight out never makes one. Many producers (over time), one
+   * consumer at a time ({@link #takeTurn}).
+   */
+  private volatile Queue<Object> queue;
+
+  /**
+   * The encoder of the values that wait as themselves: the first one an encoded item without
+   * metadata came with (an item with another encoder waits as a payload). Written by the producer
+   * before the first such value is queued, read by the consumer after taking one; the Publisher's
+   * signals are serial (rule 1.3), so one thread writes it, once.
+   */
+  private PayloadEncoder<Object> valueEncoder;
+
+  /** 1 while a consumer takes from the queue. */
+  private volatile int consuming;
+
+  /**
+   * Set once everything that waits, and all that comes later, is to be released rather than sent:
+   * the sink has stopped, or its loop has gone. The loop's turn stops sending then, and a consumer
+   * that ends its turn releases what a release that found the queue busy left behind (a release
+   * inside the loop's own turn, a write that stopped the sink, is one).
+   */
+  private volatile boolean releasing;
+
+  private static final AtomicIntegerFieldUpdater<OutboundSink> CONSUMING =
+      AtomicIntegerFieldUpdater.newUpdater(OutboundSink.class, "consuming");
 
   @SuppressWarnings("rawtypes")
   private static final AtomicReferenceFieldUpdater<OutboundSink, Queue> QUEUE =
@@ -151,7 +188,27 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
       drain();
       return;
     }
-    onNext(Payload.encoded(metadata, value, encoder)); // to be queued, or to open the stream
+    if (metadata != null || stream == null || value instanceof Payload || !waitsAsItself(encoder)) {
+      onNext(Payload.encoded(metadata, value, encoder)); // to be queued, or to open the stream
+      return;
+    }
+    boolean onLoop = loop.inEventLoop();
+    if (offLoop == onLoop) {
+      offLoop = !onLoop; // (as in onNext)
+    }
+    queue().offer(value); // (unbounded but for 2^30 items: more than any window asks for)
+    signal();
+  }
+
+  /** Whether a value of {@code encoder} may wait as itself (the producer's thread). */
+  @SuppressWarnings("unchecked")
+  private boolean waitsAsItself(PayloadEncoder<?> encoder) {
+    PayloadEncoder<Object> e = valueEncoder;
+    if (e == null) {
+      valueEncoder = (PayloadEncoder<Object>) encoder;
+      return true;
+    }
+    return e == encoder;
   }
 
   @Override
@@ -245,6 +302,31 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
     afterWrite(s);
   }
 
+  /** {@link #write(Payload)} of an item that waited: a payload, or a value of the value encoder. */
+  private void writeItem(Object item) {
+    if (item instanceof Payload p) {
+      write(p);
+      return;
+    }
+    PayloadEncoder<Object> encoder = valueEncoder;
+    if (SizeWindow.samples(sent)) {
+      sample(null, item, encoder);
+    }
+    sent++;
+    Stream s = stream;
+    if (s == null) {
+      open(Payload.encoded(null, item, encoder));
+      return;
+    }
+    try {
+      s.next(null, item, encoder);
+    } catch (Throwable e) {
+      Failures.throwIfFatal(e);
+      Payloads.failUnsent(s, e);
+    }
+    afterWrite(s);
+  }
+
   /** After a payload was handed to {@code s}, or failed to be. */
   private void afterWrite(Stream s) {
     if (s.isOutboundDone() && !finished) {
@@ -280,8 +362,8 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
         }
         // Taken off the queue before the engine owns it: a write that fails the stream calls
         // back into stop(), which releases what is still queued.
-        while (!finished && !queueEmpty() && canWrite()) {
-          write(queue.poll());
+        if (!queueEmpty() && canWrite()) {
+          sendWaiting();
         }
         if (finished) {
           continue; // a write ended the stream; a missed signal goes round to the cleanup
@@ -301,6 +383,25 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
       } while (missed);
     } finally {
       draining = false;
+    }
+  }
+
+  /**
+   * Writes what waits while the stream takes it, in one consumer's turn; a write that stops the
+   * sink ends the turn, which then releases the rest. Loop only.
+   */
+  private void sendWaiting() {
+    if (!takeTurn()) {
+      return; // only once the loop has gone: the thread that found it so releases what waits
+    }
+    try {
+      Queue<Object> q = queue;
+      Object item;
+      while (!finished && !releasing && canWrite() && (item = q.poll()) != null) {
+        writeItem(item);
+      }
+    } finally {
+      endTurn();
     }
   }
 
@@ -402,15 +503,15 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
   }
 
   private boolean queueEmpty() {
-    Queue<Payload> q = queue;
+    Queue<Object> q = queue;
     return q == null || q.isEmpty();
   }
 
   @SuppressWarnings("unchecked")
-  private Queue<Payload> queue() {
-    Queue<Payload> q = queue;
+  private Queue<Object> queue() {
+    Queue<Object> q = queue;
     if (q == null) {
-      q = new ConcurrentLinkedQueue<>();
+      q = PlatformDependent.newMpscQueue(QUEUE_CHUNK, 1 << 30);
       if (!QUEUE.compareAndSet(this, null, q)) {
         q = queue; // another thread made it first
       }
@@ -418,11 +519,49 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
     return q;
   }
 
+  /** Takes the consumer's turn, if no other consumer has it. */
+  private boolean takeTurn() {
+    return consuming == 0 && CONSUMING.compareAndSet(this, 0, 1);
+  }
+
+  /** Ends a consumer's turn, and releases what waits if a release found the queue busy. */
+  private void endTurn() {
+    consuming = 0;
+    if (releasing) {
+      releaseWaiting(); // (its check of the flag and this one's of the turn: one of them sees it)
+    }
+  }
+
+  /**
+   * Releases what waits, and from then on every item a consumer finds: on the loop when the sink
+   * stops, on any thread once the loop has gone (then for every signal, so it also releases what
+   * later signals leave).
+   */
   private void releaseQueued() {
-    Queue<Payload> q = queue;
-    if (q != null) {
-      for (Payload p; (p = q.poll()) != null; ) {
-        p.release();
+    releasing = true;
+    releaseWaiting();
+  }
+
+  private void releaseWaiting() {
+    Queue<Object> q = queue;
+    if (q == null) {
+      return;
+    }
+    // A consumer that has the turn (the loop, perhaps this very thread in a write that stopped the
+    // sink) releases the rest when it ends it: it reads the flag after.
+    while (!q.isEmpty() && takeTurn()) {
+      try {
+        releaseAll(q);
+      } finally {
+        consuming = 0;
+      }
+    }
+  }
+
+  private static void releaseAll(Queue<Object> q) {
+    for (Object item; (item = q.poll()) != null; ) {
+      if (item instanceof Payload p) {
+        p.release(); // (a value waiting as itself holds no buffer)
       }
     }
   }

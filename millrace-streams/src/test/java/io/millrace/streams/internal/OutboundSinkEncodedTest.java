@@ -205,6 +205,142 @@ class OutboundSinkEncodedTest {
   }
 
   @Test
+  void fromAnotherThread_aValueWithoutMetadataWaitsAsItself_makingNoPayload() throws Exception {
+    stream.ready = false; // everything sent below waits
+    stream.record = false;
+    OutboundSink sink = subscribed(new Requests());
+    com.sun.management.ThreadMXBean threads =
+        (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+    assumeTrue(
+        threads.isThreadAllocatedMemorySupported() && threads.isThreadAllocatedMemoryEnabled(),
+        "this JVM counts no allocation per thread");
+    int items = 20_000;
+    java.util.concurrent.CountDownLatch busy = new java.util.concurrent.CountDownLatch(1);
+    loop.execute( // the loop busy, so the sink's one drain task stays pending all along
+        () -> { // (spins: the tests' BlockHound refuses a wait on a loop)
+          long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+          while (busy.getCount() > 0 && System.nanoTime() < until) {
+            // (not even onSpinWait, which it counts as blocking too)
+          }
+        });
+    for (int i = 0; i < items; i++) {
+      sink.onNextEncoded(null, "x", ASCII); // warms up, and makes the queue
+    }
+    long allocated;
+    try {
+      long before = threads.getCurrentThreadAllocatedBytes();
+      for (int i = 0; i < items; i++) {
+        sink.onNextEncoded(null, "y", ASCII);
+      }
+      allocated = threads.getCurrentThreadAllocatedBytes() - before;
+    } finally {
+      busy.countDown();
+    }
+    // A payload and a queue node are 56 bytes: 1,120,000 for these. The queue's arrays take 4 or 8
+    // bytes a slot.
+    assertThat(allocated).as("counted on this thread").isNotNegative().isLessThan(10L * items);
+    stream.ready = true;
+    onLoop(() -> sink.onReady(stream));
+    assertThat(stream.sent).hasValue(2L * items);
+  }
+
+  @Test
+  void fromAnotherThread_itemsWithMetadataOrAnotherEncoder_keepTheirPlaceAmongValues()
+      throws Exception {
+    stream.ready = false;
+    OutboundSink sink = subscribed(new Requests());
+    PayloadEncoder<String> upper =
+        new PayloadEncoder<>() {
+          @Override
+          public int length(String value) {
+            return value.length();
+          }
+
+          @Override
+          public void encode(String value, ByteBuf out, int index, int length) {
+            ASCII.encode(value.toUpperCase(java.util.Locale.ROOT), out, index, length);
+          }
+        };
+    ByteBuf metadata = Buffers.direct("m");
+    sink.onNextEncoded(null, "a", ASCII); // waits as itself: ASCII is the sink's value encoder
+    sink.onNextEncoded(null, "b", upper); // another encoder: a payload
+    sink.onNextEncoded(metadata, "c", ASCII); // metadata: a payload
+    sink.onNext(Payload.of(Buffers.direct("d")));
+    sink.onNextEncoded(null, "e", ASCII);
+    onLoop(() -> {}); // the drain that found the stream not ready
+    assertThat(stream.events).isEmpty();
+    stream.ready = true;
+    onLoop(() -> sink.onReady(stream));
+    assertThat(stream.events)
+        .containsExactly("encoded a", "encoded B", "encoded c meta m", "next d", "encoded e");
+    assertThat(metadata.refCnt()).isZero();
+  }
+
+  @Test
+  void whatWaitsWhenTheLoopHasGone_isReleasedByTheNextSignal() throws Exception {
+    stream.ready = false;
+    Requests upstream = new Requests();
+    OutboundSink sink = subscribed(upstream);
+    ByteBuf waiting = Buffers.direct("m");
+    sink.onNextEncoded(null, "value", ASCII);
+    sink.onNextEncoded(waiting, "payload", ASCII);
+    onLoop(() -> {}); // the drain that found the stream not ready: both wait
+    assertThat(waiting.refCnt()).isOne();
+    loop.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
+    assertThat(loop.isTerminated()).isTrue();
+    ByteBuf late = Buffers.direct("late");
+    sink.onNextEncoded(late, "late", ASCII); // its signal finds the loop gone
+    assertThat(waiting.refCnt()).as("released by the thread that found the loop gone").isZero();
+    assertThat(late.refCnt()).isZero();
+    assertThat(upstream.cancelled).isTrue();
+    assertThat(stream.events).isEmpty();
+  }
+
+  @Test
+  void aReleaseFromAnotherThread_whileTheLoopSendsWhatWaits_leavesTheQueueToTheLoop()
+      throws Exception {
+    Requests upstream = new Requests();
+    OutboundSink sink = subscribed(upstream);
+    stream.hold = true; // the loop stays inside its send of "a", in its turn at the queue
+    sink.onNextEncoded(null, "a", ASCII); // from this thread: queued, and the loop takes it
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!stream.holding && System.nanoTime() < until) {
+      Thread.sleep(1);
+    }
+    assertThat(stream.holding).isTrue();
+    ByteBuf waiting = Buffers.direct("m");
+    sink.onNextEncoded(waiting, "b", ASCII); // waits behind "a"
+    sink.loopGone(); // as a thread that found the loop gone would (here it has not)
+    assertThat(waiting.refCnt())
+        .as("not taken from the queue while the loop takes from it (one consumer at a time)")
+        .isOne();
+    stream.hold = false;
+    onLoop(() -> {});
+    assertThat(waiting.refCnt()).as("released by the loop as its turn ended").isZero();
+    assertThat(stream.events)
+        .as("nothing sent once the loop was found gone")
+        .containsExactly("encoded a");
+    assertThat(upstream.cancelled).isTrue();
+  }
+
+  @Test
+  void aWriteThatFailsTheStream_releasesWhatWaitsBehindIt_once() throws Exception {
+    stream.ready = false;
+    Requests upstream = new Requests();
+    OutboundSink sink = subscribed(upstream);
+    ByteBuf waiting = Buffers.direct("m");
+    sink.onNextEncoded(null, "boom", ASCII); // from this thread: all three wait
+    sink.onNextEncoded(waiting, "behind", ASCII);
+    sink.onNextEncoded(null, "x", ASCII);
+    onLoop(() -> {});
+    stream.ready = true;
+    onLoop(() -> sink.onReady(stream)); // "boom" fails the stream inside the loop's turn
+    assertThat(stream.events).containsExactly("fail IllegalStateException");
+    assertThat(waiting.refCnt()).isZero(); // (a second release would have thrown on the loop)
+    assertThat(upstream.cancelled).isTrue();
+  }
+
+  @Test
   void anItemThatWaits_isReleasedWhenThePeerCancels() throws Exception {
     stream.ready = false;
     Requests upstream = new Requests();
@@ -295,6 +431,8 @@ class OutboundSinkEncodedTest {
     final ByteBuf frame = Unpooled.buffer(256); // what each value is encoded into, reused
     volatile boolean record = true;
     volatile boolean ready = true;
+    volatile boolean hold; // next(value) spins while set (BlockHound refuses a wait on the loop)
+    volatile boolean holding;
     volatile boolean done;
 
     RecordingStream(DefaultEventLoop loop) {
@@ -325,6 +463,10 @@ class OutboundSinkEncodedTest {
 
     @Override
     public <T> void next(ByteBuf metadata, T value, PayloadEncoder<? super T> encoder) {
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (hold && System.nanoTime() < until) {
+        holding = true;
+      }
       String meta = meta(metadata);
       if ("throws".equals(value)) {
         throw new IllegalArgumentException("a stream that throws"); // as Stream's default does
