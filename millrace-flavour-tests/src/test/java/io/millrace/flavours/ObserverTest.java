@@ -169,11 +169,11 @@ class ObserverTest {
             .count()
             .block(Duration.ofSeconds(60));
     assertThat(count).isEqualTo(N);
-    // (Pauses of the whole machine, a GC, may stretch a few of the thousands of holds; a lost
-    // wake-up stretches dozens.)
+    // (Pauses of the whole machine, a GC, a loaded CI host, may stretch some of the thousands of
+    // holds; a lost wake-up stretches some forty.)
     assertThat(longWaits.get())
         .as("holds that ended only by the producer's own check, of %d holds", holds.get())
-        .isLessThanOrEqualTo(10);
+        .isLessThanOrEqualTo(20);
   }
 
   /**

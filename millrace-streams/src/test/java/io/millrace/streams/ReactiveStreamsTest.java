@@ -770,13 +770,13 @@ class ReactiveStreamsTest {
                         }
                         ReactiveResponder.removeCancelWhileHandling(hook);
                         slowReturned.countDown();
+                        return Flux.<Payload>never();
                       } else if (kind.equals("removes")) {
                         ReactiveResponder.removeCancelWhileHandling(hook);
-                        quickReturned.get().countDown();
-                      } else {
-                        quickReturned.get().countDown(); // leaves its hook: taken off as it returns
-                      }
-                      return Flux.<Payload>never();
+                      } // else it leaves its hook: taken off as it returns
+                      // Told once the answer is subscribed (the executor's task, after the return).
+                      CountDownLatch returned = quickReturned.get();
+                      return Flux.<Payload>never().doOnSubscribe(s -> returned.countDown());
                     }
                   },
                   StreamsOptions.builder().handlerExecutor(executor).build()));
@@ -794,8 +794,7 @@ class ReactiveStreamsTest {
         quickReturned.set(returned);
         reactor.core.Disposable quick =
             Flux.from(pair.requester().requestStream(Payload.of(kind))).subscribe();
-        assertThat(returned.await(10, TimeUnit.SECONDS)).isTrue();
-        Thread.sleep(50); // for the executor's task to have subscribed the answer
+        assertThat(returned.await(10, TimeUnit.SECONDS)).isTrue(); // its answer subscribed
         quick.dispose();
         Thread.sleep(100);
       }
