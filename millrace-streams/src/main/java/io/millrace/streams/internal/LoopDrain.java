@@ -45,6 +45,18 @@ public abstract class LoopDrain implements Runnable {
       } catch (RejectedExecutionException e) {
         scheduled = 0; // no task will run: the next signal must come here too
         loopGone();
+        return;
+      }
+      if (loop.isShutdown()) {
+        // Taken as the loop shut down: Netty may leave it unrun, without refusing it (an IO
+        // loop's task queue cannot take a task back), and then no later signal would come here
+        // either. Once the loop has ended, whatever the task did or did not do is done here.
+        loop.terminationFuture()
+            .addListener(
+                f -> {
+                  scheduled = 0;
+                  loopGone();
+                });
       }
     }
   }

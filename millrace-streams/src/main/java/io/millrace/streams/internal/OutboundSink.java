@@ -60,11 +60,16 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
 
   /**
    * The encoder of the values that wait as themselves: the first one an encoded item without
-   * metadata came with (an item with another encoder waits as a payload). Written by the producer
-   * before the first such value is queued, read by the consumer after taking one; the Publisher's
-   * signals are serial (rule 1.3), so one thread writes it, once.
+   * metadata came with (an item with another encoder waits as a payload). Set once, by
+   * compare-and-set, before the first such value is queued: a Publisher that breaks rule 1.3 and
+   * emits from two threads at once cannot have one thread's value encoded with the other's encoder.
    */
-  private PayloadEncoder<Object> valueEncoder;
+  private volatile PayloadEncoder<Object> valueEncoder;
+
+  @SuppressWarnings("rawtypes")
+  private static final AtomicReferenceFieldUpdater<OutboundSink, PayloadEncoder> VALUE_ENCODER =
+      AtomicReferenceFieldUpdater.newUpdater(
+          OutboundSink.class, PayloadEncoder.class, "valueEncoder");
 
   /** 1 while a consumer takes from the queue. */
   private volatile int consuming;
@@ -201,12 +206,10 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
   }
 
   /** Whether a value of {@code encoder} may wait as itself (the producer's thread). */
-  @SuppressWarnings("unchecked")
   private boolean waitsAsItself(PayloadEncoder<?> encoder) {
     PayloadEncoder<Object> e = valueEncoder;
     if (e == null) {
-      valueEncoder = (PayloadEncoder<Object>) encoder;
-      return true;
+      return VALUE_ENCODER.compareAndSet(this, null, encoder) || valueEncoder == encoder;
     }
     return e == encoder;
   }
@@ -355,13 +358,16 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
     try {
       do {
         missed = false;
+        if (releasing && !finished) {
+          stop(); // the loop was found gone while it still runs: what waited was released, not sent
+        }
         if (finished) {
           cancelUpstream(); // it may have come after the stream ended
           releaseQueued();
           return;
         }
-        // Taken off the queue before the engine owns it: a write that fails the stream calls
-        // back into stop(), which releases what is still queued.
+        // Taken off the queue before the engine owns it: a write that fails the stream stops the
+        // sink, and the end of the turn releases what is still queued.
         if (!queueEmpty() && canWrite()) {
           sendWaiting();
         }
@@ -560,8 +566,12 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
 
   private static void releaseAll(Queue<Object> q) {
     for (Object item; (item = q.poll()) != null; ) {
-      if (item instanceof Payload p) {
-        p.release(); // (a value waiting as itself holds no buffer)
+      if (item instanceof Payload p) { // (a value waiting as itself holds no buffer)
+        try {
+          p.release();
+        } catch (RuntimeException e) { // released already (by its Publisher): the rest still goes
+          LOG.log(Level.DEBUG, "a waiting payload would not release", e);
+        }
       }
     }
   }

@@ -8,7 +8,8 @@ import io.netty.buffer.ByteBuf;
  * encoded} item as its parts: the metadata, the value and the encoder that writes the value into
  * the frame. A Publisher that makes its items that way (the RPC layer's responses and a channel's
  * requests) calls {@link #onNextEncoded} instead of {@code onNext}, and no payload is made for an
- * item that goes straight out on the event loop; one that has to wait is made a payload then.
+ * item that goes straight out on the event loop, nor for one that waits without metadata (it waits
+ * as itself); any other that has to wait is made a payload then.
  *
  * <p>The streams layer's own sinks implement it ({@link OutboundSink}). Only a Publisher subscribed
  * by one of them, which therefore knows the subscriber is Millrace's, calls it.

@@ -324,6 +324,24 @@ class OutboundSinkEncodedTest {
   }
 
   @Test
+  void aSinkWhoseLoopWasFoundGone_neverCompletesAStreamWhoseItemsItReleased() throws Exception {
+    stream.ready = false;
+    Requests upstream = new Requests();
+    OutboundSink sink = subscribed(upstream);
+    ByteBuf waiting = Buffers.direct("m");
+    sink.onNextEncoded(waiting, "never sent", ASCII);
+    onLoop(() -> {});
+    sink.loopGone(); // as a thread that found the loop refusing tasks would (it still runs here)
+    assertThat(waiting.refCnt()).isZero();
+    assertThat(upstream.cancelled).isTrue();
+    stream.ready = true;
+    sink.onComplete(); // the Publisher's end, which came before it saw the cancel
+    onLoop(() -> {});
+    assertThat(stream.events).as("no completion after what it released").isEmpty();
+    assertThat(sink.isStopped()).isTrue();
+  }
+
+  @Test
   void aWriteThatFailsTheStream_releasesWhatWaitsBehindIt_once() throws Exception {
     stream.ready = false;
     Requests upstream = new Requests();
