@@ -64,6 +64,12 @@ public final class AnswerSink extends StoppingSink {
   @SuppressWarnings("unused") // through LOOP_GONE
   private volatile boolean loopGone;
 
+  /**
+   * Set by a thread that found the loop gone, before it releases the answer waiting: a drain in the
+   * loop's last tasks that reads it then does not finish the call (it may have no answer left).
+   */
+  private volatile boolean foundGone;
+
   // Event loop only.
   private boolean asked;
   private boolean sent;
@@ -138,11 +144,17 @@ public final class AnswerSink extends StoppingSink {
    */
   @Override
   protected void loopGone() {
+    foundGone = true;
     Subscription s = upstream;
-    if (s != null && LOOP_GONE.compareAndSet(this, false, true)) {
-      s.cancel(); // once, whichever thread comes first (rule 2.7)
+    try {
+      // Once, whichever thread comes first (rule 2.7); not a Publisher that has ended (a drain in
+      // the loop's last tasks may have sent its answer before the loop was found gone).
+      if (s != null && !upstreamDone && LOOP_GONE.compareAndSet(this, false, true)) {
+        s.cancel();
+      }
+    } finally {
+      releaseWaiting(); // even past a cancel that throws (rule 3.15)
     }
-    releaseWaiting();
   }
 
   // ------------------------------------------------------------------ StreamListener (loop)
@@ -197,7 +209,7 @@ public final class AnswerSink extends StoppingSink {
         // here comes with the answer it followed (read the other way round, an answer stored
         // between the two reads would be taken for an empty completion).
         boolean done = upstreamDone;
-        if ((boolean) LOOP_GONE.getVolatile(this)) {
+        if (foundGone) {
           return; // a thread that found the loop gone cancelled and released: the loop is going
         }
         if (!sent && (Payload) WAITING.getVolatile(this) != null) {
@@ -221,6 +233,9 @@ public final class AnswerSink extends StoppingSink {
           continue;
         }
         if (done) {
+          if (foundGone) {
+            return; // found gone meanwhile: its answer may have been released, not sent
+          }
           finish(upstreamError);
           return;
         }

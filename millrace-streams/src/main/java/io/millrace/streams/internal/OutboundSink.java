@@ -2,8 +2,10 @@ package io.millrace.streams.internal;
 
 import io.millrace.core.PayloadEncoder;
 import io.millrace.core.Stream;
+import io.millrace.core.StreamErrorException;
 import io.millrace.core.StreamListener;
 import io.millrace.core.internal.Failures;
+import io.millrace.frame.ErrorCode;
 import io.millrace.streams.Payload;
 import io.netty.buffer.ByteBuf;
 import io.netty.util.concurrent.EventExecutor;
@@ -237,10 +239,15 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
   @Override
   protected final void loopGone() {
     Subscription s = upstream;
-    if (s != null && LOOP_GONE.compareAndSet(this, 0, 1)) {
-      s.cancel(); // once, whichever thread comes first (rule 2.7)
+    try {
+      // Once, whichever thread comes first (rule 2.7); not a Publisher that has ended (a drain in
+      // the loop's last tasks may have finished its stream before the loop was found gone).
+      if (s != null && !upstreamDone && LOOP_GONE.compareAndSet(this, 0, 1)) {
+        s.cancel();
+      }
+    } finally {
+      releaseQueued(); // even past a cancel that throws (rule 3.15)
     }
-    releaseQueued();
   }
 
   // ------------------------------------------------------------------ StreamListener (loop)
@@ -359,7 +366,8 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
       do {
         missed = false;
         if (releasing && !finished) {
-          stop(); // the loop was found gone while it still runs: what waited was released, not sent
+          stoppedForLoopGone(); // found gone while it still runs: what waited was released, not
+          // sent
         }
         if (finished) {
           cancelUpstream(); // it may have come after the stream ended
@@ -375,6 +383,10 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
           continue; // a write ended the stream; a missed signal goes round to the cleanup
         }
         if (upstreamDone && queueEmpty()) {
+          if (releasing) { // (set before a release takes anything: emptied by one, not by sending)
+            stoppedForLoopGone();
+            return;
+          }
           finish(upstreamError);
           return;
         }
@@ -408,6 +420,23 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
       }
     } finally {
       endTurn();
+    }
+  }
+
+  /**
+   * Stops the sink whose loop a thread found gone while the loop still ran its last tasks: what
+   * waited was released, so the stream must not complete; a stream never opened tells its channel
+   * it ended. Loop only.
+   */
+  private void stoppedForLoopGone() {
+    if (loopGone != 0 || upstreamDone) {
+      upstreamCancelled = true; // cancelled by loopGone already, or ended by itself
+    }
+    stop();
+    if (stream == null) {
+      endedUnopened(
+          StreamErrorException.received(
+              ErrorCode.CONNECTION_CLOSE, "the connection's loop is shut down"));
     }
   }
 

@@ -342,6 +342,29 @@ class OutboundSinkEncodedTest {
   }
 
   @Test
+  void aLoopFoundGoneDuringTheLoopsLastSend_doesNotCompleteWhatItReleased() throws Exception {
+    Requests upstream = new Requests();
+    OutboundSink sink = subscribed(upstream);
+    stream.hold = true; // the loop stays inside its send of "a", in the middle of a drain
+    sink.onNextEncoded(null, "a", ASCII);
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!stream.holding && System.nanoTime() < until) {
+      Thread.sleep(1);
+    }
+    assertThat(stream.holding).isTrue();
+    ByteBuf waiting = Buffers.direct("m");
+    sink.onNextEncoded(waiting, "b", ASCII);
+    sink.onComplete(); // the Publisher ended
+    sink.loopGone(); // then a thread found the loop gone (as while it runs its last tasks)
+    stream.hold = false;
+    onLoop(() -> {});
+    assertThat(waiting.refCnt()).as("released, not sent").isZero();
+    assertThat(stream.events).as("not completed: \"b\" was released").containsExactly("encoded a");
+    assertThat(upstream.cancelled).as("it had ended by itself").isFalse();
+    assertThat(sink.isStopped()).isTrue();
+  }
+
+  @Test
   void aWriteThatFailsTheStream_releasesWhatWaitsBehindIt_once() throws Exception {
     stream.ready = false;
     Requests upstream = new Requests();
