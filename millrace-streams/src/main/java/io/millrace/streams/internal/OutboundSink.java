@@ -366,8 +366,7 @@ public class OutboundSink extends StoppingSink implements TakesEncoded {
       do {
         missed = false;
         if (releasing && !finished) {
-          stoppedForLoopGone(); // found gone while it still runs: what waited was released, not
-          // sent
+          stoppedForLoopGone(); // found gone as it runs: what waited was released, not sent
         }
         if (finished) {
           cancelUpstream(); // it may have come after the stream ended
