@@ -157,7 +157,7 @@ public final class RpcClient {
   private <Req, Resp> Publisher<Resp> single(
       MethodDescriptor<Req, Resp> method, Req request, CallOptions options, boolean unary) {
     if (unary) {
-      return new UnaryCall<>(this, requester.connection(), method, request, options);
+      return new UnaryCall<>(this, method, request, options);
     }
     SingleRequest<Req> call = new SingleRequest<>(method, request, options, unary);
     return new ResponseReader<>(

@@ -54,21 +54,32 @@ public final class ServerContext {
   }
 
   /**
-   * What a call has from its connection: its loop, prefetch and TLS session, and where its
+   * What a call has from its connection: its loop, prefetch and TLS session, where its
    * StreamObserver stream handlers run when the server has no executor (the connection's share of
-   * the shared executor).
+   * the shared executor), and the caller's address when the call came. A connection makes one, and
+   * another when its peer's address changes (a resumed connection): a call keeps the one it came
+   * with.
    */
   record Origin(
       EventExecutor loop,
       int prefetch,
       java.util.function.Supplier<javax.net.ssl.SSLSession> tlsSession,
-      java.util.concurrent.Executor streamHandlers) {}
+      java.util.concurrent.Executor streamHandlers,
+      java.net.SocketAddress remoteAddress) {
+
+    /** This origin with the caller at {@code at} (itself when the address is the same). */
+    Origin at(java.net.SocketAddress at) {
+      return at == remoteAddress || java.util.Objects.equals(at, remoteAddress)
+          ? this
+          : new Origin(loop, prefetch, tlsSession, streamHandlers, at);
+    }
+  }
 
   // A server allocates one of these per call: the fields every call uses are here, the rest in
-  // Extras, made when first used (a call with neither headers to send, cancel hooks nor values,
-  // which is most, has none). 48 bytes with compressed pointers, where all in one was 64.
-  // The caller's address is the call's own: a resumed connection's changes, a call keeps the one
-  // it came from.
+  // Extras, made when first used (a call with neither headers to send, cancellation, cancel hooks
+  // nor values, which is most, has none). 40 bytes with compressed pointers, where all in one was
+  // 64. The caller's address is in the origin, which a call keeps: a resumed connection's changes,
+  // a call keeps the one it came from.
   private final ServerMethod<?, ?> served;
   private final Headers requestHeaders;
   private final long deadlineNanos;
@@ -76,8 +87,6 @@ public final class ServerContext {
   private final boolean noMessage;
   private boolean intercepted; // written and read on the thread that runs the handler
   private final Origin origin;
-  private final java.net.SocketAddress remoteAddress;
-  private volatile Status cancelledWith;
   private volatile Extras extras;
 
   /** What few calls use, made once ({@link #extras()}). */
@@ -85,6 +94,9 @@ public final class ServerContext {
     Headers responseHeaders; // the handler's thread
     Headers trailers; // the handler's thread
     List<Runnable> onCancel; // under the context's lock
+
+    /** CANCELLED or DEADLINE_EXCEEDED once cancelled (written under the context's lock). */
+    volatile Status cancelledWith;
 
     /**
      * The values put for the handler: key, value, key, value, ...; replaced whole on each put, so a
@@ -111,24 +123,21 @@ public final class ServerContext {
         requestHeaders,
         timeoutMicros,
         false,
-        new Origin(loop, prefetch, tlsSession, StreamHandlers.shared()),
-        remoteAddress);
+        new Origin(loop, prefetch, tlsSession, StreamHandlers.shared(), remoteAddress));
   }
 
   /**
    * A call of {@code served} (null when the call resolved to no method), {@code noMessage} when its
-   * first payload carries no message, on the connection {@code origin} describes, from {@code
-   * remoteAddress} (the connection's peer when the call arrived).
+   * first payload carries no message, on the connection {@code origin} describes, as it was when
+   * the call arrived.
    */
   ServerContext(
       ServerMethod<?, ?> served,
       Headers requestHeaders,
       long timeoutMicros,
       boolean noMessage,
-      Origin origin,
-      java.net.SocketAddress remoteAddress) {
+      Origin origin) {
     this.served = served;
-    this.remoteAddress = remoteAddress;
     this.noMessage = noMessage;
     this.origin = origin;
     this.requestHeaders = requestHeaders;
@@ -157,7 +166,7 @@ public final class ServerContext {
    * keeps the one it came from), or null when it does not say.
    */
   public java.net.SocketAddress remoteAddress() {
-    return remoteAddress;
+    return origin.remoteAddress();
   }
 
   /**
@@ -194,12 +203,13 @@ public final class ServerContext {
    * Whether the call was cancelled: by the caller, by its deadline, or by the connection closing.
    */
   public boolean isCancelled() {
-    return cancelledWith != null;
+    return cancellation() != null;
   }
 
   /** CANCELLED or DEADLINE_EXCEEDED once cancelled, else null. */
   public Status cancellation() {
-    return cancelledWith;
+    Extras x = extras;
+    return x == null ? null : x.cancelledWith;
   }
 
   /**
@@ -208,8 +218,8 @@ public final class ServerContext {
    */
   public void onCancel(Runnable hook) {
     synchronized (this) {
-      if (cancelledWith == null) {
-        Extras x = extras();
+      Extras x = extras();
+      if (x.cancelledWith == null) {
         if (x.onCancel == null) {
           x.onCancel = new ArrayList<>(2);
         }
@@ -404,15 +414,13 @@ public final class ServerContext {
   boolean cancel(Status why) {
     List<Runnable> hooks = null;
     synchronized (this) {
-      if (cancelledWith != null) {
+      Extras x = extras();
+      if (x.cancelledWith != null) {
         return false;
       }
-      cancelledWith = why;
-      Extras x = extras;
-      if (x != null) {
-        hooks = x.onCancel;
-        x.onCancel = null;
-      }
+      x.cancelledWith = why;
+      hooks = x.onCancel;
+      x.onCancel = null;
     }
     if (hooks != null) {
       for (Runnable hook : hooks) {

@@ -46,7 +46,14 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
   private final RpcServer server;
   private final Mode mode;
   private final Connection connection;
-  private final ServerContext.Origin origin;
+
+  /**
+   * What calls have from the connection; replaced when the peer's address changes (a resumed
+   * connection), so that a call keeps the address it came from. A plain field: a thread that reads
+   * an older one makes its own (records publish safely).
+   */
+  private ServerContext.Origin origin;
+
   private final ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
 
   ServerHandler(RpcServer server, Mode mode, Connection connection) {
@@ -58,7 +65,18 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
             connection.executor(),
             server.options().prefetch(),
             connection::tlsSession,
-            io.millrace.observer.internal.StreamHandlers.forConnection());
+            io.millrace.observer.internal.StreamHandlers.forConnection(),
+            connection.remoteAddress());
+  }
+
+  /** The connection's origin, with the caller's address as it is now. */
+  private ServerContext.Origin origin() {
+    ServerContext.Origin o = origin;
+    ServerContext.Origin now = o.at(connection.remoteAddress());
+    if (now != o) {
+      origin = now;
+    }
+    return now;
   }
 
   @Override
@@ -361,13 +379,7 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
     ServerContext c =
         context != null
             ? context
-            : new ServerContext(
-                null,
-                Headers.EMPTY,
-                CallHeader.NO_TIMEOUT,
-                false,
-                origin,
-                connection.remoteAddress());
+            : new ServerContext(null, Headers.EMPTY, CallHeader.NO_TIMEOUT, false, origin());
     return ResponsePublisher.failed(c, mode != Mode.NATIVE, alloc, status, whenDone);
   }
 
@@ -435,8 +447,7 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
           .withMessage(d.fullName() + " is " + d.type() + ", called as " + interaction)
           .asException();
     }
-    return new ServerContext(
-        method, headers, timeout, noMessage, origin, connection.remoteAddress());
+    return new ServerContext(method, headers, timeout, noMessage, origin());
   }
 
   /**

@@ -36,8 +36,7 @@ import org.reactivestreams.Subscriber;
  * the thread that found it so. The start handshake is {@link OneCall}'s.
  */
 final class UnaryCall<Req, Resp> extends OneCall implements Publisher<Resp>, StreamListener {
-  private final RpcClient client;
-  private final Connection connection;
+  private final RpcClient client; // and through it the connection (no field: 56 bytes, not 64)
   private final MethodDescriptor<Req, Resp> method;
   private final Req request;
   private final CallOptions options;
@@ -50,16 +49,15 @@ final class UnaryCall<Req, Resp> extends OneCall implements Publisher<Resp>, Str
   private volatile boolean cancelWanted;
 
   UnaryCall(
-      RpcClient client,
-      Connection connection,
-      MethodDescriptor<Req, Resp> method,
-      Req request,
-      CallOptions options) {
+      RpcClient client, MethodDescriptor<Req, Resp> method, Req request, CallOptions options) {
     this.client = client;
-    this.connection = connection;
     this.method = method;
     this.request = request;
     this.options = options;
+  }
+
+  private Connection connection() {
+    return client.connection();
   }
 
   @Override
@@ -69,7 +67,7 @@ final class UnaryCall<Req, Resp> extends OneCall implements Publisher<Resp>, Str
     }
     if (!STATE.compareAndSet(this, NEW, IDLE)) {
       // Each subscription is its own call.
-      new UnaryCall<>(client, connection, method, request, options).subscribe(subscriber);
+      new UnaryCall<>(client, method, request, options).subscribe(subscriber);
       return;
     }
     downstream = subscriber;
@@ -92,6 +90,7 @@ final class UnaryCall<Req, Resp> extends OneCall implements Publisher<Resp>, Str
       return; // started already, or ended before it started
     }
     long deadlineNanos = -1;
+    Connection connection = connection();
     Stream s;
     try {
       if (options.timeout() != null) {
@@ -130,12 +129,13 @@ final class UnaryCall<Req, Resp> extends OneCall implements Publisher<Resp>, Str
    * it runs here if {@code orHere}, else not at all.
    */
   private void onLoop(Runnable task, boolean orHere) {
-    if (connection.executor().inEventLoop()) {
+    io.netty.util.concurrent.EventExecutor loop = connection().executor();
+    if (loop.inEventLoop()) {
       task.run();
       return;
     }
     try {
-      connection.executor().execute(task);
+      loop.execute(task);
     } catch (RejectedExecutionException loopGone) {
       if (orHere) {
         task.run();
@@ -198,7 +198,7 @@ final class UnaryCall<Req, Resp> extends OneCall implements Publisher<Resp>, Str
    * call has started; off the loop, a stream not seen yet is looked for again by a task there.
    */
   private void cancelStream() {
-    Stream s = streamOrLookAgain(connection.executor(), this::cancelStream);
+    Stream s = streamOrLookAgain(connection().executor(), this::cancelStream);
     if (s == null) {
       return; // a start still under way sees the wish and cancels by itself
     }

@@ -6,8 +6,57 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 
-/** A call's cancel hooks: each runs once when the call is cancelled, unless it was removed. */
+/**
+ * A call's cancel hooks: each runs once when the call is cancelled, unless it was removed; its
+ * cancellation status, values, and the caller's address it keeps.
+ */
 class ServerContextTest {
+
+  @Test
+  void cancellation_isNullUntilCancelled_thenTheFirstStatus() {
+    ServerContext context = TestService.echoContext();
+    assertThat(context.isCancelled()).isFalse();
+    assertThat(context.cancellation()).isNull();
+    List<Status> seen = new CopyOnWriteArrayList<>();
+    context.onCancel(() -> seen.add(context.cancellation()));
+    assertThat(context.isCancelled()).as("a hook alone does not cancel").isFalse();
+    assertThat(context.cancel(Status.DEADLINE_EXCEEDED)).isTrue();
+    assertThat(context.cancel(Status.CANCELLED)).isFalse();
+    assertThat(context.isCancelled()).isTrue();
+    assertThat(context.cancellation()).isSameAs(Status.DEADLINE_EXCEEDED);
+    assertThat(seen).as("the hook sees the status").containsExactly(Status.DEADLINE_EXCEEDED);
+    List<Status> late = new CopyOnWriteArrayList<>();
+    context.onCancel(() -> late.add(context.cancellation()));
+    assertThat(late)
+        .as("a hook added after runs at once")
+        .containsExactly(Status.DEADLINE_EXCEEDED);
+  }
+
+  @Test
+  void aCall_keepsTheCallersAddressItCameWith_whenTheConnectionsChanges() {
+    java.net.InetSocketAddress first = new java.net.InetSocketAddress("127.0.0.1", 40_001);
+    java.net.InetSocketAddress resumed = new java.net.InetSocketAddress("127.0.0.1", 40_002);
+    ServerContext.Origin origin =
+        new ServerContext.Origin(
+            io.netty.util.concurrent.ImmediateEventExecutor.INSTANCE,
+            16,
+            null,
+            Runnable::run,
+            first);
+    assertThat(origin.at(first)).isSameAs(origin);
+    assertThat(origin.at(new java.net.InetSocketAddress("127.0.0.1", 40_001)))
+        .as("an equal address")
+        .isSameAs(origin);
+    ServerContext before =
+        new ServerContext(TestService.served(TestService.ECHO), Headers.EMPTY, 0, false, origin);
+    ServerContext.Origin after = origin.at(resumed);
+    assertThat(after).isNotSameAs(origin);
+    assertThat(after.loop()).isSameAs(origin.loop());
+    ServerContext later =
+        new ServerContext(TestService.served(TestService.ECHO), Headers.EMPTY, 0, false, after);
+    assertThat(before.remoteAddress()).isEqualTo(first);
+    assertThat(later.remoteAddress()).isEqualTo(resumed);
+  }
 
   @Test
   void aRemovedHook_doesNotRun_andTheOthersDoOnce() {

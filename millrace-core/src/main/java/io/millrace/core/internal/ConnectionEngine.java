@@ -990,7 +990,7 @@ public final class ConnectionEngine implements Connection, TransportListener {
 
   void listenerFailed(DefaultStream stream, Throwable e) {
     logListenerFailure(stream, e);
-    if (stream.requester && stream.kind != DefaultStream.REQUEST_CHANNEL) {
+    if (stream.requester() && stream.kind() != DefaultStream.REQUEST_CHANNEL) {
       stream.cancel();
     } else {
       stream.fail(e);
@@ -1168,7 +1168,7 @@ public final class ConnectionEngine implements Connection, TransportListener {
     }
     stream.id = streams.allocateId();
     stream.inboundCredit = initialRequestN >= Integer.MAX_VALUE ? Long.MAX_VALUE : initialRequestN;
-    if (stream.kind != DefaultStream.REQUEST_CHANNEL || complete) {
+    if (stream.kind() != DefaultStream.REQUEST_CHANNEL || complete) {
       stream.markOutboundDone();
     }
     streams.add(stream);

@@ -109,7 +109,7 @@ final class StreamRegistry {
 
   void add(DefaultStream stream) {
     streams.put(stream.id, stream);
-    if (!stream.requester) {
+    if (!stream.requester()) {
       peerStreams++;
     }
     SIZE.setRelease(this, streams.size());
@@ -128,7 +128,7 @@ final class StreamRegistry {
       }
       return false;
     }
-    if (!stream.requester) {
+    if (!stream.requester()) {
       peerStreams--;
     }
     SIZE.setRelease(this, streams.size());
