@@ -174,8 +174,9 @@ final class ClassPaths {
   /**
    * The artifacts of a process started with {@code args} (a harness command, then its options), or
    * null when its command is not one this class knows: the measured matrix's {@code serve} and
-   * {@code drive} and the latency scenario's driver take the matrix's systems; the CRUD and
-   * small-heap scenarios take their own (millrace, grpc-java, rest).
+   * {@code drive}, the idle-connection pass's server and client and the latency scenario's driver
+   * take the matrix's systems; the CRUD and small-heap scenarios take their own (millrace,
+   * grpc-java, rest).
    */
   static Set<String> artifacts(List<String> args) {
     if (args.isEmpty()) {
@@ -187,7 +188,7 @@ final class ClassPaths {
     }
     String system = args.get(at + 1);
     return switch (args.get(0)) {
-      case "serve", "drive", "latency-load-drive" -> artifacts(system);
+      case "serve", "drive", "latency-load-drive", "idle-serve", "idle-drive" -> artifacts(system);
       case "scenario-serve", "crud-drive", "small-heap-drive" -> scenarioArtifacts(system);
       default -> null;
     };

@@ -347,7 +347,7 @@ final class IdleCommand implements Callable<Integer> {
       command.addAll(List.of(serverJvmOpts.trim().split("\\s+")));
     }
     command.add("-cp");
-    command.add(System.getProperty("java.class.path"));
+    command.add(ClassPaths.forProcess(args)); // its own system's jars, as the matrix's processes
     command.add(BenchMain.class.getName());
     command.addAll(args);
     return new ProcessBuilder(command).redirectError(logs.resolve(logName).toFile()).start();

@@ -997,14 +997,14 @@ final class RunCommand implements Callable<Integer> {
           "system,level,interaction,payload_bytes,heap,gc,msgs_per_sec_median,msgs_per_sec_min,"
               + "msgs_per_sec_max,alloc_bytes_per_msg_client,alloc_bytes_per_msg_server,resume,"
               + "transport,io,round,gc_share_client,gc_share_server,cpu_ns_per_msg_client,"
-              + "cpu_ns_per_msg_server,jit_share_client,jit_share_server");
+              + "cpu_ns_per_msg_server,jit_share_client,jit_share_server,class_path");
       for (RunResult r : results) {
         if (!r.ok()) {
           continue;
         }
         w.printf(
             Locale.ROOT,
-            "%s,%s,%s,%d,%s,%s,%.0f,%.0f,%.0f,%s,%s,%s,%s,%s,%d,%s,%s,%s,%s,%s,%s%n",
+            "%s,%s,%s,%d,%s,%s,%.0f,%.0f,%.0f,%s,%s,%s,%s,%s,%d,%s,%s,%s,%s,%s,%s,%s%n",
             r.baseSystem,
             level,
             r.label(),
@@ -1025,7 +1025,8 @@ final class RunCommand implements Callable<Integer> {
             nanos(r.cpuClient),
             nanos(r.cpuServer),
             share(r.jitClient),
-            share(r.jitServer));
+            share(r.jitServer),
+            sharedClassPath ? "shared" : "own");
       }
     }
     if (!latencies.isEmpty()) {

@@ -54,11 +54,12 @@ class HarnessSmokeTest {
             "system,level,interaction,payload_bytes,heap,gc,msgs_per_sec_median,msgs_per_sec_min,"
                 + "msgs_per_sec_max,alloc_bytes_per_msg_client,alloc_bytes_per_msg_server,resume,"
                 + "transport,io,round,gc_share_client,gc_share_server,cpu_ns_per_msg_client,"
-                + "cpu_ns_per_msg_server,jit_share_client,jit_share_server");
+                + "cpu_ns_per_msg_server,jit_share_client,jit_share_server,class_path");
     assertThat(lines).hasSize(1 + 4 * 2); // --resume adds millrace-resume next to millrace
     for (String row : lines.subList(1, lines.size())) {
       String[] cells = row.split(",");
-      assertThat(cells).hasSize(21);
+      assertThat(cells).hasSize(22);
+      assertThat(cells[21]).as("each process had its own system's jars").isEqualTo("own");
       assertThat(cells[14]).isEqualTo("1");
       assertThat(Double.parseDouble(cells[15])).as("client GC share: " + row).isBetween(0.0, 1.0);
       assertThat(Double.parseDouble(cells[16])).as("server GC share: " + row).isBetween(0.0, 1.0);
