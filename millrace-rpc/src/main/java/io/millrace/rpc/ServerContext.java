@@ -54,11 +54,12 @@ public final class ServerContext {
   }
 
   /**
-   * What a call has from its connection: its loop, prefetch and TLS session, where its
-   * StreamObserver stream handlers run when the server has no executor (the connection's share of
-   * the shared executor), and the caller's address when the call came. A connection makes one, and
-   * another when its peer's address changes (a resumed connection): a call keeps the one it came
-   * with.
+   * What a call has from its connection: its loop, prefetch, TLS session (asked when wanted: after
+   * a resume, the new connection's), where its StreamObserver stream handlers run when the server
+   * has no executor (the connection's share of the shared executor), and the caller's address when
+   * the call was read (on arrival, or when a handler executor's thread took it up). A connection
+   * makes one, and another when its peer's address changes (a resumed connection): a call keeps the
+   * one it was read with.
    */
   record Origin(
       EventExecutor loop,
@@ -76,8 +77,9 @@ public final class ServerContext {
   }
 
   // A server allocates one of these per call: the fields every call uses are here, the rest in
-  // Extras, made when first used (a call with neither headers to send, cancellation, cancel hooks
-  // nor values, which is most, has none). 40 bytes with compressed pointers, where all in one was
+  // Extras, made when first used (a call with neither headers to send, cancel hooks nor values,
+  // which is most, has none; a cancel alone needs none). 40 bytes with compressed pointers, where
+  // all in one was
   // 64. The caller's address is in the origin, which a call keeps: a resumed connection's changes,
   // a call keeps the one it came from.
   private final ServerMethod<?, ?> served;
@@ -87,7 +89,12 @@ public final class ServerContext {
   private final boolean noMessage;
   private boolean intercepted; // written and read on the thread that runs the handler
   private final Origin origin;
-  private volatile Extras extras;
+
+  /**
+   * Null; the {@link Status} the call was cancelled with while it had no extras (so that a cancel
+   * allocates nothing); or the extras, which then hold that status.
+   */
+  private volatile Object extras;
 
   /** What few calls use, made once ({@link #extras()}). */
   private static final class Extras {
@@ -208,8 +215,8 @@ public final class ServerContext {
 
   /** CANCELLED or DEADLINE_EXCEEDED once cancelled, else null. */
   public Status cancellation() {
-    Extras x = extras;
-    return x == null ? null : x.cancelledWith;
+    Object o = extras;
+    return o == null ? null : o instanceof Status s ? s : ((Extras) o).cancelledWith;
   }
 
   /**
@@ -238,7 +245,7 @@ public final class ServerContext {
    */
   public boolean removeOnCancel(Runnable hook) {
     synchronized (this) {
-      Extras x = extras;
+      Extras x = extrasOrNull();
       List<Runnable> hooks = x == null ? null : x.onCancel;
       if (hooks == null) {
         return false;
@@ -260,7 +267,7 @@ public final class ServerContext {
    */
   public synchronized <T> ServerContext put(Key<T> key, T value) {
     java.util.Objects.requireNonNull(key, "key");
-    Extras x = extras;
+    Extras x = extrasOrNull();
     if (x == null) {
       if (value == null) {
         return this; // nothing to remove
@@ -296,7 +303,7 @@ public final class ServerContext {
   /** The value the call was given under {@code key} ({@link #put}), or null. */
   @SuppressWarnings("unchecked")
   public <T> T get(Key<T> key) {
-    Extras x = extras;
+    Extras x = extrasOrNull();
     Object[] v = x == null ? null : x.values;
     if (v != null) {
       for (int i = 0; i < v.length; i += 2) {
@@ -328,7 +335,7 @@ public final class ServerContext {
 
   /** The response headers, taken once (null when none were set). */
   Headers takeResponseHeaders() {
-    Extras x = extras;
+    Extras x = extrasOrNull();
     if (x == null) {
       return null;
     }
@@ -339,16 +346,24 @@ public final class ServerContext {
 
   /** The call's extras, made on first use by whichever thread comes first. */
   private Extras extras() {
-    Extras x = extras;
+    Extras x = extrasOrNull();
     if (x == null) {
       synchronized (this) {
-        x = extras;
-        if (x == null) {
-          extras = x = new Extras();
+        Object o = extras;
+        if (o instanceof Extras made) {
+          return made;
         }
+        x = new Extras();
+        x.cancelledWith = (Status) o; // (cancelled before it had extras, or null)
+        extras = x;
       }
     }
     return x;
+  }
+
+  /** The call's extras, or null when it has none yet. */
+  private Extras extrasOrNull() {
+    return extras instanceof Extras x ? x : null;
   }
 
   /**
@@ -359,7 +374,7 @@ public final class ServerContext {
     for (Throwable c = t; c != null; c = c.getCause()) {
       if (c instanceof StatusException e) {
         Headers carried = e.trailers();
-        Extras x = extras;
+        Extras x = extrasOrNull();
         if (!carried.isEmpty() && (x == null || carried != x.trailers)) {
           trailers().putAll(carried);
         }
@@ -371,7 +386,7 @@ public final class ServerContext {
 
   /** The trailers set so far (null when none). */
   Headers trailersOrNull() {
-    Extras x = extras;
+    Extras x = extrasOrNull();
     Headers t = x == null ? null : x.trailers;
     return t == null || t.isEmpty() ? null : t;
   }
@@ -414,7 +429,15 @@ public final class ServerContext {
   boolean cancel(Status why) {
     List<Runnable> hooks = null;
     synchronized (this) {
-      Extras x = extras();
+      Object o = extras;
+      if (o == null) {
+        extras = why; // no extras, so no hooks: nothing to allocate
+        return true;
+      }
+      if (o instanceof Status) {
+        return false;
+      }
+      Extras x = (Extras) o;
       if (x.cancelledWith != null) {
         return false;
       }

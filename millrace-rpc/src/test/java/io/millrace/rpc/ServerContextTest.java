@@ -33,6 +33,23 @@ class ServerContextTest {
   }
 
   @Test
+  void aCancel_withNoHooks_isKept_andAHookAddedAfterRunsAtOnce() {
+    ServerContext context = TestService.echoContext();
+    assertThat(context.cancel(Status.CANCELLED)).isTrue();
+    assertThat(context.cancel(Status.DEADLINE_EXCEEDED)).as("once").isFalse();
+    assertThat(context.isCancelled()).isTrue();
+    assertThat(context.cancellation()).isSameAs(Status.CANCELLED);
+    List<Status> seen = new CopyOnWriteArrayList<>();
+    context.onCancel(() -> seen.add(context.cancellation()));
+    assertThat(seen).containsExactly(Status.CANCELLED);
+    ServerContext.Key<String> user = ServerContext.Key.named("user");
+    context.put(user, "ada"); // extras made after the cancel keep it
+    assertThat(context.get(user)).isEqualTo("ada");
+    assertThat(context.cancellation()).isSameAs(Status.CANCELLED);
+    assertThat(context.cancel(Status.CANCELLED)).isFalse();
+  }
+
+  @Test
   void aCall_keepsTheCallersAddressItCameWith_whenTheConnectionsChanges() {
     java.net.InetSocketAddress first = new java.net.InetSocketAddress("127.0.0.1", 40_001);
     java.net.InetSocketAddress resumed = new java.net.InetSocketAddress("127.0.0.1", 40_002);

@@ -73,14 +73,14 @@ final class DefaultStream implements Stream {
 
   /**
    * The stream's state flags, and above them its interaction and side, which never change. The loop
-   * reads and writes them as a plain field; every write is a release store, so another thread that
-   * reads them with an acquire load (the state queries) sees everything the loop did before. The
-   * interaction and side live here rather than in fields of their own so that the object takes 48
-   * bytes instead of 56 (two longs and five four-byte fields after a 12-byte header): every call
-   * makes one on each side, and under a small heap the bytes a call allocates set how often the
-   * collector runs.
+   * reads and writes them as a plain field; every write after the constructor's is a release store,
+   * so another thread that reads them with an acquire load (the state queries) sees everything the
+   * loop did before. The constructor's is plain: a stream made on another thread reaches the loop
+   * through the hand-off's queue, which orders it. The interaction and side live here rather than
+   * in fields of their own so that the object takes 48 bytes instead of 56 (two longs and five
+   * four-byte fields after a 12-byte header): every call makes one on each side, and under a small
+   * heap the bytes a call allocates set how often the collector runs.
    */
-  @SuppressWarnings("unused") // written through BITS
   private int bits;
 
   DefaultStream(ConnectionEngine engine, int kind, boolean requester, StreamListener listener) {
