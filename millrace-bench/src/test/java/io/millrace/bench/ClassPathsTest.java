@@ -91,7 +91,14 @@ class ClassPathsTest {
         .doesNotContain("grpc-core");
     assertThat(ClassPaths.artifacts(List.of("small-heap-drive", "--system", "grpc-java")))
         .contains("grpc-netty", "millrace-example-chat");
-    assertThat(ClassPaths.artifacts(List.of("idle-serve", "--system", "millrace"))).isNull();
+    assertThat(ClassPaths.artifacts(List.of("idle-serve", "--system", "rsocket-java")))
+        .as("the idle-connection pass's processes, as the matrix's")
+        .contains("rsocket-core")
+        .doesNotContain("grpc-core");
+    assertThat(ClassPaths.artifacts(List.of("idle-drive", "--system", "grpc-java")))
+        .contains("grpc-netty")
+        .doesNotContain("rsocket-core");
+    assertThat(ClassPaths.artifacts(List.of("resume-serve"))).as("no system named").isNull();
     assertThat(ClassPaths.forProcess(List.of("resume-serve")))
         .isEqualTo(System.getProperty("java.class.path"));
   }
