@@ -79,9 +79,8 @@ public final class ServerContext {
   // A server allocates one of these per call: the fields every call uses are here, the rest in
   // Extras, made when first used (a call with neither headers to send, cancel hooks nor values,
   // which is most, has none; a cancel alone needs none). 40 bytes with compressed pointers, where
-  // all in one was
-  // 64. The caller's address is in the origin, which a call keeps: a resumed connection's changes,
-  // a call keeps the one it came from.
+  // all in one was 64. The caller's address is in the origin, which a call keeps: when a resumed
+  // connection's address changes, a call keeps the one it was read with.
   private final ServerMethod<?, ?> served;
   private final Headers requestHeaders;
   private final long deadlineNanos;
@@ -169,8 +168,9 @@ public final class ServerContext {
   }
 
   /**
-   * The caller's address as the transport saw it when the call came (a call on a resumed connection
-   * keeps the one it came from), or null when it does not say.
+   * The caller's address as the transport saw it when the call was read (on arrival, or when a
+   * handler executor's thread took it up; a call on a resumed connection keeps the one it was read
+   * with), or null when it does not say.
    */
   public java.net.SocketAddress remoteAddress() {
     return origin.remoteAddress();
@@ -225,8 +225,8 @@ public final class ServerContext {
    */
   public void onCancel(Runnable hook) {
     synchronized (this) {
-      Extras x = extras();
-      if (x.cancelledWith == null) {
+      Extras x = extras instanceof Status ? null : extras(); // (cancelled: no extras to make)
+      if (x != null && x.cancelledWith == null) {
         if (x.onCancel == null) {
           x.onCancel = new ArrayList<>(2);
         }
@@ -427,6 +427,7 @@ public final class ServerContext {
 
   /** Marks the call cancelled and runs the hooks; false when it already was. */
   boolean cancel(Status why) {
+    java.util.Objects.requireNonNull(why, "why");
     List<Runnable> hooks = null;
     synchronized (this) {
       Object o = extras;

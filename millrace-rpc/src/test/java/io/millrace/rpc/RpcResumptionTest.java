@@ -48,7 +48,7 @@ class RpcResumptionTest {
   private static ConnectionConfig config() {
     return ConnectionConfig.builder()
         .mimeTypes(RpcServer.METADATA_MIME_TYPE, "application/x-protobuf")
-        .keepAlive(Duration.ofMillis(200), Duration.ofSeconds(2))
+        .keepAlive(Duration.ofMillis(200), Duration.ofSeconds(10)) // a stall does not resume
         .resumption(
             Resumption.builder().backoff(Duration.ofMillis(10), Duration.ofMillis(200)).build())
         .build();
@@ -82,11 +82,17 @@ class RpcResumptionTest {
     int accepted = proxy.accepted();
 
     proxy.reset(); // both connections through the proxy are cut; the client resumes
-
-    String resumed = peer(rpc);
+    // The reset runs on the proxy's loop: a call made before it could still reach the server over
+    // the old connection. Wait for the new connection the reset causes.
+    long until = System.nanoTime() + WAIT.toNanos();
+    while (proxy.accepted() == accepted && System.nanoTime() < until) {
+      Thread.sleep(5);
+    }
     assertThat(proxy.accepted())
         .as("the session came back over a new connection")
         .isGreaterThan(accepted);
+
+    String resumed = peer(rpc);
     assertThat(resumed).startsWith("/127.0.0.1:").isNotEqualTo(first);
     assertThat(peer(rpc)).as("later calls, the same").isEqualTo(resumed);
     assertThat(connection.isOpen()).isTrue();

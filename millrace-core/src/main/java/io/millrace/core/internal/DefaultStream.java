@@ -78,8 +78,9 @@ final class DefaultStream implements Stream {
    * loop did before. The constructor's is plain: a stream made on another thread reaches the loop
    * through the hand-off's queue, which orders it. The interaction and side live here rather than
    * in fields of their own so that the object takes 48 bytes instead of 56 (two longs and five
-   * four-byte fields after a 12-byte header): every call makes one on each side, and under a small
-   * heap the bytes a call allocates set how often the collector runs.
+   * four-byte fields after a 12-byte header): every request-response, stream and channel makes one
+   * on each side, and under a small heap the bytes a call allocates set how often the collector
+   * runs.
    */
   private int bits;
 

@@ -6,9 +6,9 @@ import io.millrace.testing.ObjectSize;
 import org.junit.jupiter.api.Test;
 
 /**
- * A stream's object stays at 48 bytes: every call of every interaction makes one on each side, and
- * under a small heap the bytes a call allocates set how often the collector runs (docs/design.md,
- * "Memory and ownership", per-call objects).
+ * A stream's object stays at 48 bytes: every request-response, stream and channel makes one on each
+ * side, and under a small heap the bytes a call allocates set how often the collector runs
+ * (docs/design.md, "Memory and ownership", per-call objects).
  */
 class StreamSizeTest {
 
