@@ -27,6 +27,9 @@ public final class ObjectSize {
     Assumptions.assumeFalse(vmOption("UseCompactObjectHeaders"), "sizes are for 12-byte headers");
     com.sun.management.ThreadMXBean threads =
         (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+    Assumptions.assumeTrue(
+        threads.isThreadAllocatedMemorySupported() && threads.isThreadAllocatedMemoryEnabled(),
+        "the JVM counts each thread's allocation");
     int n = 4096;
     Object[] keep = new Object[n];
     kept = keep;
