@@ -70,7 +70,7 @@ public final class ServerContext {
 
     /** This origin with the caller at {@code at} (itself when the address is the same). */
     Origin at(java.net.SocketAddress at) {
-      return at == remoteAddress || java.util.Objects.equals(at, remoteAddress)
+      return java.util.Objects.equals(at, remoteAddress) // (the same object, most often)
           ? this
           : new Origin(loop, prefetch, tlsSession, streamHandlers, at);
     }

@@ -9,6 +9,7 @@ import io.millrace.core.StreamListener;
 import io.millrace.core.internal.Failures;
 import io.millrace.streams.internal.OneCall;
 import io.netty.buffer.ByteBuf;
+import io.netty.util.concurrent.EventExecutor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -129,7 +130,7 @@ final class UnaryCall<Req, Resp> extends OneCall implements Publisher<Resp>, Str
    * it runs here if {@code orHere}, else not at all.
    */
   private void onLoop(Runnable task, boolean orHere) {
-    io.netty.util.concurrent.EventExecutor loop = connection().executor();
+    EventExecutor loop = connection().executor();
     if (loop.inEventLoop()) {
       task.run();
       return;
