@@ -12,11 +12,13 @@ import java.util.Objects;
  * buffer capacity), plus 4 MiB queued for a peer that does not read ({@link #maxQueuedBytes()}; one
  * frame's handler may write more before reading stops, as much as the application chooses to), plus
  * one partial inbound frame ({@link #maxFrameLength()}, 1 MiB) and one socket read, plus 4 MiB of
- * calls from other threads waiting for the loop ({@link #maxQueuedCallBytes()}), plus about 200
- * bytes for each of the {@link #maxConcurrentStreams()} (4,096) streams the peer may open: about 42
- * MiB. A server multiplies the non-reassembly part (about 10 MiB) by its connections and adds its
- * server-wide reassembly budget (256 MiB by default) once; bound the product with the server's
- * maximum connection count. An idle connection holds a few KiB (docs/benchmarks.md measures it).
+ * calls from other threads waiting for the loop ({@link #maxQueuedCallBytes()}), plus 64 MiB of
+ * received messages waiting for readers that have not taken them ({@link #maxUnreadBytes()}), plus
+ * about 200 bytes for each of the {@link #maxConcurrentStreams()} (4,096) streams the peer may
+ * open: about 106 MiB. A server multiplies the non-reassembly part (about 74 MiB) by its
+ * connections and adds its server-wide reassembly budget (256 MiB by default) once; bound the
+ * product with the server's maximum connection count. An idle connection holds a few KiB
+ * (docs/benchmarks.md measures it).
  *
  * <pre>{@code
  * ConnectionConfig config = ConnectionConfig.builder()
@@ -47,6 +49,7 @@ public final class ConnectionConfig {
   private final boolean errorMessagesFromHandlers;
   private final Duration drainTimeout;
   private final long maxQueuedCallBytes;
+  private final long maxUnreadBytes;
   private final Resumption resumption;
   private final Reconnect reconnect;
 
@@ -69,6 +72,7 @@ public final class ConnectionConfig {
     this.errorMessagesFromHandlers = b.errorMessagesFromHandlers;
     this.drainTimeout = b.drainTimeout;
     this.maxQueuedCallBytes = b.maxQueuedCallBytes;
+    this.maxUnreadBytes = b.maxUnreadBytes;
     this.resumption = b.resumption;
     this.reconnect = b.reconnect;
   }
@@ -97,6 +101,7 @@ public final class ConnectionConfig {
     b.errorMessagesFromHandlers = errorMessagesFromHandlers;
     b.drainTimeout = drainTimeout;
     b.maxQueuedCallBytes = maxQueuedCallBytes;
+    b.maxUnreadBytes = maxUnreadBytes;
     b.resumption = resumption;
     b.reconnect = reconnect;
     return b;
@@ -247,6 +252,21 @@ public final class ConnectionConfig {
     return maxQueuedCallBytes;
   }
 
+  /**
+   * Bytes of received messages (metadata and data) that may wait, on this connection, for readers
+   * that have not taken them yet: what subscribers' prefetch queues and blocking readers' queues
+   * hold, on all the connection's streams together. A message that would take them past it is
+   * dropped and its stream cancelled, and the stream's reader gets a {@code
+   * BacklogExceededException} (RESOURCE_EXHAUSTED in RPC) after what waits. Credit (REQUEST_N)
+   * counts messages, not bytes, and a reader asks for its first messages before their size is
+   * known: without this limit a peer could park the credit of every stream it opens times the
+   * largest message. A reader that keeps up never meets it. Default 64 MiB; raise it for slow
+   * readers of messages of several MiB.
+   */
+  public long maxUnreadBytes() {
+    return maxUnreadBytes;
+  }
+
   /** Builds a {@link ConnectionConfig}; every setter checks its argument. */
   public static final class Builder {
     private String metadataMimeType = "application/binary";
@@ -267,6 +287,7 @@ public final class ConnectionConfig {
     private boolean errorMessagesFromHandlers;
     private Duration drainTimeout = Duration.ofSeconds(30);
     private long maxQueuedCallBytes = 4L << 20;
+    private long maxUnreadBytes = 64L << 20;
     private Resumption resumption;
     private Reconnect reconnect;
 
@@ -297,6 +318,14 @@ public final class ConnectionConfig {
         throw new IllegalArgumentException("max queued call bytes must be at least 1024");
       }
       this.maxQueuedCallBytes = bytes;
+      return this;
+    }
+
+    public Builder maxUnreadBytes(long bytes) {
+      if (bytes < 1024) {
+        throw new IllegalArgumentException("max unread bytes must be at least 1024");
+      }
+      this.maxUnreadBytes = bytes;
       return this;
     }
 

@@ -94,7 +94,10 @@ public final class Blocking {
 
   /** The call's responses, read by blocking. */
   public static <T> MessageIterator<T> iterator(Publisher<T> call) {
-    MessageIterator<T> iterator = new MessageIterator<>();
+    return subscribed(call, new MessageIterator<>(null));
+  }
+
+  private static <T> MessageIterator<T> subscribed(Publisher<T> call, MessageIterator<T> iterator) {
     call.subscribe(iterator);
     return iterator;
   }
@@ -104,7 +107,9 @@ public final class Blocking {
    * DEADLINE_EXCEEDED) when the call is cancelled, so a handler waiting for a request wakes.
    */
   public static <T> MessageIterator<T> requests(Publisher<T> requests, ServerContext context) {
-    MessageIterator<T> iterator = iterator(requests);
+    // What waits is charged to the call's connection however interceptors wrapped the requests.
+    MessageIterator<T> iterator =
+        subscribed(requests, new MessageIterator<>(context.unreadBudget()));
     context.onCancel(
         () -> {
           Status why = context.cancellation();

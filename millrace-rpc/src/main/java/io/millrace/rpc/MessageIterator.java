@@ -1,6 +1,7 @@
 package io.millrace.rpc;
 
 import com.google.protobuf.MessageLite;
+import io.millrace.core.internal.UnreadBudget;
 import io.millrace.streams.BacklogExceededException;
 import io.millrace.streams.internal.Backlog;
 import io.millrace.streams.internal.ParkedReader;
@@ -23,7 +24,10 @@ import org.reactivestreams.Subscription;
  * StatusException}. Credit counts messages, so a peer whose messages grow after it was granted
  * credit could fill that window with large ones: past {@link Backlog#limit} serialized bytes
  * waiting (the first request's messages exempt; other marshallers' objects count by number only),
- * the stream is cancelled and the reader gets RESOURCE_EXHAUSTED after what waits.
+ * the stream is cancelled and the reader gets RESOURCE_EXHAUSTED after what waits. So it is when
+ * what waits for readers on the whole connection would pass its limit ({@link
+ * io.millrace.core.ConnectionConfig#maxUnreadBytes()}): a server's call charges its connection, a
+ * client's when its responses come through the subscription it was given (not an interceptor's).
  *
  * <p>Threading: one thread reads. It waits with {@link LockSupport#park}, so virtual threads
  * unmount; reading on a Netty event loop is refused, since it would stall the loop. The event loop
@@ -63,7 +67,19 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
   // The signalling thread (the loop) only.
   private boolean overflowed; // the stream was cancelled for its backlog: later messages dropped
 
-  MessageIterator() {}
+  /**
+   * The connection's budget that what waits is charged to: given (a server's call), else found
+   * through the subscription ({@link #budgetSource}) when the first message comes; null: none.
+   */
+  private UnreadBudget unread;
+
+  /** The subscription, when it can tell the connection's budget. */
+  private UnreadBudget.Source budgetSource;
+
+  /** {@code unread}: the budget of the connection the messages come from, or null to find it. */
+  MessageIterator(UnreadBudget unread) {
+    this.unread = unread;
+  }
 
   @Override
   public void onSubscribe(Subscription s) {
@@ -78,6 +94,9 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
     // may come from any thread): one at a time to the upstream (rule 2.7), which may be any
     // Publisher's (Blocking.iterator, an interceptor's). It is called once per half window.
     SerialSubscription serial = new SerialSubscription();
+    if (s instanceof UnreadBudget.Source source) {
+      budgetSource = source; // (before the first message: rule 1.3 orders the signals)
+    }
     upstream = serial;
     serial.set(s);
     if (closed) {
@@ -95,7 +114,7 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
     if (overflowed || closed) {
       return; // sent before the peer saw the CANCEL
     }
-    BacklogExceededException tooMuch = backlog.admit(bytesOf(item));
+    BacklogExceededException tooMuch = backlog.admit(bytesOf(item), budget());
     if (tooMuch != null) {
       overflowed = true;
       upstream.cancel();
@@ -125,6 +144,15 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
 
   private void wake() {
     waiting.signal();
+  }
+
+  /** The connection's budget, once known. The loop. */
+  private UnreadBudget budget() {
+    UnreadBudget b = unread;
+    if (b == null && budgetSource != null) {
+      b = unread = budgetSource.unreadBudget();
+    }
+    return b;
   }
 
   /**
@@ -222,6 +250,7 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
       return;
     }
     closed = true;
+    backlog.dropped(); // what waits no longer counts against the connection
     Subscription s = upstream;
     if (s != null) {
       s.cancel();

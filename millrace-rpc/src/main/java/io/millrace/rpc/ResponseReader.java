@@ -3,6 +3,7 @@ package io.millrace.rpc;
 import io.millrace.core.NoRoomException;
 import io.millrace.core.StreamErrorException;
 import io.millrace.core.internal.Failures;
+import io.millrace.core.internal.UnreadBudget;
 import io.millrace.frame.ErrorCode;
 import io.millrace.streams.BacklogExceededException;
 import io.millrace.streams.Payload;
@@ -49,7 +50,11 @@ import org.reactivestreams.Subscription;
  * termination, once the loop's thread has stopped.
  */
 final class ResponseReader<Resp> extends LoopDrain
-    implements Publisher<Resp>, Subscriber<Payload>, Subscription, ReadsBuffersInPlace {
+    implements Publisher<Resp>,
+        Subscriber<Payload>,
+        Subscription,
+        ReadsBuffersInPlace,
+        UnreadBudget.Source {
   private final Supplier<Publisher<Payload>> call;
   private final Marshaller<Resp> marshaller;
   private final CallOptions options;
@@ -155,6 +160,12 @@ final class ResponseReader<Resp> extends LoopDrain
     whenDone.run(); // (a channel's requests were never subscribed: closing them is a no-op)
     subscriber.onSubscribe(this);
     subscriber.onError(e);
+  }
+
+  /** The budget of the call's connection, for a blocking reader of its responses. */
+  @Override
+  public UnreadBudget unreadBudget() {
+    return upstream instanceof UnreadBudget.Source source ? source.unreadBudget() : null;
   }
 
   @Override

@@ -1,5 +1,6 @@
 package io.millrace.rpc;
 
+import io.millrace.core.internal.UnreadBudget;
 import io.millrace.observer.internal.StreamHandlers;
 import io.millrace.streams.ReactiveResponder;
 import io.netty.util.concurrent.EventExecutor;
@@ -57,7 +58,8 @@ public final class ServerContext {
    * What a call has from its connection: its loop, prefetch, TLS session (asked when wanted: after
    * a resume, the new connection's), where its StreamObserver stream handlers run when the server
    * has no executor (the connection's share of the shared executor), and the caller's address when
-   * the call was read (on arrival, or when a handler executor's thread took it up). A connection
+   * the call was read (on arrival, or when a handler executor's thread took it up), and the
+   * connection's budget of bytes waiting for readers (null without a connection). A connection
    * makes one, and another when its peer's address changes (a resumed connection): a call keeps the
    * one it was read with.
    */
@@ -66,13 +68,14 @@ public final class ServerContext {
       int prefetch,
       java.util.function.Supplier<javax.net.ssl.SSLSession> tlsSession,
       java.util.concurrent.Executor streamHandlers,
-      java.net.SocketAddress remoteAddress) {
+      java.net.SocketAddress remoteAddress,
+      UnreadBudget unread) {
 
     /** This origin with the caller at {@code at} (itself when the address is the same). */
     Origin at(java.net.SocketAddress at) {
       return java.util.Objects.equals(at, remoteAddress) // (the same object, most often)
           ? this
-          : new Origin(loop, prefetch, tlsSession, streamHandlers, at);
+          : new Origin(loop, prefetch, tlsSession, streamHandlers, at, unread);
     }
   }
 
@@ -129,7 +132,7 @@ public final class ServerContext {
         requestHeaders,
         timeoutMicros,
         false,
-        new Origin(loop, prefetch, tlsSession, StreamHandlers.shared(), remoteAddress));
+        new Origin(loop, prefetch, tlsSession, StreamHandlers.shared(), remoteAddress, null));
   }
 
   /**
@@ -394,6 +397,11 @@ public final class ServerContext {
   /** The event loop of the call's connection. */
   EventExecutor loop() {
     return origin.loop();
+  }
+
+  /** The budget of the call's connection for bytes waiting for readers; null without one. */
+  UnreadBudget unreadBudget() {
+    return origin.unread();
   }
 
   /** The method the call resolved to (null for a call refused before that). */

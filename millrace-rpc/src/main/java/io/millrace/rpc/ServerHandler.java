@@ -3,6 +3,7 @@ package io.millrace.rpc;
 import io.millrace.core.Connection;
 import io.millrace.core.Stream;
 import io.millrace.core.internal.Signatures;
+import io.millrace.core.internal.UnreadBudget;
 import io.millrace.streams.Payload;
 import io.millrace.streams.ReactiveHandler;
 import io.millrace.streams.ReactiveResponder;
@@ -66,7 +67,8 @@ final class ServerHandler implements ReactiveHandler, AnswersInPlace {
             server.options().prefetch(),
             connection::tlsSession,
             io.millrace.observer.internal.StreamHandlers.forConnection(),
-            connection.remoteAddress());
+            connection.remoteAddress(),
+            UnreadBudget.of(connection));
   }
 
   /** The connection's origin, with the caller's address as it is now. */

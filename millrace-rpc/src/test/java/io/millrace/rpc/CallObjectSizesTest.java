@@ -31,7 +31,8 @@ class CallObjectSizesTest {
             16,
             null,
             Runnable::run,
-            new InetSocketAddress("127.0.0.1", 40_000));
+            new InetSocketAddress("127.0.0.1", 40_000),
+            null);
     ServerMethod<?, ?> served = TestService.served(TestService.ECHO);
     assertThat(
             ObjectSize.of(

@@ -17,7 +17,7 @@ public class MessageIteratorTckTest extends SubscriberBlackboxVerification<Integ
 
   @Override
   public Subscriber<Integer> createSubscriber() {
-    return new MessageIterator<>();
+    return new MessageIterator<>(null);
   }
 
   @Override

@@ -36,7 +36,7 @@ class MessageIteratorTest {
 
   @Test
   void messagesOfUnknownSize_keepTheFirstRequestsWindow() {
-    MessageIterator<Object> it = new MessageIterator<>();
+    MessageIterator<Object> it = new MessageIterator<>(null);
     long[] requested = {0};
     it.onSubscribe(recording(requested));
     long taken = 0;
@@ -54,7 +54,7 @@ class MessageIteratorTest {
 
   @Test
   void closedFromAnotherThread_theNextReadEndsTheStream_andDropsWhatWaited() throws Exception {
-    MessageIterator<Object> it = new MessageIterator<>();
+    MessageIterator<Object> it = new MessageIterator<>(null);
     boolean[] cancelled = {false};
     it.onSubscribe(
         new Subscription() {
@@ -89,7 +89,7 @@ class MessageIteratorTest {
 
   @Test
   void messagesThatOutgrowTheirCredit_pastTheLimitOfBytesWaiting_cancelTheStream_afterWhatWaits() {
-    MessageIterator<BytesValue> it = new MessageIterator<>();
+    MessageIterator<BytesValue> it = new MessageIterator<>(null);
     boolean[] cancelled = {false};
     it.onSubscribe(cancelling(cancelled));
     readTheFirstRequest(it);
@@ -117,7 +117,7 @@ class MessageIteratorTest {
 
   @Test
   void theFirstRequestsMessages_madeBeforeAnySizeWasKnown_mayWaitWhateverTheirSize() {
-    MessageIterator<BytesValue> it = new MessageIterator<>();
+    MessageIterator<BytesValue> it = new MessageIterator<>(null);
     boolean[] cancelled = {false};
     it.onSubscribe(cancelling(cancelled));
     BytesValue large = BytesValue.of(ByteString.copyFrom(new byte[3 << 20]));
@@ -133,7 +133,7 @@ class MessageIteratorTest {
 
   @Test
   void aStreamOfLargeMessages_threeOfTheLargestMayWait_theFourthIsPastTheLimit() {
-    MessageIterator<BytesValue> it = new MessageIterator<>();
+    MessageIterator<BytesValue> it = new MessageIterator<>(null);
     boolean[] cancelled = {false};
     it.onSubscribe(cancelling(cancelled));
     readTheFirstRequest(it);
@@ -155,7 +155,7 @@ class MessageIteratorTest {
 
   @Test
   void bytesTheReaderTook_noLongerCountAsWaiting_andOneMessageAloneMayBeAnySize() {
-    MessageIterator<BytesValue> it = new MessageIterator<>();
+    MessageIterator<BytesValue> it = new MessageIterator<>(null);
     boolean[] cancelled = {false};
     it.onSubscribe(cancelling(cancelled));
     BytesValue mebibyte = BytesValue.of(ByteString.copyFrom(new byte[(1 << 20) - 4]));
@@ -210,7 +210,7 @@ class MessageIteratorTest {
     }
 
     Run go() {
-      MessageIterator<BytesValue> it = new MessageIterator<>();
+      MessageIterator<BytesValue> it = new MessageIterator<>(null);
       long[] requested = {0};
       int[] calls = {0};
       it.onSubscribe(

@@ -59,7 +59,8 @@ class ServerContextTest {
             16,
             null,
             Runnable::run,
-            first);
+            first,
+            null);
     assertThat(origin.at(first)).isSameAs(origin);
     assertThat(origin.at(new java.net.InetSocketAddress("127.0.0.1", 40_001)))
         .as("an equal address")

@@ -13,6 +13,10 @@ package io.millrace.streams;
  * The messages of the stream's first request, made before any size was known, may wait whatever
  * their size.
  *
+ * <p>What waits on all the streams of one connection is bounded too, by {@link
+ * io.millrace.core.ConnectionConfig#maxUnreadBytes()} (64 MiB by default), the messages of first
+ * requests included: a message that would pass that limit cancels its stream in the same way.
+ *
  * <p>The limit is a guard, not flow control: a reader that keeps up, or whose peer's messages keep
  * their size, never meets it. A legitimate stream meets it only when its messages grow many times
  * over after enough small ones to open the reader's window to them (read-ahead windows double once
@@ -31,16 +35,33 @@ public final class BacklogExceededException extends RuntimeException {
 
   /** {@code waiting} bytes waited when a message of {@code size} bytes came, past {@code limit}. */
   public BacklogExceededException(long waiting, long size, long limit) {
-    super(
+    this(
         "stream cancelled: a message of "
             + size
             + " bytes came while "
             + waiting
             + " bytes waited for a slow reader, past the limit of "
             + limit
-            + " (the peer's messages outgrew the credit granted at a smaller size)",
-        null,
-        false,
-        false);
+            + " (the peer's messages outgrew the credit granted at a smaller size)");
+  }
+
+  private BacklogExceededException(String message) {
+    super(message, null, false, false);
+  }
+
+  /**
+   * A message of {@code size} bytes came while {@code unread} bytes waited for readers on all the
+   * streams of its connection, past the connection's {@code limit} ({@link
+   * io.millrace.core.ConnectionConfig#maxUnreadBytes()}).
+   */
+  public static BacklogExceededException onConnection(long unread, long size, long limit) {
+    return new BacklogExceededException(
+        "stream cancelled: a message of "
+            + size
+            + " bytes came while "
+            + unread
+            + " bytes waited for readers on its connection, past the connection's limit of "
+            + limit
+            + " (ConnectionConfig.maxUnreadBytes)");
   }
 }

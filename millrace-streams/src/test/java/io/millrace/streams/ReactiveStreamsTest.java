@@ -249,15 +249,17 @@ class ReactiveStreamsTest {
   void aSlowSubscriberOfLargePayloads_getsItsFirstWindowAndThenEveryOne_noneCancelled()
       throws Exception {
     // 5 MiB payloads, one asked for: before their size is known the client grants that one and 16
-    // more, which all come and wait (80 MiB, past the 64 MiB limit, by the client's own grant);
-    // then 9 MiB ones, asked for one at a time.
+    // more, which all come and wait (80 MiB, past the stream's 64 MiB limit, by the client's own
+    // grant, and past the connection's default: this connection allows 128 MiB); then 9 MiB ones,
+    // asked for one at a time.
     byte[] five = new byte[5 << 20];
     byte[] nine = new byte[9 << 20];
     AtomicInteger sent = new AtomicInteger();
     Flux<Payload> items =
         Flux.range(0, 30).map(i -> Payload.of(Unpooled.wrappedBuffer(i < 20 ? five : nine)));
     Recording recording = new Recording(1);
-    streamingServer(items, sent).requestStream(Payload.of("x")).subscribe(recording);
+    ConnectionConfig roomy = ConnectionConfig.builder().maxUnreadBytes(128L << 20).build();
+    streamingServer(items, sent, roomy).requestStream(Payload.of("x")).subscribe(recording);
     for (int i = 0; i < 500 && sent.get() < 17; i++) {
       Thread.sleep(10);
     }
@@ -271,6 +273,80 @@ class ReactiveStreamsTest {
     assertThat(recording.error.get()).isNull();
     assertThat(recording.sizes).hasSize(30);
     assertThat(recording.sizes.subList(20, 30)).containsOnly(9 << 20);
+  }
+
+  @Test
+  void aFirstWindowOfLargePayloads_pastTheConnectionsLimit_cancelsTheStream() throws Exception {
+    // As above at the default limit of 64 MiB a connection: the first grant's 17 payloads of 5 MiB
+    // would wait 80 MiB, so the one past 64 MiB cancels the stream.
+    CountDownLatch serverCancelled = new CountDownLatch(1);
+    byte[] five = new byte[5 << 20];
+    Flux<Payload> items =
+        Flux.range(0, 30)
+            .map(i -> Payload.of(Unpooled.wrappedBuffer(five)))
+            .doOnCancel(serverCancelled::countDown);
+    Recording recording = new Recording(1);
+    streamingServer(items, new AtomicInteger()).requestStream(Payload.of("x")).subscribe(recording);
+    assertThat(recording.ended.await(30, TimeUnit.SECONDS)).as("the subscriber was told").isTrue();
+    assertThat(recording.error.get())
+        .isInstanceOf(BacklogExceededException.class)
+        .hasMessageContaining("on its connection")
+        .hasMessageContaining(String.valueOf(64L << 20));
+    assertThat(recording.sizes).as("what it asked for").hasSize(1);
+    assertThat(serverCancelled.await(10, TimeUnit.SECONDS)).as("the server heard").isTrue();
+  }
+
+  @Test
+  void streamsTogetherPastTheConnectionsLimit_cancelTheOneThatPassesIt_andWhatIsReadFreesRoom()
+      throws Exception {
+    // 256 KiB a connection; each stream sends four payloads of 64 KiB to a subscriber that asked
+    // for one: three wait. A's 192 KiB and B's second fill the connection, so B's third cancels B.
+    // Once A's subscriber has read, later streams' three fit again: nothing stays charged.
+    byte[] chunk = new byte[64 << 10];
+    AtomicInteger sent = new AtomicInteger();
+    Flux<Payload> items = Flux.range(0, 4).map(i -> Payload.of(Unpooled.wrappedBuffer(chunk)));
+    ConnectionConfig small = ConnectionConfig.builder().maxUnreadBytes(256 << 10).build();
+    ReactiveRequester requester = streamingServer(items, sent, small);
+    Recording a = new Recording(1);
+    requester.requestStream(Payload.of("a")).subscribe(a);
+    awaitQueued(sent, 4);
+    Recording b = new Recording(1);
+    requester.requestStream(Payload.of("b")).subscribe(b);
+    assertThat(b.ended.await(10, TimeUnit.SECONDS)).as("b was told").isTrue();
+    assertThat(b.error.get())
+        .isInstanceOf(BacklogExceededException.class)
+        .hasMessageContaining("on its connection");
+    assertThat(a.ended.getCount()).as("a goes on").isEqualTo(1);
+    a.subscription.request(3);
+    assertThat(a.ended.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(a.error.get()).isNull();
+    assertThat(a.sizes).hasSize(4);
+    // The same room, again and again: whether the subscriber reads what waits or cancels it.
+    for (int round = 0; round < 4; round++) {
+      int before = sent.get();
+      Recording c = new Recording(1);
+      requester.requestStream(Payload.of("c")).subscribe(c);
+      awaitQueued(sent, before + 4);
+      if (round % 2 == 0) {
+        c.subscription.cancel(); // what waits is dropped
+        continue;
+      }
+      c.subscription.request(3);
+      assertThat(c.ended.await(10, TimeUnit.SECONDS)).isTrue();
+      assertThat(c.error.get()).as("round %d", round).isNull();
+      assertThat(c.sizes).hasSize(4);
+    }
+  }
+
+  /**
+   * Waits until the server has sent {@code count} payloads in all, and a little for them to come.
+   */
+  private static void awaitQueued(AtomicInteger sent, int count) throws InterruptedException {
+    for (int i = 0; i < 500 && sent.get() < count; i++) {
+      Thread.sleep(10);
+    }
+    assertThat(sent.get()).isGreaterThanOrEqualTo(count);
+    Thread.sleep(200); // (sent: written to the socket; then read and queued on the client)
   }
 
   @Test
@@ -302,6 +378,11 @@ class ReactiveStreamsTest {
    */
   private ReactiveRequester streamingServer(Flux<Payload> items, AtomicInteger sent)
       throws Exception {
+    return streamingServer(items, sent, ConnectionConfig.DEFAULT);
+  }
+
+  private ReactiveRequester streamingServer(
+      Flux<Payload> items, AtomicInteger sent, ConnectionConfig config) throws Exception {
     pair =
         new Pair(
             ReactiveResponder.of(
@@ -310,7 +391,9 @@ class ReactiveStreamsTest {
                   public Publisher<Payload> requestStream(Payload payload) {
                     return items.doOnNext(p -> sent.incrementAndGet());
                   }
-                }));
+                }),
+            Responder.REJECT_ALL,
+            config);
     return pair.requester();
   }
 

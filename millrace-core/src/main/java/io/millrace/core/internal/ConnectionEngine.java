@@ -100,6 +100,7 @@ public final class ConnectionEngine implements Connection, TransportListener {
   final Producers producers;
   final Leases leases;
   final ReassemblyBudget reassemblyBudget;
+  final UnreadBudget unread;
   final Timers timers;
   private final Acceptor acceptor;
   private final AsyncAcceptor asyncAcceptor;
@@ -162,6 +163,7 @@ public final class ConnectionEngine implements Connection, TransportListener {
     this.leases = new Leases(this.timers);
     this.reassemblyBudget =
         new ReassemblyBudget(config.maxReassemblyBytesPerConnection(), serverBudget);
+    this.unread = new UnreadBudget(config.maxUnreadBytes(), this.timers);
     this.inbound = new InboundDispatcher(this);
     this.keepAlive = new KeepAlive(this.timers, new KeepAliveOwner());
     this.calls =

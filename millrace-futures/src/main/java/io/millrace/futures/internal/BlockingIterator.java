@@ -1,6 +1,7 @@
 package io.millrace.futures.internal;
 
 import io.millrace.core.StreamErrorException;
+import io.millrace.core.internal.UnreadBudget;
 import io.millrace.frame.ErrorCode;
 import io.millrace.futures.BlockingStream;
 import io.millrace.streams.BacklogExceededException;
@@ -25,7 +26,9 @@ import org.reactivestreams.Subscription;
  * and, below it, the credit window's own prefetch. Since credit counts payloads, a peer whose
  * payloads grow after it was granted credit could fill that window with large ones: past {@link
  * io.millrace.streams.internal.Backlog#limit} bytes waiting (the first request's payloads exempt)
- * the stream is cancelled, and the reader gets the error after what waits.
+ * the stream is cancelled, and the reader gets the error after what waits. So it is when what waits
+ * for readers on the whole connection would pass its limit ({@link
+ * io.millrace.core.ConnectionConfig#maxUnreadBytes()}).
  *
  * <p>The event loop never waits here: it adds to a lock-free queue and wakes the reader once per
  * batch of reads ({@link ParkedReader}; a {@code LinkedBlockingQueue} would have the loop take the
@@ -69,6 +72,12 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
   /** Cancelled for its backlog: later payloads are dropped. Event loop only. */
   private boolean overflowed;
 
+  /** The connection's budget that what waits is charged to, once found. Event loop only. */
+  private UnreadBudget unread;
+
+  /** The subscription, when it can tell the connection's budget. */
+  private UnreadBudget.Source budgetSource;
+
   public BlockingIterator() {}
 
   // ------------------------------------------------------------------ Subscriber (event loop)
@@ -78,6 +87,9 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
     if (subscription != null) {
       s.cancel(); // rule 2.5: one subscription, the first
       return;
+    }
+    if (s instanceof UnreadBudget.Source source) {
+      budgetSource = source; // (before the first payload: rule 1.3 orders the signals)
     }
     subscription = s;
     if (closed) {
@@ -96,7 +108,11 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
       p.release(); // sent before the peer saw the CANCEL
       return;
     }
-    BacklogExceededException tooMuch = backlog.admit(sizeOf(p));
+    UnreadBudget budget = unread;
+    if (budget == null && budgetSource != null) {
+      budget = unread = budgetSource.unreadBudget();
+    }
+    BacklogExceededException tooMuch = backlog.admit(sizeOf(p), budget);
     if (tooMuch != null) {
       overflowed = true;
       p.release();
@@ -204,6 +220,7 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
       return;
     }
     closed = true;
+    backlog.dropped(); // what waits no longer counts against the connection
     Subscription s = subscription;
     if (s != null) {
       s.cancel(); // nothing if the stream already ended

@@ -1,5 +1,6 @@
 package io.millrace.streams.internal;
 
+import io.millrace.core.internal.UnreadBudget;
 import io.millrace.streams.BacklogExceededException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -17,8 +18,11 @@ import java.lang.invoke.VarHandle;
  * atomic operation), and the queueing thread reads the reader's to learn how many bytes wait. The
  * messages of the reader's first request ({@link ReadAhead#FIRST_REQUEST}), asked for before any
  * size was known, may wait whatever their size.
+ *
+ * <p>What waits is also charged to the connection's {@link UnreadBudget}, as one of its accounts,
+ * so that all the streams of a connection together are held to its limit too.
  */
-public final class Backlog {
+public final class Backlog extends UnreadBudget.Account {
   /** How many of the stream's largest messages may always wait. */
   static final int LARGEST_WAITING = ReadAhead.MIN_AHEAD + 1;
 
@@ -40,12 +44,15 @@ public final class Backlog {
   /** Bytes of the messages the reader took, in total: the reader's, an ordered store. */
   private long takenBytes;
 
+  /** Whether the queue was dropped: nothing waits in it any more. Any thread sets it. */
+  private volatile boolean dropped;
+
   /**
    * The queueing thread, before it queues a message of {@code size} bytes: null when it may wait
-   * (it is counted), else the error to tell the reader in its place (the stream is to be cancelled;
-   * the message is not counted).
+   * (it is counted, and charged to {@code budget}, the connection's, when not null), else the error
+   * to tell the reader in its place (the stream is to be cancelled; the message is not counted).
    */
-  public BacklogExceededException admit(long size) {
+  public BacklogExceededException admit(long size, UnreadBudget budget) {
     long waiting = arrivedBytes - (long) TAKEN_BYTES.getOpaque(this);
     if (size > largest) {
       largest = size;
@@ -54,8 +61,24 @@ public final class Backlog {
     if (++arrived > ReadAhead.FIRST_REQUEST && waiting + size > limit) {
       return new BacklogExceededException(waiting, size, limit);
     }
+    if (budget != null && !budget.admit(this, waiting, size)) {
+      return BacklogExceededException.onConnection(budget.charged(), size, budget.limit());
+    }
     arrivedBytes += size;
     return null;
+  }
+
+  /**
+   * The queue was dropped (the reader closed it): what waited in it no longer counts against the
+   * connection. Any thread; a message queued after it must not be admitted.
+   */
+  public void dropped() {
+    dropped = true;
+  }
+
+  @Override
+  protected long waitingNow() {
+    return dropped ? 0 : arrivedBytes - (long) TAKEN_BYTES.getOpaque(this);
   }
 
   /** The reader's thread, for each message it takes: {@code size} bytes no longer wait. */

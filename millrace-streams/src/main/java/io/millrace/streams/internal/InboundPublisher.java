@@ -4,6 +4,7 @@ import io.millrace.core.Stream;
 import io.millrace.core.StreamErrorException;
 import io.millrace.core.StreamListener;
 import io.millrace.core.internal.Failures;
+import io.millrace.core.internal.UnreadBudget;
 import io.millrace.frame.ErrorCode;
 import io.millrace.streams.BacklogExceededException;
 import io.millrace.streams.Payload;
@@ -39,8 +40,9 @@ import org.reactivestreams.Subscription;
  * chunks, does not open it to 256 of them). So a slow subscriber of 8-byte payloads has 256
  * waiting, and one of 4 MiB payloads one, not a gigabyte. Credit counts payloads (RSocket's
  * REQUEST_N), so what was granted at one size may arrive at a larger one; the next grant shrinks,
- * and a payload that would take the queue past {@link Backlog#limit} cancels the stream and fails
- * the subscriber with {@link BacklogExceededException}.
+ * and a payload that would take the queue past {@link Backlog#limit}, or what waits for readers on
+ * the whole connection past its {@link UnreadBudget}, cancels the stream and fails the subscriber
+ * with {@link BacklogExceededException}.
  *
  * <p>Ending. Completion and the peer's ERROR come after the payloads queued before them; a broken
  * or closed connection fails the subscriber at once (see {@link #onError(Stream, int, String)}).
@@ -50,7 +52,7 @@ import org.reactivestreams.Subscription;
  * and schedule one drain task (coalesced). The loop side keeps its state in plain fields.
  */
 public abstract class InboundPublisher extends LoopDrain
-    implements Publisher<Payload>, Subscription, StreamListener {
+    implements Publisher<Payload>, Subscription, StreamListener, UnreadBudget.Source {
   protected final boolean zeroCopy;
 
   /** The most payloads granted ahead of demand: {@link StreamsOptions#prefetch()}. */
@@ -458,7 +460,12 @@ public abstract class InboundPublisher extends LoopDrain
       largestSize = size;
     }
     if (queuedBytes + size > Backlog.limit(largestSize) && arrived > firstGrant) {
-      overflowed(size); // the engine releases the buffers
+      overflowed(size, null); // the engine releases the buffers
+      return;
+    }
+    UnreadBudget budget = UnreadBudget.of(s.connection());
+    if (budget != null && !budget.tryCharge(size)) {
+      overflowed(size, budget); // past the connection's limit
       return;
     }
     Payload p = Payloads.received(metadata, data, zeroCopy);
@@ -475,17 +482,22 @@ public abstract class InboundPublisher extends LoopDrain
   }
 
   /**
-   * A payload of {@code size} bytes would take what waits here past {@link Backlog#limit}: the
+   * A payload of {@code size} bytes would take what waits here past {@link Backlog#limit}, or what
+   * waits on the whole connection past the limit of its {@code budget} when that is not null: the
    * stream is cancelled as if the subscriber had cancelled it (CANCEL to the peer, what waits
    * dropped) and the subscriber is told so. Loop.
    */
-  private void overflowed(long size) {
+  private void overflowed(long size, UnreadBudget budget) {
     LOG.log(
         System.Logger.Level.DEBUG,
-        "{0} bytes wait for a slow subscriber: its stream is cancelled",
-        queuedBytes);
+        "{0} bytes wait for a slow subscriber ({1} on its connection): its stream is cancelled",
+        queuedBytes,
+        budget == null ? "-" : budget.charged());
     if (invalidRequest == null) {
-      invalidRequest = new BacklogExceededException(queuedBytes, size, Backlog.limit(largestSize));
+      invalidRequest =
+          budget == null
+              ? new BacklogExceededException(queuedBytes, size, Backlog.limit(largestSize))
+              : BacklogExceededException.onConnection(budget.charged(), size, budget.limit());
     }
     cancelled = true;
     drain();
@@ -527,13 +539,35 @@ public abstract class InboundPublisher extends LoopDrain
         p.release();
       }
     }
+    released(queuedBytes);
     queuedBytes = 0;
   }
 
   private Payload poll() {
     Payload p = queue.poll();
-    queuedBytes -= p.length(); // (as sizeOf counted it; data() would wrap a received copy)
+    long size = p.length(); // (as sizeOf counted it; data() would wrap a received copy)
+    queuedBytes -= size;
+    released(size);
     return p;
+  }
+
+  /** Gives back to the connection's budget what no longer waits here. */
+  private void released(long bytes) {
+    Stream s = stream;
+    UnreadBudget budget = bytes == 0 || s == null ? null : UnreadBudget.of(s.connection());
+    if (budget != null) {
+      budget.release(bytes);
+    }
+  }
+
+  /**
+   * The budget of the connection this stream's payloads come from: for a subscriber that queues
+   * them for a reader on another thread. Loop, once a payload has come.
+   */
+  @Override
+  public UnreadBudget unreadBudget() {
+    Stream s = stream;
+    return s == null ? null : UnreadBudget.of(s.connection());
   }
 
   /** Ends the inbound half with {@code error} (delivered after what is queued). Loop only. */
