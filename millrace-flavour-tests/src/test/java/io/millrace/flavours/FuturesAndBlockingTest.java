@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.millrace.core.Connection;
+import io.millrace.core.ConnectionConfig;
 import io.millrace.core.StreamErrorException;
 import io.millrace.frame.ErrorCode;
 import io.millrace.futures.BlockingRequester;
@@ -47,8 +48,14 @@ class FuturesAndBlockingTest {
   private MillraceClient client;
 
   private Connection connect(io.millrace.core.Responder responder) throws Exception {
+    return connect(responder, Server.CONFIG);
+  }
+
+  /** Connects with {@code config} on the client's side. */
+  private Connection connect(io.millrace.core.Responder responder, ConnectionConfig config)
+      throws Exception {
     server = Server.millrace(responder);
-    client = MillraceClient.builder().config(Server.CONFIG).eventLoopThreads(1).build();
+    client = MillraceClient.builder().config(config).eventLoopThreads(1).build();
     return client.connect(Server.HOST, server.port()).get(10, TimeUnit.SECONDS);
   }
 
@@ -184,13 +191,15 @@ class FuturesAndBlockingTest {
   @Test
   void aSlowBlockingReaderOfLargePayloads_getsEveryOne_noneCancelled() throws Exception {
     // 3 MiB payloads: the first request, made before their size was known, asked for 32 (96 MiB
-    // that wait, past the 64 MiB limit, by the reader's own request); then 9 MiB ones, two asked
-    // for ahead of the reader (18 MiB waiting, and a third coming).
+    // that wait, past the stream's 64 MiB limit, by the reader's own request, and past the
+    // connection's default: this one allows 128 MiB); then 9 MiB ones, two asked for ahead of the
+    // reader (18 MiB waiting, and a third coming).
     byte[] three = new byte[3 << 20];
     byte[] nine = new byte[9 << 20];
     BlockingRequester r =
         streaming(
-            Flux.range(0, 50).map(i -> Payload.of(Unpooled.wrappedBuffer(i < 40 ? three : nine))));
+            Flux.range(0, 50).map(i -> Payload.of(Unpooled.wrappedBuffer(i < 40 ? three : nine))),
+            Server.CONFIG.toBuilder().maxUnreadBytes(128L << 20).build());
     int read = 0;
     try (BlockingStream s = r.requestStream(Payload.of("x"))) {
       Thread.sleep(1_000); // the first window comes while nothing is read
@@ -201,6 +210,90 @@ class FuturesAndBlockingTest {
       }
     }
     assertThat(read).isEqualTo(50);
+  }
+
+  @Test
+  void aFirstRequestOfLargePayloads_pastTheConnectionsLimit_isCancelledAfterWhatFits()
+      throws Exception {
+    // As above at the default limit of 64 MiB a connection: 21 of the 3 MiB payloads fit.
+    CountDownLatch serverCancelled = new CountDownLatch(1);
+    byte[] three = new byte[3 << 20];
+    BlockingRequester r =
+        streaming(
+            Flux.range(0, 50)
+                .map(i -> Payload.of(Unpooled.wrappedBuffer(three)))
+                .doOnCancel(serverCancelled::countDown));
+    try (BlockingStream s = r.requestStream(Payload.of("x"))) {
+      assertThat(serverCancelled.await(10, TimeUnit.SECONDS)).as("cancelled, unread").isTrue();
+      int read = 0;
+      try {
+        while (s.hasNext()) {
+          s.next().release();
+          read++;
+        }
+        throw new AssertionError("the stream ended without an error after " + read);
+      } catch (io.millrace.streams.BacklogExceededException e) {
+        assertThat(e).hasMessageContaining("on its connection");
+        assertThat(read).as("what fitted in 64 MiB").isEqualTo(21);
+      }
+    }
+  }
+
+  @Test
+  void blockingStreamsTogetherPastTheConnectionsLimit_cancelTheOneThatPassesIt_andRoomComesBack()
+      throws Exception {
+    // 256 KiB a connection; each stream sends three payloads of 64 KiB, all asked for at once. A's
+    // wait unread; B's first fits, its second would pass the limit: B gets what fitted, then the
+    // error. Once A has been read, and whether later streams are read or closed unread, their
+    // payloads fit again: what readers took and what was dropped is not counted for good.
+    byte[] chunk = new byte[64 << 10];
+    java.util.concurrent.atomic.AtomicInteger sent =
+        new java.util.concurrent.atomic.AtomicInteger();
+    BlockingRequester r =
+        streaming(
+            Flux.range(0, 3)
+                .map(i -> Payload.of(Unpooled.wrappedBuffer(chunk)))
+                .doOnNext(p -> sent.incrementAndGet()),
+            Server.CONFIG.toBuilder().maxUnreadBytes(256 << 10).build());
+    try (BlockingStream a = r.requestStream(Payload.of("a"))) {
+      awaitSent(sent, 3);
+      try (BlockingStream b = r.requestStream(Payload.of("b"))) {
+        assertThat(b.next().data().readableBytes()).isEqualTo(64 << 10);
+        assertThatThrownBy(b::hasNext)
+            .isInstanceOf(io.millrace.streams.BacklogExceededException.class)
+            .hasMessageContaining("on its connection");
+      }
+      for (int i = 0; i < 3; i++) {
+        a.next().release();
+      }
+      assertThat(a.hasNext()).isFalse();
+    }
+    for (int round = 0; round < 4; round++) {
+      int before = sent.get();
+      try (BlockingStream c = r.requestStream(Payload.of("c"))) {
+        awaitSent(sent, before + 3);
+        if (round % 2 == 0) {
+          continue; // closed unread: what waits is dropped
+        }
+        for (int i = 0; i < 3; i++) {
+          c.next().release();
+        }
+        assertThat(c.hasNext()).as("round %d", round).isFalse();
+      }
+      Thread.sleep(5); // past the budget's interval between walks over its accounts
+    }
+  }
+
+  /**
+   * Waits until the server has sent {@code count} payloads in all, and a little for them to come.
+   */
+  private static void awaitSent(java.util.concurrent.atomic.AtomicInteger sent, int count)
+      throws InterruptedException {
+    for (int i = 0; i < 500 && sent.get() < count; i++) {
+      Thread.sleep(10);
+    }
+    assertThat(sent.get()).isGreaterThanOrEqualTo(count);
+    Thread.sleep(200); // (sent: written to the socket; then read and queued on the client)
   }
 
   @Test
@@ -264,6 +357,12 @@ class FuturesAndBlockingTest {
 
   /** A blocking requester of a Reactor server whose streams are {@code items}. */
   private BlockingRequester streaming(Flux<Payload> items) throws Exception {
+    return streaming(items, Server.CONFIG);
+  }
+
+  /** The same, with {@code config} on the client's side. */
+  private BlockingRequester streaming(Flux<Payload> items, ConnectionConfig config)
+      throws Exception {
     return BlockingRequester.of(
         connect(
             ReactorResponder.of(
@@ -272,7 +371,8 @@ class FuturesAndBlockingTest {
                   public Flux<Payload> requestStream(Payload payload) {
                     return items;
                   }
-                })));
+                }),
+            config));
   }
 
   /** A blocking iterator on a subscription that asks nothing of anyone and notes a cancel. */

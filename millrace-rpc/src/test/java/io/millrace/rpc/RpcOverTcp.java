@@ -27,9 +27,21 @@ public final class RpcOverTcp implements AutoCloseable {
   }
 
   public static RpcOverTcp serve(Acceptor acceptor) throws InterruptedException {
+    return serve(acceptor, ConnectionConfig.DEFAULT);
+  }
+
+  /** Serves {@code rpc} with {@code config} for the server's side of each connection. */
+  public static RpcOverTcp serve(RpcServer rpc, ConnectionConfig config)
+      throws InterruptedException {
+    return serve(rpc::responder, config);
+  }
+
+  private static RpcOverTcp serve(Acceptor acceptor, ConnectionConfig config)
+      throws InterruptedException {
     return new RpcOverTcp(
         MillraceServer.builder()
             .bindAddress("127.0.0.1", 0)
+            .config(config)
             .acceptor(acceptor)
             .eventLoopThreads(1)
             .bind());
@@ -41,12 +53,16 @@ public final class RpcOverTcp implements AutoCloseable {
 
   /** A new connection whose SETUP declares {@code metadataMimeType}. */
   public ReactiveRequester connect(String metadataMimeType) throws Exception {
+    return connect(metadataMimeType, ConnectionConfig.DEFAULT);
+  }
+
+  /** The same, from {@code config} (its MIME types replaced). */
+  private ReactiveRequester connect(String metadataMimeType, ConnectionConfig config)
+      throws Exception {
     MillraceClient client =
         MillraceClient.builder()
             .config(
-                ConnectionConfig.builder()
-                    .mimeTypes(metadataMimeType, "application/x-protobuf")
-                    .build())
+                config.toBuilder().mimeTypes(metadataMimeType, "application/x-protobuf").build())
             .build();
     clients.add(client);
     return ReactiveRequester.of(
@@ -55,7 +71,12 @@ public final class RpcOverTcp implements AutoCloseable {
 
   /** A native RPC client on a new connection. */
   public RpcClient client() throws Exception {
-    return RpcClient.of(connect(RpcServer.METADATA_MIME_TYPE));
+    return client(ConnectionConfig.DEFAULT);
+  }
+
+  /** A native RPC client on a new connection with {@code config} on the client's side. */
+  public RpcClient client(ConnectionConfig config) throws Exception {
+    return RpcClient.of(connect(RpcServer.METADATA_MIME_TYPE, config));
   }
 
   @Override
