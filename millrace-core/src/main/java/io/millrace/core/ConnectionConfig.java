@@ -253,15 +253,18 @@ public final class ConnectionConfig {
   }
 
   /**
-   * Bytes of received messages (metadata and data) that may wait, on this connection, for readers
-   * that have not taken them yet: what subscribers' prefetch queues and blocking readers' queues
-   * hold, on all the connection's streams together. A message that would take them past it is
-   * dropped and its stream cancelled, and the stream's reader gets a {@code
-   * BacklogExceededException} (RESOURCE_EXHAUSTED in RPC) after what waits. Credit (REQUEST_N)
+   * Bytes of received messages that may wait, on this connection, for readers that have not taken
+   * them yet: what subscribers' prefetch queues and blocking readers' queues hold, on all the
+   * connection's streams together, each message counted by its metadata and data (an RPC message by
+   * its serialized size, another marshaller's by none) and 64 bytes more. A message that would take
+   * them past it is dropped and its stream cancelled, and the stream's reader gets a {@code
+   * BacklogExceededException} (RESOURCE_EXHAUSTED in RPC): a blocking reader after what waits, a
+   * subscriber at once. A message is always let through when nothing else waits. Credit (REQUEST_N)
    * counts messages, not bytes, and a reader asks for its first messages before their size is
    * known: without this limit a peer could park the credit of every stream it opens times the
-   * largest message. A reader that keeps up never meets it. Default 64 MiB; raise it for slow
-   * readers of messages of several MiB.
+   * largest message. The stream cancelled is the one whose message does not fit, which may not be
+   * the one whose reader is slow. Default 64 MiB; raise it for readers that fall behind on messages
+   * of several MiB (a blocking reader's first request asks for 32 of them).
    */
   public long maxUnreadBytes() {
     return maxUnreadBytes;
@@ -321,6 +324,7 @@ public final class ConnectionConfig {
       return this;
     }
 
+    /** See {@link ConnectionConfig#maxUnreadBytes()}; at least 1024. */
     public Builder maxUnreadBytes(long bytes) {
       if (bytes < 1024) {
         throw new IllegalArgumentException("max unread bytes must be at least 1024");

@@ -4,13 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.ByteString;
+import io.millrace.core.Connection;
 import io.millrace.core.ConnectionConfig;
+import io.millrace.core.internal.UnreadBudget;
 import io.millrace.echo.v1.CountRequest;
 import io.millrace.echo.v1.EchoReply;
 import io.millrace.echo.v1.EchoRequest;
 import io.millrace.echo.v1.EchoServiceFutures;
 import io.millrace.rpc.MessageIterator;
 import io.millrace.rpc.ResponseSink;
+import io.millrace.rpc.RpcClient;
 import io.millrace.rpc.RpcOverTcp;
 import io.millrace.rpc.RpcServer;
 import io.millrace.rpc.ServerContext;
@@ -33,7 +36,10 @@ import org.junit.jupiter.api.Test;
  * it fails with RESOURCE_EXHAUSTED, the others go on, and what readers take or drop frees room.
  */
 class UnreadBytesTest {
-  /** Three requests of 64 KiB wait (about 192 KiB); a fourth passes 300 KiB, a fifth does not. */
+  /**
+   * Three messages of 64 KiB wait (each also counts 64 bytes: about 192 KiB) and a fourth fits; a
+   * fifth would pass 300 KiB.
+   */
   private static final ConnectionConfig SMALL =
       ConnectionConfig.builder().maxUnreadBytes(300 << 10).build();
 
@@ -46,6 +52,10 @@ class UnreadBytesTest {
   private volatile CountDownLatch gate = new CountDownLatch(1);
 
   private volatile long holdMillis;
+
+  /** Released as each collect handler starts, with its first request. */
+  private final java.util.concurrent.Semaphore collecting = new java.util.concurrent.Semaphore(0);
+
   private final AtomicInteger chatSent = new AtomicInteger();
   private RpcOverTcp tcp;
 
@@ -63,6 +73,7 @@ class UnreadBytesTest {
         /** Reads all, or only the first when it asks to fail (the rest dropped unread). */
         @Override
         public EchoReply collect(MessageIterator<EchoRequest> requests, ServerContext context) {
+          collecting.release();
           waitForTheGate();
           if (requests.next().getFailWithStatus() != 0) {
             return EchoReply.newBuilder().setSequence(-1).build();
@@ -125,10 +136,10 @@ class UnreadBytesTest {
     // A's three requests wait for its handler; B's first fits beside them, its second does not.
     CompletableFuture<EchoReply> a =
         CompletableFuture.supplyAsync(() -> echo.collect(three(0)), callers);
-    Thread.sleep(500);
+    awaitCollecting(); // A's first request has come: the other two are behind it
     CompletableFuture<EchoReply> b =
         CompletableFuture.supplyAsync(() -> echo.collect(three(0)), callers);
-    Thread.sleep(500);
+    awaitCollecting();
     gate.countDown();
     assertThat(a.get(10, TimeUnit.SECONDS).getSequence()).isEqualTo(3);
     assertThatThrownBy(() -> b.get(10, TimeUnit.SECONDS))
@@ -146,7 +157,6 @@ class UnreadBytesTest {
       boolean dropsTwo = round % 2 == 0;
       EchoReply reply = echo.collect(three(dropsTwo ? 1 : 0));
       assertThat(reply.getSequence()).as("round %d", round).isEqualTo(dropsTwo ? -1 : 3);
-      Thread.sleep(5); // past the budget's interval between walks over its accounts
     }
   }
 
@@ -156,7 +166,8 @@ class UnreadBytesTest {
     tcp =
         RpcOverTcp.serve(
             RpcServer.builder().service(EchoServiceFutures.bind(service, handlers)).build());
-    EchoServiceFutures.Client echo = new EchoServiceFutures.Client(tcp.client(SMALL));
+    RpcClient client = tcp.client(SMALL);
+    EchoServiceFutures.Client echo = new EchoServiceFutures.Client(client);
     try (MessageIterator<EchoReply> a = echo.chat(three(0))) {
       awaitChatSent(3);
       try (MessageIterator<EchoReply> b = echo.chat(three(0))) {
@@ -190,8 +201,49 @@ class UnreadBytesTest {
         }
         assertThat(read).as("round %d", round).isEqualTo(3);
       }
-      Thread.sleep(5); // past the budget's interval between walks over its accounts
     }
+    Connection connection = client.connection();
+    long unread =
+        connection
+            .executor()
+            .submit(() -> UnreadBudget.of(connection).recount())
+            .get(10, TimeUnit.SECONDS);
+    assertThat(unread).as("nothing counted once nothing waits").isZero();
+  }
+
+  @Test
+  void aReaderDroppedWithoutClosing_countsNothing_onceTheCollectorHasTakenIt() throws Exception {
+    tcp =
+        RpcOverTcp.serve(
+            RpcServer.builder().service(EchoServiceFutures.bind(service, handlers)).build());
+    RpcClient client = tcp.client(SMALL);
+    EchoServiceFutures.Client echo = new EchoServiceFutures.Client(client);
+    startChatAndDropIt(echo); // its three replies wait, and its call ends
+    awaitChatSent(3);
+    Connection connection = client.connection();
+    long unread = -1;
+    for (int i = 0; i < 100 && unread != 0; i++) {
+      System.gc();
+      Thread.sleep(50);
+      unread =
+          connection
+              .executor()
+              .submit(() -> UnreadBudget.of(connection).recount())
+              .get(10, TimeUnit.SECONDS);
+    }
+    assertThat(unread).as("what its dropped reader held is not counted for good").isZero();
+  }
+
+  /** A chat whose replies nobody reads, its iterator neither closed nor kept. */
+  private static void startChatAndDropIt(EchoServiceFutures.Client echo) {
+    MessageIterator<EchoReply> dropped = echo.chat(three(0));
+    assertThat(dropped).isNotNull();
+  }
+
+  /** Waits until one more collect handler has started, and a little for its other requests. */
+  private void awaitCollecting() throws InterruptedException {
+    assertThat(collecting.tryAcquire(10, TimeUnit.SECONDS)).isTrue();
+    Thread.sleep(300);
   }
 
   /**

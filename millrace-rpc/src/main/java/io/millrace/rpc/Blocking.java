@@ -107,7 +107,7 @@ public final class Blocking {
    * DEADLINE_EXCEEDED) when the call is cancelled, so a handler waiting for a request wakes.
    */
   public static <T> MessageIterator<T> requests(Publisher<T> requests, ServerContext context) {
-    // What waits is charged to the call's connection however interceptors wrapped the requests.
+    // What waits is charged to the call's connection: the requests' Publisher does not tell it.
     MessageIterator<T> iterator =
         subscribed(requests, new MessageIterator<>(context.unreadBudget()));
     context.onCancel(

@@ -28,6 +28,7 @@ import org.reactivestreams.Subscription;
  * what waits for readers on the whole connection would pass its limit ({@link
  * io.millrace.core.ConnectionConfig#maxUnreadBytes()}): a server's call charges its connection, a
  * client's when its responses come through the subscription it was given (not an interceptor's).
+ * There each message counts its serialized size and 64 bytes; another marshaller's, 64 bytes.
  *
  * <p>Threading: one thread reads. It waits with {@link LockSupport#park}, so virtual threads
  * unmount; reading on a Netty event loop is refused, since it would stall the loop. The event loop
@@ -62,7 +63,7 @@ public final class MessageIterator<T> implements Iterator<T>, AutoCloseable, Sub
   private final ReadAhead ahead = new ReadAhead();
 
   /** The serialized bytes that wait: the loop counts what it queues, the reader what it takes. */
-  private final Backlog backlog = new Backlog();
+  private final Backlog backlog = new Backlog(this);
 
   // The signalling thread (the loop) only.
   private boolean overflowed; // the stream was cancelled for its backlog: later messages dropped

@@ -15,7 +15,9 @@ package io.millrace.streams;
  *
  * <p>What waits on all the streams of one connection is bounded too, by {@link
  * io.millrace.core.ConnectionConfig#maxUnreadBytes()} (64 MiB by default), the messages of first
- * requests included: a message that would pass that limit cancels its stream in the same way.
+ * requests included: a message that would pass that limit cancels its stream in the same way, even
+ * when its own reader keeps up (what fills the connection may be another stream's). The next
+ * paragraph is about the limit of one queue.
  *
  * <p>The limit is a guard, not flow control: a reader that keeps up, or whose peer's messages keep
  * their size, never meets it. A legitimate stream meets it only when its messages grow many times
@@ -27,9 +29,9 @@ public final class BacklogExceededException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
   /**
-   * The most bytes of messages (metadata and data) that may wait on one queue of a stream's reader
-   * however small its messages: 64 MiB, sixty-four times what a reader of small messages asks for
-   * ahead of itself.
+   * The most bytes of messages (metadata and data, and 64 more for each message) that may wait on
+   * one queue of a stream's reader however small its messages: 64 MiB, sixty-four times what a
+   * reader of small messages asks for ahead of itself.
    */
   public static final long LIMIT = 64L << 20;
 

@@ -163,7 +163,7 @@ public final class ConnectionEngine implements Connection, TransportListener {
     this.leases = new Leases(this.timers);
     this.reassemblyBudget =
         new ReassemblyBudget(config.maxReassemblyBytesPerConnection(), serverBudget);
-    this.unread = new UnreadBudget(config.maxUnreadBytes(), this.timers);
+    this.unread = new UnreadBudget(config.maxUnreadBytes(), executor, this.timers);
     this.inbound = new InboundDispatcher(this);
     this.keepAlive = new KeepAlive(this.timers, new KeepAliveOwner());
     this.calls =

@@ -67,7 +67,7 @@ public final class BlockingIterator implements Subscriber<Payload>, BlockingStre
   private final ReadAhead ahead = new ReadAhead();
 
   /** The bytes that wait: the loop counts what it queues, the reader what it takes. */
-  private final Backlog backlog = new Backlog();
+  private final Backlog backlog = new Backlog(this);
 
   /** Cancelled for its backlog: later payloads are dropped. Event loop only. */
   private boolean overflowed;

@@ -4,6 +4,7 @@ import io.millrace.core.internal.UnreadBudget;
 import io.millrace.streams.BacklogExceededException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.lang.ref.WeakReference;
 
 /**
  * How many bytes of received messages may wait on one queue of a stream's reader (the prefetch
@@ -20,7 +21,10 @@ import java.lang.invoke.VarHandle;
  * size was known, may wait whatever their size.
  *
  * <p>What waits is also charged to the connection's {@link UnreadBudget}, as one of its accounts,
- * so that all the streams of a connection together are held to its limit too.
+ * so that all the streams of a connection together are held to its limit too. Each message counts
+ * {@link UnreadBudget#MESSAGE_OVERHEAD} bytes more than its size, there and here. A queue whose
+ * reader has gone without closing it (an iterator dropped unread, once the collector has cleared
+ * it) counts nothing.
  */
 public final class Backlog extends UnreadBudget.Account {
   /** How many of the stream's largest messages may always wait. */
@@ -36,41 +40,58 @@ public final class Backlog extends UnreadBudget.Account {
     }
   }
 
+  /** The reader, weakly: once it has gone (dropped without a close), nothing waits for it. */
+  private final WeakReference<Object> reader;
+
   // The queueing thread's.
   private long arrived; // how many came
   private long largest; // the largest size that came
-  private long arrivedBytes; // of the messages queued, in total
+  private long arrivedBytes; // of the messages queued, in total, each with its overhead
 
-  /** Bytes of the messages the reader took, in total: the reader's, an ordered store. */
+  /** Bytes of the messages the reader took, as counted: the reader's, an ordered store. */
   private long takenBytes;
 
   /** Whether the queue was dropped: nothing waits in it any more. Any thread sets it. */
   private volatile boolean dropped;
 
+  /** The queue of {@code reader}, which holds it. */
+  public Backlog(Object reader) {
+    this.reader = new WeakReference<>(reader);
+  }
+
   /**
    * The queueing thread, before it queues a message of {@code size} bytes: null when it may wait
    * (it is counted, and charged to {@code budget}, the connection's, when not null), else the error
    * to tell the reader in its place (the stream is to be cancelled; the message is not counted).
+   * Each message counts {@link UnreadBudget#MESSAGE_OVERHEAD} bytes more than its size.
    */
   public BacklogExceededException admit(long size, UnreadBudget budget) {
-    long waiting = arrivedBytes - (long) TAKEN_BYTES.getOpaque(this);
+    long waiting = dropped ? 0 : arrivedBytes - (long) TAKEN_BYTES.getOpaque(this);
     if (size > largest) {
       largest = size;
     }
     long limit = limit(largest);
-    if (++arrived > ReadAhead.FIRST_REQUEST && waiting + size > limit) {
+    long counted = size + UnreadBudget.MESSAGE_OVERHEAD;
+    if (++arrived > ReadAhead.FIRST_REQUEST && waiting + counted > limit) {
       return new BacklogExceededException(waiting, size, limit);
     }
     if (budget != null && !budget.admit(this, waiting, size)) {
       return BacklogExceededException.onConnection(budget.charged(), size, budget.limit());
     }
-    arrivedBytes += size;
+    arrivedBytes += counted;
     return null;
+  }
+
+  /** The reader's thread, for each message it takes: {@code size} bytes no longer wait. */
+  public void taken(long size) {
+    // (the reader's own field: a plain read)
+    TAKEN_BYTES.setRelease(this, takenBytes + size + UnreadBudget.MESSAGE_OVERHEAD);
   }
 
   /**
    * The queue was dropped (the reader closed it): what waited in it no longer counts against the
-   * connection. Any thread; a message queued after it must not be admitted.
+   * connection. Any thread. (A message the queueing thread admits meanwhile is dropped by the
+   * closing reader, and counted until the budget next reads this account.)
    */
   public void dropped() {
     dropped = true;
@@ -78,12 +99,7 @@ public final class Backlog extends UnreadBudget.Account {
 
   @Override
   protected long waitingNow() {
-    return dropped ? 0 : arrivedBytes - (long) TAKEN_BYTES.getOpaque(this);
-  }
-
-  /** The reader's thread, for each message it takes: {@code size} bytes no longer wait. */
-  public void taken(long size) {
-    TAKEN_BYTES.setRelease(this, takenBytes + size); // (the reader's own field: a plain read)
+    return dropped || reader.refersTo(null) ? 0 : arrivedBytes - (long) TAKEN_BYTES.getOpaque(this);
   }
 
   /**
@@ -91,6 +107,8 @@ public final class Backlog extends UnreadBudget.Account {
    * (that one included) is {@code largest} bytes.
    */
   public static long limit(long largest) {
-    return Math.max(BacklogExceededException.LIMIT, LARGEST_WAITING * largest);
+    return Math.max(
+        BacklogExceededException.LIMIT,
+        LARGEST_WAITING * (largest + UnreadBudget.MESSAGE_OVERHEAD));
   }
 }

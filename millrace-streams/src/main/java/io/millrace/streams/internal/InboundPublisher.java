@@ -120,8 +120,14 @@ public abstract class InboundPublisher extends LoopDrain
   private boolean loopStarted;
   private ArrayDeque<Payload> queue;
 
-  /** The bytes of the payloads in {@link #queue} (metadata and data). Loop only. */
+  /**
+   * The bytes of the payloads in {@link #queue} (metadata and data), each counted {@link
+   * UnreadBudget#MESSAGE_OVERHEAD} more. Loop only.
+   */
   private long queuedBytes;
+
+  /** The connection's budget, once a payload has waited here (null without one). Loop only. */
+  private UnreadBudget unread;
 
   /**
    * The first credit, granted before any payload's size was known: payloads within it may wait
@@ -459,11 +465,15 @@ public abstract class InboundPublisher extends LoopDrain
     if (size > largestSize) {
       largestSize = size;
     }
-    if (queuedBytes + size > Backlog.limit(largestSize) && arrived > firstGrant) {
+    long counted = size + UnreadBudget.MESSAGE_OVERHEAD;
+    if (queuedBytes + counted > Backlog.limit(largestSize) && arrived > firstGrant) {
       overflowed(size, null); // the engine releases the buffers
       return;
     }
-    UnreadBudget budget = UnreadBudget.of(s.connection());
+    UnreadBudget budget = unread;
+    if (budget == null) {
+      budget = unread = UnreadBudget.of(s.connection());
+    }
     if (budget != null && !budget.tryCharge(size)) {
       overflowed(size, budget); // past the connection's limit
       return;
@@ -473,7 +483,7 @@ public abstract class InboundPublisher extends LoopDrain
       queue = new ArrayDeque<>(Math.min(prefetch, 64));
     }
     queue.add(p);
-    queuedBytes += size;
+    queuedBytes += counted;
     drain();
   }
 
@@ -488,11 +498,13 @@ public abstract class InboundPublisher extends LoopDrain
    * dropped) and the subscriber is told so. Loop.
    */
   private void overflowed(long size, UnreadBudget budget) {
-    LOG.log(
-        System.Logger.Level.DEBUG,
-        "{0} bytes wait for a slow subscriber ({1} on its connection): its stream is cancelled",
-        queuedBytes,
-        budget == null ? "-" : budget.charged());
+    if (LOG.isLoggable(System.Logger.Level.DEBUG)) {
+      LOG.log(
+          System.Logger.Level.DEBUG,
+          "{0} bytes wait for a slow subscriber ({1} on its connection): its stream is cancelled",
+          queuedBytes,
+          budget == null ? "-" : budget.charged());
+    }
     if (invalidRequest == null) {
       invalidRequest =
           budget == null
@@ -536,27 +548,26 @@ public abstract class InboundPublisher extends LoopDrain
   private void dropQueued() {
     if (queue != null) {
       for (Payload p; (p = queue.poll()) != null; ) {
+        released(p.length());
         p.release();
       }
     }
-    released(queuedBytes);
     queuedBytes = 0;
   }
 
   private Payload poll() {
     Payload p = queue.poll();
     long size = p.length(); // (as sizeOf counted it; data() would wrap a received copy)
-    queuedBytes -= size;
+    queuedBytes -= size + UnreadBudget.MESSAGE_OVERHEAD;
     released(size);
     return p;
   }
 
-  /** Gives back to the connection's budget what no longer waits here. */
-  private void released(long bytes) {
-    Stream s = stream;
-    UnreadBudget budget = bytes == 0 || s == null ? null : UnreadBudget.of(s.connection());
+  /** Gives back to the connection's budget a payload of {@code size} bytes that no longer waits. */
+  private void released(long size) {
+    UnreadBudget budget = unread;
     if (budget != null) {
-      budget.release(bytes);
+      budget.release(size); // (nothing off the loop: one that has shut down)
     }
   }
 
