@@ -17,8 +17,10 @@ import java.util.Objects;
  * about 200 bytes for each of the {@link #maxConcurrentStreams()} (4,096) streams the peer may
  * open: about 106 MiB. A server multiplies the non-reassembly part (about 74 MiB) by its
  * connections and adds its server-wide reassembly budget (256 MiB by default) once; bound the
- * product with the server's maximum connection count. An idle connection holds a few KiB
- * (docs/benchmarks.md measures it).
+ * product with the server's maximum connection count. Not in that figure: what the application
+ * holds or queues itself, RPC calls' first messages waiting for a handler executor's thread, and a
+ * parsed message's heap beyond its wire size (docs/design.md lists them). An idle connection holds
+ * a few KiB (docs/benchmarks.md measures it).
  *
  * <pre>{@code
  * ConnectionConfig config = ConnectionConfig.builder()
@@ -259,12 +261,12 @@ public final class ConnectionConfig {
    * its serialized size, another marshaller's by none) and 64 bytes more. A message that would take
    * them past it is dropped and its stream cancelled, and the stream's reader gets a {@code
    * BacklogExceededException} (RESOURCE_EXHAUSTED in RPC): a blocking reader after what waits, a
-   * subscriber at once. A message is always let through when nothing else waits. Credit (REQUEST_N)
-   * counts messages, not bytes, and a reader asks for its first messages before their size is
-   * known: without this limit a peer could park the credit of every stream it opens times the
-   * largest message. The stream cancelled is the one whose message does not fit, which may not be
-   * the one whose reader is slow. Default 64 MiB; raise it for readers that fall behind on messages
-   * of several MiB (a blocking reader's first request asks for 32 of them).
+   * subscriber at once. A message is always let through when nothing else is counted as waiting.
+   * Credit (REQUEST_N) counts messages, not bytes, and a reader asks for its first messages before
+   * their size is known: without this limit a peer could park the credit of every stream it opens
+   * times the largest message. The stream cancelled is the one whose message does not fit, which
+   * may not be the one whose reader is slow. Default 64 MiB; raise it for readers that fall behind
+   * on messages of several MiB (a blocking reader's first request asks for 32 of them).
    */
   public long maxUnreadBytes() {
     return maxUnreadBytes;

@@ -260,6 +260,7 @@ class FuturesAndBlockingTest {
     try (BlockingStream a = r.requestStream(Payload.of("a"))) {
       awaitSent(sent, 3);
       try (BlockingStream b = r.requestStream(Payload.of("b"))) {
+        awaitSent(sent, 6); // all of B's come before its reader takes one
         assertThat(b.next().data().readableBytes()).isEqualTo(64 << 10);
         assertThatThrownBy(b::hasNext)
             .isInstanceOf(io.millrace.streams.BacklogExceededException.class)

@@ -45,6 +45,11 @@ class UnreadBytesTest {
 
   private static final ByteString CHUNK = ByteString.copyFrom(new byte[64 << 10]);
 
+  /** What one request or reply of {@link #CHUNK} counts: its serialized size and the overhead. */
+  private static final long COUNTED =
+      EchoRequest.newBuilder().setPayload(CHUNK).build().getSerializedSize()
+          + UnreadBudget.MESSAGE_OVERHEAD;
+
   private final ExecutorService handlers = Executors.newCachedThreadPool();
   private final ExecutorService callers = Executors.newCachedThreadPool();
 
@@ -52,9 +57,6 @@ class UnreadBytesTest {
   private volatile CountDownLatch gate = new CountDownLatch(1);
 
   private volatile long holdMillis;
-
-  /** Released as each collect handler starts, with its first request. */
-  private final java.util.concurrent.Semaphore collecting = new java.util.concurrent.Semaphore(0);
 
   private final AtomicInteger chatSent = new AtomicInteger();
   private RpcOverTcp tcp;
@@ -73,7 +75,6 @@ class UnreadBytesTest {
         /** Reads all, or only the first when it asks to fail (the rest dropped unread). */
         @Override
         public EchoReply collect(MessageIterator<EchoRequest> requests, ServerContext context) {
-          collecting.release();
           waitForTheGate();
           if (requests.next().getFailWithStatus() != 0) {
             return EchoReply.newBuilder().setSequence(-1).build();
@@ -134,12 +135,17 @@ class UnreadBytesTest {
             RpcServer.builder().service(EchoServiceFutures.bind(service, handlers)).build(), SMALL);
     EchoServiceFutures.Client echo = new EchoServiceFutures.Client(tcp.client());
     // A's three requests wait for its handler; B's first fits beside them, its second does not.
+    for (int i = 0; i < 500 && tcp.accepted().isEmpty(); i++) {
+      Thread.sleep(10); // (the server accepts the connection after the client has it)
+    }
+    Connection server = tcp.accepted().get(0);
     CompletableFuture<EchoReply> a =
         CompletableFuture.supplyAsync(() -> echo.collect(three(0)), callers);
-    awaitCollecting(); // A's first request has come: the other two are behind it
+    awaitUnread(server, 3 * COUNTED); // A's three wait
     CompletableFuture<EchoReply> b =
         CompletableFuture.supplyAsync(() -> echo.collect(three(0)), callers);
-    awaitCollecting();
+    awaitUnread(server, 4 * COUNTED); // one of B's fits beside them
+    Thread.sleep(300); // the next comes, and is refused
     gate.countDown();
     assertThat(a.get(10, TimeUnit.SECONDS).getSequence()).isEqualTo(3);
     assertThatThrownBy(() -> b.get(10, TimeUnit.SECONDS))
@@ -171,6 +177,7 @@ class UnreadBytesTest {
     try (MessageIterator<EchoReply> a = echo.chat(three(0))) {
       awaitChatSent(3);
       try (MessageIterator<EchoReply> b = echo.chat(three(0))) {
+        awaitChatSent(6); // all of B's come before its reader takes one
         assertThat(b.next().getPayload().size()).isEqualTo(64 << 10);
         assertThatThrownBy(b::hasNext)
             .isInstanceOfSatisfying(
@@ -203,11 +210,7 @@ class UnreadBytesTest {
       }
     }
     Connection connection = client.connection();
-    long unread =
-        connection
-            .executor()
-            .submit(() -> UnreadBudget.of(connection).recount())
-            .get(10, TimeUnit.SECONDS);
+    long unread = unread(connection);
     assertThat(unread).as("nothing counted once nothing waits").isZero();
   }
 
@@ -225,11 +228,7 @@ class UnreadBytesTest {
     for (int i = 0; i < 100 && unread != 0; i++) {
       System.gc();
       Thread.sleep(50);
-      unread =
-          connection
-              .executor()
-              .submit(() -> UnreadBudget.of(connection).recount())
-              .get(10, TimeUnit.SECONDS);
+      unread = unread(connection);
     }
     assertThat(unread).as("what its dropped reader held is not counted for good").isZero();
   }
@@ -240,10 +239,22 @@ class UnreadBytesTest {
     assertThat(dropped).isNotNull();
   }
 
-  /** Waits until one more collect handler has started, and a little for its other requests. */
-  private void awaitCollecting() throws InterruptedException {
-    assertThat(collecting.tryAcquire(10, TimeUnit.SECONDS)).isTrue();
-    Thread.sleep(300);
+  /** Waits until {@code connection} counts at least {@code bytes} waiting for readers. */
+  private static void awaitUnread(Connection connection, long bytes) throws Exception {
+    long unread = -1;
+    for (int i = 0; i < 500 && unread < bytes; i++) {
+      Thread.sleep(10);
+      unread = unread(connection);
+    }
+    assertThat(unread).isGreaterThanOrEqualTo(bytes);
+  }
+
+  /** What {@code connection} counts as waiting for readers, read again on its loop. */
+  private static long unread(Connection connection) throws Exception {
+    return connection
+        .executor()
+        .submit(() -> UnreadBudget.of(connection).recount())
+        .get(10, TimeUnit.SECONDS);
   }
 
   /**

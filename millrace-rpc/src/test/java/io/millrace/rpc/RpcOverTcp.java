@@ -1,12 +1,14 @@
 package io.millrace.rpc;
 
 import io.millrace.core.Acceptor;
+import io.millrace.core.Connection;
 import io.millrace.core.ConnectionConfig;
 import io.millrace.streams.ReactiveRequester;
 import io.millrace.transport.netty.MillraceClient;
 import io.millrace.transport.netty.MillraceServer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -16,9 +18,11 @@ import java.util.concurrent.TimeUnit;
 public final class RpcOverTcp implements AutoCloseable {
   private final MillraceServer server;
   private final List<MillraceClient> clients = new ArrayList<>();
+  private final List<Connection> accepted;
 
-  private RpcOverTcp(MillraceServer server) {
+  private RpcOverTcp(MillraceServer server, List<Connection> accepted) {
     this.server = server;
+    this.accepted = accepted;
   }
 
   /** Serves {@code rpc} (native and routing callers). */
@@ -38,17 +42,28 @@ public final class RpcOverTcp implements AutoCloseable {
 
   private static RpcOverTcp serve(Acceptor acceptor, ConnectionConfig config)
       throws InterruptedException {
+    List<Connection> accepted = new CopyOnWriteArrayList<>();
     return new RpcOverTcp(
         MillraceServer.builder()
             .bindAddress("127.0.0.1", 0)
             .config(config)
-            .acceptor(acceptor)
+            .acceptor(
+                (setup, connection) -> {
+                  accepted.add(connection);
+                  return acceptor.accept(setup, connection);
+                })
             .eventLoopThreads(1)
-            .bind());
+            .bind(),
+        accepted);
   }
 
   public int port() {
     return server.port();
+  }
+
+  /** The server's side of each connection it has accepted, in order. */
+  public List<Connection> accepted() {
+    return accepted;
   }
 
   /** A new connection whose SETUP declares {@code metadataMimeType}. */

@@ -3,6 +3,7 @@ package io.millrace.core.internal;
 import io.millrace.core.Connection;
 import io.netty.util.concurrent.EventExecutor;
 import java.util.Arrays;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -13,28 +14,27 @@ import java.util.concurrent.TimeUnit;
  * message. Each message counts its bytes and {@value #MESSAGE_OVERHEAD} more, so that floods of
  * empty ones count too.
  *
- * <p>Event-loop confined: charges need no atomic operation. A call from another thread (a blocking
- * handler's first request, which the handler's own thread takes) is not counted then: {@link
- * #admit} lets it through and {@link #release} ignores it. An account's next message, on the loop,
- * counts what waits in it whichever thread queued it.
- *
- * <p>Two kinds of queue charge it. One the loop both fills and empties (a subscriber's prefetch
- * queue) charges what it adds and gives back what it hands on or drops: {@link #tryCharge}, {@link
- * #release}, exact. One that a reader on another thread empties (a blocking reader's) is an {@link
- * Account}: as the loop queues each message it charges what the queue holds then, learning what the
- * reader has taken from the reader's own count ({@link Account#waitingNow}); what the reader takes
- * later stays charged until the account's next message. So the sum may count more than waits. When
- * a charge would pass the limit, every account is read again first, and then the charge is decided.
- * A peer must not make each of its frames cost a walk over all its streams: a walk comes at most
- * once per {@value #RECONCILE_INTERVAL_MICROS} microseconds for each {@value
- * #ACCOUNTS_PER_INTERVAL} accounts listed, and not at all when the exact charges alone leave no
- * room. A message is always let through when nothing else waits on the connection, so that one
+ * <p>Every queue that holds received messages for a reader is an {@link Account}. As the loop
+ * queues a message it charges the account what the queue holds then ({@link #admit}). A queue the
+ * loop also empties (a subscriber's prefetch queue) says so as it does ({@link #update}), so its
+ * charge is exact. One that a reader on another thread empties (a blocking reader's) is read from
+ * the reader's own count ({@link Account#waitingNow}): what the reader takes stays charged until
+ * the account's next message, so the sum may count more than waits. When a charge would pass the
+ * limit, every account is read again first, and then the charge is decided. A peer must not make
+ * each of its frames cost a walk over all its streams: a walk comes at most once per {@value
+ * #RECONCILE_INTERVAL_MICROS} microseconds for each {@value #ACCOUNTS_PER_INTERVAL} accounts
+ * listed. A message is always let through when nothing else is counted as waiting, so that one
  * larger than the limit still reaches a reader that keeps up.
+ *
+ * <p>Event-loop confined: charges need no atomic operation. A message queued on another thread (a
+ * blocking handler's first, which the handler's own thread takes) is let through, and a task on the
+ * loop counts what waits in its queue then.
  *
  * <p>Accounts are listed while they hold a charge. The list is also read again, and the accounts
  * with nothing waiting dropped from it, whenever it has doubled since it last was, so that a
  * connection that lives for days does not keep the accounts of its ended streams: each listing pays
- * for a bounded share of one walk.
+ * for a bounded share of one walk. An account whose reader has gone (collected without closing its
+ * queue) must say that nothing waits.
  */
 public final class UnreadBudget {
   /** Bytes each waiting message counts beyond its own: about what holds it (objects, a slice). */
@@ -53,8 +53,8 @@ public final class UnreadBudget {
   static final int FIRST_SWEEP = 64;
 
   /**
-   * A queue of one stream that a reader on another thread empties, as the budget sees it. The
-   * subclass keeps the counts; the budget keeps the charge. Its methods are the loop's.
+   * A queue of one stream, as the budget sees it. The subclass keeps the counts; the budget keeps
+   * the charge. Its methods are the loop's.
    */
   public abstract static class Account {
     private long charge; // what the budget counts for it: the loop's
@@ -79,8 +79,7 @@ public final class UnreadBudget {
   private final long limit;
   private final EventExecutor loop;
   private final Timers clock;
-  private long charged; // exact charges and accounts' charges
-  private long accountsCharged; // the accounts' share of it
+  private long charged; // the accounts' charges
   private Account[] accounts = new Account[8];
   private int listed;
   private int sweepAt = FIRST_SWEEP;
@@ -118,29 +117,6 @@ public final class UnreadBudget {
   }
 
   /**
-   * Charges a message of {@code size} bytes that a queue the loop empties is to hold. Returns
-   * false, charging nothing, when it would take the connection past its limit. The loop only.
-   */
-  public boolean tryCharge(long size) {
-    long bytes = size + MESSAGE_OVERHEAD;
-    if (!fits(bytes)) {
-      return false;
-    }
-    charged += bytes;
-    return true;
-  }
-
-  /**
-   * Gives back a message of {@code size} bytes charged by {@link #tryCharge}: handed to the reader,
-   * or dropped. Off the loop (a loop that has shut down) it does nothing.
-   */
-  public void release(long size) {
-    if (loop.inEventLoop()) {
-      charged -= size + MESSAGE_OVERHEAD;
-    }
-  }
-
-  /**
    * A message of {@code size} bytes comes to {@code account}'s queue, in which {@code waiting}
    * bytes wait now (what {@link Account#waitingNow} would say). Returns true when it may be queued
    * (charged), false when it would take the connection past its limit (then the account is charged
@@ -148,26 +124,48 @@ public final class UnreadBudget {
    */
   public boolean admit(Account account, long waiting, long size) {
     if (!loop.inEventLoop()) {
-      return true; // counted with the account's next message on the loop
+      recountLater(account);
+      return true;
     }
     recharge(account, waiting);
     long bytes = size + MESSAGE_OVERHEAD;
     boolean fits = fits(bytes);
     if (fits) {
       charged += bytes;
-      accountsCharged += bytes;
       account.charge += bytes;
     }
-    if (account.index < 0 && account.charge > 0) {
-      list(account); // (a walk may have unlisted it)
-    }
+    listIfCharged(account); // (a walk may have unlisted it)
     return fits;
   }
 
+  /**
+   * {@code account}'s queue holds {@code waiting} bytes now: for a queue the loop empties, as it
+   * does. Off the loop (a loop that has shut down) it does nothing.
+   */
+  public void update(Account account, long waiting) {
+    if (loop.inEventLoop()) {
+      recharge(account, waiting);
+      listIfCharged(account);
+    }
+  }
+
+  /** Counts what waits in {@code account} from the loop, soon: it was queued on another thread. */
+  private void recountLater(Account account) {
+    try {
+      loop.execute(() -> update(account, account.waitingNow()));
+    } catch (RejectedExecutionException e) {
+      // the loop has shut down: the connection, and its budget, are gone
+    }
+  }
+
+  private void listIfCharged(Account account) {
+    if (account.index < 0 && account.charge > 0) {
+      list(account);
+    }
+  }
+
   private void recharge(Account account, long waiting) {
-    long delta = waiting - account.charge;
-    charged += delta;
-    accountsCharged += delta;
+    charged += waiting - account.charge;
     account.charge = waiting;
   }
 
@@ -178,13 +176,9 @@ public final class UnreadBudget {
 
   /**
    * After a charge of {@code bytes} was found not to fit: reads every account again, unless the
-   * exact charges alone leave no room or the last walk was too recent, and says whether it fits now
-   * (or nothing waits at all).
+   * last walk was too recent, and says whether it fits now (or nothing waits at all).
    */
   private boolean reconciledToFit(long bytes) {
-    if (charged - accountsCharged + bytes > limit && charged != accountsCharged) {
-      return false; // the accounts could all be empty and it would still not fit
-    }
     long now = clock.nanoTime();
     long interval = RECONCILE_INTERVAL * (1 + listed / ACCOUNTS_PER_INTERVAL);
     if (reconciled && now - lastReconcile < interval) {

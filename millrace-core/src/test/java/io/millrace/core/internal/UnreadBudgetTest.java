@@ -4,11 +4,13 @@ import static io.millrace.core.internal.UnreadBudget.MESSAGE_OVERHEAD;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.millrace.core.ConnectionConfig;
-import io.netty.util.concurrent.GlobalEventExecutor;
+import io.netty.util.concurrent.DefaultEventExecutor;
 import io.netty.util.concurrent.ImmediateEventExecutor;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -51,26 +53,29 @@ class UnreadBudgetTest {
   }
 
   @Test
-  void exactCharges_fitUpToTheLimit_eachWithItsOverhead_andWhatIsReleasedFitsAgain() {
+  void aQueueTheLoopEmpties_isCountedExactly_eachMessageWithItsOverhead() {
     UnreadBudget budget = budget(1000);
-    assertThat(budget.tryCharge(600 - O)).isTrue();
-    assertThat(budget.tryCharge(400 - O)).isTrue();
-    assertThat(budget.tryCharge(0)).as("an empty message counts its overhead").isFalse();
+    Queue q = new Queue();
+    assertThat(q.offer(budget, 600)).isTrue();
+    assertThat(q.offer(budget, 400)).isTrue();
+    assertThat(q.offer(budget, O)).as("an empty message counts its overhead").isFalse();
     assertThat(budget.charged()).isEqualTo(1000);
-    budget.release(400 - O);
-    assertThat(budget.tryCharge(300 - O)).isTrue();
-    assertThat(budget.charged()).isEqualTo(900);
+    q.waiting -= 400;
+    budget.update(q, q.waiting); // handed on
+    assertThat(budget.charged()).isEqualTo(600);
+    assertThat(q.offer(budget, 300)).isTrue();
+    q.waiting = 0;
+    budget.update(q, 0); // dropped
+    assertThat(budget.charged()).isZero();
   }
 
   @Test
-  void aMessageLargerThanTheLimit_fitsWhenNothingElseWaits_only() {
+  void aMessageLargerThanTheLimit_fitsWhenNothingElseIsCounted_only() {
     UnreadBudget budget = budget(1000);
-    assertThat(budget.tryCharge(5000)).as("nothing waits: a reader that keeps up gets it").isTrue();
-    assertThat(budget.tryCharge(0)).isFalse();
-    budget.release(5000);
     Queue q = new Queue();
-    assertThat(q.offer(budget, 5000)).isTrue();
+    assertThat(q.offer(budget, 5000)).as("nothing waits: a reader that keeps up gets it").isTrue();
     assertThat(q.offer(budget, 5000)).as("its own first one still waits").isFalse();
+    assertThat(new Queue().offer(budget, O)).isFalse();
     q.waiting = 0;
     clock.advance(Duration.ofMillis(1));
     assertThat(q.offer(budget, 5000)).as("read: nothing waits again").isTrue();
@@ -96,6 +101,7 @@ class UnreadBudgetTest {
     taken.waiting = 0; // read, and no message since
     assertThat(other.offer(budget, 500)).as("the 900 were taken").isTrue();
     assertThat(budget.charged()).isEqualTo(500);
+    clock.advance(Duration.ofMillis(1)); // (a walk now would find them)
     assertThat(new Queue().offer(budget, 501)).as("500 really wait").isFalse();
     assertThat(budget.recount()).isEqualTo(500);
   }
@@ -110,9 +116,10 @@ class UnreadBudgetTest {
     assertThat(new Queue().offer(budget, 200))
         .as("within the interval the count is taken as it is")
         .isFalse();
-    assertThat(budget.tryCharge(200 - O)).isFalse();
-    clock.advance(Duration.ofNanos(UnreadBudget.RECONCILE_INTERVAL_MICROS * 1_000));
-    assertThat(budget.tryCharge(200 - O)).as("an interval on, the accounts are read").isTrue();
+    clock.advance(Duration.ofNanos(UnreadBudget.RECONCILE_INTERVAL_MICROS * 1_000 - 1));
+    assertThat(new Queue().offer(budget, 200)).isFalse();
+    clock.advance(Duration.ofNanos(1));
+    assertThat(new Queue().offer(budget, 200)).as("an interval on, the accounts are read").isTrue();
     assertThat(budget.charged()).isEqualTo(200);
   }
 
@@ -137,22 +144,6 @@ class UnreadBudgetTest {
   }
 
   @Test
-  void noWalk_whenTheExactChargesAloneLeaveNoRoom() {
-    UnreadBudget budget = budget(1000);
-    Queue a = new Queue();
-    assertThat(a.offer(budget, 300)).isTrue();
-    a.waiting = 0;
-    assertThat(budget.tryCharge(800 - O)).as("walks: a's 300 are gone").isTrue();
-    assertThat(a.offer(budget, 100)).isTrue();
-    a.waiting = 0;
-    clock.advance(Duration.ofMillis(10));
-    assertThat(budget.tryCharge(300 - O)).as("800 exact + 300 > 1000 whatever a holds").isFalse();
-    assertThat(budget.charged()).as("no walk was made: a's stale 100 still counted").isEqualTo(900);
-    assertThat(budget.tryCharge(200 - O)).as("a walk may help this one").isTrue();
-    assertThat(budget.charged()).isEqualTo(1000);
-  }
-
-  @Test
   void anAccountRefused_isStillChargedWhatWaitsInIt_untilItsReaderTakesIt() {
     UnreadBudget budget = budget(1000);
     Queue a = new Queue();
@@ -170,16 +161,32 @@ class UnreadBudgetTest {
   }
 
   @Test
-  void offTheLoop_aMessageIsLetThroughUncounted_andCountedWithTheNextOnTheLoop() {
-    UnreadBudget offLoop = new UnreadBudget(1000, GlobalEventExecutor.INSTANCE, clock);
-    Queue q = new Queue();
-    assertThat(q.offer(offLoop, 5000)).isTrue();
-    assertThat(offLoop.charged()).isZero();
-    offLoop.release(100); // (a loop that has shut down: nothing to give back)
-    assertThat(offLoop.charged()).isZero();
-    UnreadBudget onLoop = budget(1000);
-    assertThat(q.offer(onLoop, 100)).as("its 5000 waiting, counted now").isFalse();
-    assertThat(onLoop.charged()).isEqualTo(5000);
+  void offTheLoop_aMessageIsLetThrough_andTheLoopCountsItsQueueSoonAfter() throws Exception {
+    DefaultEventExecutor loop = new DefaultEventExecutor();
+    try {
+      UnreadBudget budget = new UnreadBudget(1000, loop, clock);
+      Queue q = new Queue();
+      CountDownLatch held = new CountDownLatch(1);
+      loop.execute(
+          () -> {
+            try {
+              held.await(); // the loop busy until the test has queued and updated off it
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          });
+      assertThat(q.offer(budget, 5000)).as("queued off the loop: not refused").isTrue();
+      budget.update(q, 0); // (off the loop: ignored)
+      held.countDown();
+      assertThat(loop.submit(budget::charged).get(10, TimeUnit.SECONDS))
+          .as("counted on the loop")
+          .isEqualTo(5000);
+      assertThat(loop.submit(() -> q.offer(budget, 100)).get(10, TimeUnit.SECONDS))
+          .as("its 5000 wait")
+          .isFalse();
+    } finally {
+      loop.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+    }
   }
 
   @Test

@@ -11,6 +11,7 @@ import io.millrace.streams.Payload;
 import io.millrace.streams.StreamsOptions;
 import io.netty.buffer.ByteBuf;
 import io.netty.util.concurrent.EventExecutor;
+import java.lang.ref.WeakReference;
 import java.util.ArrayDeque;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
@@ -126,8 +127,8 @@ public abstract class InboundPublisher extends LoopDrain
    */
   private long queuedBytes;
 
-  /** The connection's budget, once a payload has waited here (null without one). Loop only. */
-  private UnreadBudget unread;
+  /** What waits here, to the connection's budget: once a payload has waited (null without one). */
+  private QueueAccount account;
 
   /**
    * The first credit, granted before any payload's size was known: payloads within it may wait
@@ -470,12 +471,13 @@ public abstract class InboundPublisher extends LoopDrain
       overflowed(size, null); // the engine releases the buffers
       return;
     }
-    UnreadBudget budget = unread;
-    if (budget == null) {
-      budget = unread = UnreadBudget.of(s.connection());
+    QueueAccount account = this.account;
+    if (account == null) {
+      UnreadBudget budget = UnreadBudget.of(s.connection());
+      account = this.account = budget == null ? null : new QueueAccount(this, budget);
     }
-    if (budget != null && !budget.tryCharge(size)) {
-      overflowed(size, budget); // past the connection's limit
+    if (account != null && !account.budget.admit(account, queuedBytes, size)) {
+      overflowed(size, account.budget); // past the connection's limit
       return;
     }
     Payload p = Payloads.received(metadata, data, zeroCopy);
@@ -548,26 +550,47 @@ public abstract class InboundPublisher extends LoopDrain
   private void dropQueued() {
     if (queue != null) {
       for (Payload p; (p = queue.poll()) != null; ) {
-        released(p.length());
         p.release();
       }
     }
     queuedBytes = 0;
+    counted();
   }
 
   private Payload poll() {
     Payload p = queue.poll();
-    long size = p.length(); // (as sizeOf counted it; data() would wrap a received copy)
-    queuedBytes -= size + UnreadBudget.MESSAGE_OVERHEAD;
-    released(size);
+    // (as sizeOf counted it; data() would wrap a received copy)
+    queuedBytes -= p.length() + UnreadBudget.MESSAGE_OVERHEAD;
+    counted();
     return p;
   }
 
-  /** Gives back to the connection's budget a payload of {@code size} bytes that no longer waits. */
-  private void released(long size) {
-    UnreadBudget budget = unread;
-    if (budget != null) {
-      budget.release(size); // (nothing off the loop: one that has shut down)
+  /** Tells the connection's budget what waits here now. */
+  private void counted() {
+    QueueAccount a = account;
+    if (a != null) {
+      a.budget.update(a, queuedBytes); // (nothing off the loop: one that has shut down)
+    }
+  }
+
+  /**
+   * The prefetch queue as the connection's budget sees it: what waits in it while its publisher
+   * lives. A publisher that its subscriber dropped without a cancel, on a stream the peer has
+   * ended, is collected with what waits in it, and then nothing waits.
+   */
+  private static final class QueueAccount extends UnreadBudget.Account {
+    final UnreadBudget budget;
+    private final WeakReference<InboundPublisher> owner;
+
+    QueueAccount(InboundPublisher owner, UnreadBudget budget) {
+      this.owner = new WeakReference<>(owner);
+      this.budget = budget;
+    }
+
+    @Override
+    protected long waitingNow() {
+      InboundPublisher p = owner.get();
+      return p == null ? 0 : p.queuedBytes;
     }
   }
 
