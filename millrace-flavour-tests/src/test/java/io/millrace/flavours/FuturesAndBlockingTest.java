@@ -260,7 +260,7 @@ class FuturesAndBlockingTest {
     try (BlockingStream a = r.requestStream(Payload.of("a"))) {
       awaitSent(sent, 3);
       try (BlockingStream b = r.requestStream(Payload.of("b"))) {
-        awaitSent(sent, 6); // all of B's come before its reader takes one
+        awaitRefusal(); // B's second, before its reader takes the first
         assertThat(b.next().data().readableBytes()).isEqualTo(64 << 10);
         assertThatThrownBy(b::hasNext)
             .isInstanceOf(io.millrace.streams.BacklogExceededException.class)
@@ -290,6 +290,17 @@ class FuturesAndBlockingTest {
             .submit(() -> io.millrace.core.internal.UnreadBudget.of(connection).recount())
             .get(10, TimeUnit.SECONDS);
     assertThat(unread).as("nothing counted once nothing waits").isZero();
+  }
+
+  /** Waits until the client's connection has refused a payload for what waits on it. */
+  private void awaitRefusal() throws Exception {
+    var budget = io.millrace.core.internal.UnreadBudget.of(connection);
+    long refused = 0;
+    for (int i = 0; i < 500 && refused == 0; i++) {
+      Thread.sleep(10);
+      refused = connection.executor().submit(budget::refusals).get(10, TimeUnit.SECONDS);
+    }
+    assertThat(refused).as("refused").isPositive();
   }
 
   /**

@@ -145,7 +145,7 @@ class UnreadBytesTest {
     CompletableFuture<EchoReply> b =
         CompletableFuture.supplyAsync(() -> echo.collect(three(0)), callers);
     awaitUnread(server, 4 * COUNTED); // one of B's fits beside them
-    Thread.sleep(300); // the next comes, and is refused
+    awaitRefusal(server); // the next does not
     gate.countDown();
     assertThat(a.get(10, TimeUnit.SECONDS).getSequence()).isEqualTo(3);
     assertThatThrownBy(() -> b.get(10, TimeUnit.SECONDS))
@@ -167,6 +167,23 @@ class UnreadBytesTest {
   }
 
   @Test
+  void aBlockingHandlersOnlyRequest_waitingForTheHandler_isCounted() throws Exception {
+    tcp =
+        RpcOverTcp.serve(
+            RpcServer.builder().service(EchoServiceFutures.bind(service, handlers)).build(), SMALL);
+    EchoServiceFutures.Client echo = new EchoServiceFutures.Client(tcp.client());
+    for (int i = 0; i < 500 && tcp.accepted().isEmpty(); i++) {
+      Thread.sleep(10);
+    }
+    EchoRequest one = EchoRequest.newBuilder().setPayload(CHUNK).build();
+    CompletableFuture<EchoReply> call =
+        CompletableFuture.supplyAsync(() -> echo.collect(List.of(one)), callers);
+    awaitUnread(tcp.accepted().get(0), COUNTED); // its only request, waiting for the handler
+    gate.countDown();
+    assertThat(call.get(10, TimeUnit.SECONDS).getSequence()).isEqualTo(1);
+  }
+
+  @Test
   void aClientsBlockingReaders_togetherPastTheLimit_failTheCallThatPassesIt_andRoomComesBack()
       throws Exception {
     tcp =
@@ -177,7 +194,7 @@ class UnreadBytesTest {
     try (MessageIterator<EchoReply> a = echo.chat(three(0))) {
       awaitChatSent(3);
       try (MessageIterator<EchoReply> b = echo.chat(three(0))) {
-        awaitChatSent(6); // all of B's come before its reader takes one
+        awaitRefusal(client.connection()); // B's second, before its reader takes the first
         assertThat(b.next().getPayload().size()).isEqualTo(64 << 10);
         assertThatThrownBy(b::hasNext)
             .isInstanceOfSatisfying(
@@ -224,6 +241,13 @@ class UnreadBytesTest {
     startChatAndDropIt(echo); // its three replies wait, and its call ends
     awaitChatSent(3);
     Connection connection = client.connection();
+    UnreadBudget budget = UnreadBudget.of(connection);
+    long counted = 0;
+    for (int i = 0; i < 500 && counted < 3 * COUNTED; i++) {
+      Thread.sleep(10);
+      counted = connection.executor().submit(budget::charged).get(10, TimeUnit.SECONDS);
+    }
+    assertThat(counted).as("counted while they wait").isEqualTo(3 * COUNTED);
     long unread = -1;
     for (int i = 0; i < 100 && unread != 0; i++) {
       System.gc();
@@ -247,6 +271,17 @@ class UnreadBytesTest {
       unread = unread(connection);
     }
     assertThat(unread).isGreaterThanOrEqualTo(bytes);
+  }
+
+  /** Waits until {@code connection}'s budget has refused a message. */
+  static void awaitRefusal(Connection connection) throws Exception {
+    UnreadBudget budget = UnreadBudget.of(connection);
+    long refused = 0;
+    for (int i = 0; i < 500 && refused == 0; i++) {
+      Thread.sleep(10);
+      refused = connection.executor().submit(budget::refusals).get(10, TimeUnit.SECONDS);
+    }
+    assertThat(refused).as("refused").isPositive();
   }
 
   /** What {@code connection} counts as waiting for readers, read again on its loop. */

@@ -1020,6 +1020,13 @@ public final class ReconnectingConnection implements Connection {
    * A request made while there was no connection: it waits for the next one (or fails at once),
    * then stands for the stream the connection gives it.
    */
+  /** The budget of the connection {@code stream} (one of this one's) was sent on, or null. */
+  static UnreadBudget unreadBudgetOf(Stream stream) {
+    return stream instanceof ReconnectingConnection.Waiting w && w.sent instanceof DefaultStream d
+        ? d.engine.unread
+        : null;
+  }
+
   private final class Waiting implements Stream, StreamListener {
     static final int FNF = 0;
     static final int PUSH = 1;

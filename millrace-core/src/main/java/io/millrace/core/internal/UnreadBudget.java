@@ -1,6 +1,7 @@
 package io.millrace.core.internal;
 
 import io.millrace.core.Connection;
+import io.millrace.core.Stream;
 import io.netty.util.concurrent.EventExecutor;
 import java.util.Arrays;
 import java.util.concurrent.RejectedExecutionException;
@@ -23,18 +24,19 @@ import java.util.concurrent.TimeUnit;
  * limit, every account is read again first, and then the charge is decided. A peer must not make
  * each of its frames cost a walk over all its streams: a walk comes at most once per {@value
  * #RECONCILE_INTERVAL_MICROS} microseconds for each {@value #ACCOUNTS_PER_INTERVAL} accounts
- * listed. A message is always let through when nothing else is counted as waiting, so that one
- * larger than the limit still reaches a reader that keeps up.
+ * listed, and within that interval a charge is decided on the counts as they are (which may still
+ * hold what readers have taken). A message is always let through when nothing else is counted as
+ * waiting, so that one larger than the limit still reaches a reader that keeps up.
  *
  * <p>Event-loop confined: charges need no atomic operation. A message queued on another thread (a
- * blocking handler's first, which the handler's own thread takes) is let through, and a task on the
- * loop counts what waits in its queue then.
+ * blocking handler's first, which the handler's own thread takes) is let through, never refused,
+ * and a task on the loop counts what waits in its queue from then on ({@link #recountLater}).
  *
- * <p>Accounts are listed while they hold a charge. The list is also read again, and the accounts
- * with nothing waiting dropped from it, whenever it has doubled since it last was, so that a
- * connection that lives for days does not keep the accounts of its ended streams: each listing pays
- * for a bounded share of one walk. An account whose reader has gone (collected without closing its
- * queue) must say that nothing waits.
+ * <p>Accounts are listed once charged, and unlisted by a walk that finds nothing waiting in them.
+ * The list is also read again whenever it has doubled since it last was, so that a connection that
+ * lives for days does not keep the accounts of its ended streams: each listing pays for a bounded
+ * share of one walk. An account whose reader has gone (collected without closing its queue) must
+ * say that nothing waits.
  */
 public final class UnreadBudget {
   /** Bytes each waiting message counts beyond its own: about what holds it (objects, a slice). */
@@ -80,6 +82,7 @@ public final class UnreadBudget {
   private final EventExecutor loop;
   private final Timers clock;
   private long charged; // the accounts' charges
+  private long refusals;
   private Account[] accounts = new Account[8];
   private int listed;
   private int sweepAt = FIRST_SWEEP;
@@ -97,6 +100,24 @@ public final class UnreadBudget {
     return connection instanceof ConnectionEngine engine ? engine.unread : null;
   }
 
+  /**
+   * The budget of the connection {@code stream}'s messages come on: its connection's, or for a
+   * stream of a reconnecting connection, the connection it was sent on; null when none.
+   */
+  public static UnreadBudget of(Stream stream) {
+    Connection c = stream.connection();
+    return c instanceof ConnectionEngine engine
+        ? engine.unread
+        : c instanceof ReconnectingConnection
+            ? ReconnectingConnection.unreadBudgetOf(stream)
+            : null;
+  }
+
+  /** Whether the calling thread is the loop, which alone charges this budget. */
+  public boolean onLoop() {
+    return loop.inEventLoop();
+  }
+
   /** The most bytes that may wait. */
   public long limit() {
     return limit;
@@ -105,6 +126,11 @@ public final class UnreadBudget {
   /** The bytes counted as waiting now: exact but for accounts' readers' progress not yet seen. */
   public long charged() {
     return charged;
+  }
+
+  /** How many messages this budget has refused: for diagnostics and tests. The loop only. */
+  public long refusals() {
+    return refusals;
   }
 
   /**
@@ -120,11 +146,11 @@ public final class UnreadBudget {
    * A message of {@code size} bytes comes to {@code account}'s queue, in which {@code waiting}
    * bytes wait now (what {@link Account#waitingNow} would say). Returns true when it may be queued
    * (charged), false when it would take the connection past its limit (then the account is charged
-   * what waits, without it). Off the loop it is let through uncounted.
+   * what waits, without it). Off the loop it is let through, uncounted: once it is in the queue,
+   * the caller has the loop count it ({@link #recountLater}).
    */
   public boolean admit(Account account, long waiting, long size) {
     if (!loop.inEventLoop()) {
-      recountLater(account);
       return true;
     }
     recharge(account, waiting);
@@ -133,6 +159,8 @@ public final class UnreadBudget {
     if (fits) {
       charged += bytes;
       account.charge += bytes;
+    } else {
+      refusals++;
     }
     listIfCharged(account); // (a walk may have unlisted it)
     return fits;
@@ -149,8 +177,12 @@ public final class UnreadBudget {
     }
   }
 
-  /** Counts what waits in {@code account} from the loop, soon: it was queued on another thread. */
-  private void recountLater(Account account) {
+  /**
+   * Has the loop count what waits in {@code account} soon: a message was queued in it on another
+   * thread (after {@link #admit} let it through there). Any thread; what the caller wrote before is
+   * seen by the loop.
+   */
+  public void recountLater(Account account) {
     try {
       loop.execute(() -> update(account, account.waitingNow()));
     } catch (RejectedExecutionException e) {

@@ -9,7 +9,6 @@ import io.netty.util.concurrent.ImmediateEventExecutor;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -49,7 +48,7 @@ class UnreadBudgetTest {
   @Test
   void theDefaultIs64MiB_andAConnectionHasOne() {
     assertThat(ConnectionConfig.DEFAULT.maxUnreadBytes()).isEqualTo(64L << 20);
-    assertThat(UnreadBudget.of(null)).isNull();
+    assertThat(UnreadBudget.of((io.millrace.core.Connection) null)).isNull();
   }
 
   @Test
@@ -161,29 +160,24 @@ class UnreadBudgetTest {
   }
 
   @Test
-  void offTheLoop_aMessageIsLetThrough_andTheLoopCountsItsQueueSoonAfter() throws Exception {
+  void offTheLoop_aMessageIsLetThrough_andTheLoopCountsItsQueueWhenAsked() throws Exception {
     DefaultEventExecutor loop = new DefaultEventExecutor();
     try {
       UnreadBudget budget = new UnreadBudget(1000, loop, clock);
       Queue q = new Queue();
-      CountDownLatch held = new CountDownLatch(1);
-      loop.execute(
-          () -> {
-            try {
-              held.await(); // the loop busy until the test has queued and updated off it
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-            }
-          });
+      assertThat(budget.onLoop()).isFalse();
       assertThat(q.offer(budget, 5000)).as("queued off the loop: not refused").isTrue();
-      budget.update(q, 0); // (off the loop: ignored)
-      held.countDown();
+      assertThat(loop.submit(budget::charged).get(10, TimeUnit.SECONDS)).as("not yet").isZero();
+      budget.recountLater(q); // as a Backlog does once the message is in its queue
       assertThat(loop.submit(budget::charged).get(10, TimeUnit.SECONDS))
           .as("counted on the loop")
           .isEqualTo(5000);
+      budget.update(q, 0); // off the loop: nothing
+      assertThat(loop.submit(budget::charged).get(10, TimeUnit.SECONDS)).isEqualTo(5000);
       assertThat(loop.submit(() -> q.offer(budget, 100)).get(10, TimeUnit.SECONDS))
           .as("its 5000 wait")
           .isFalse();
+      assertThat(loop.submit(budget::refusals).get(10, TimeUnit.SECONDS)).isEqualTo(1);
     } finally {
       loop.shutdownGracefully(0, 0, TimeUnit.SECONDS);
     }

@@ -79,6 +79,9 @@ public final class Backlog extends UnreadBudget.Account {
       return BacklogExceededException.onConnection(budget.charged(), size, budget.limit());
     }
     arrivedBytes += counted;
+    if (budget != null && !budget.onLoop()) {
+      budget.recountLater(this); // queued on another thread: counted by the loop from now
+    }
     return null;
   }
 

@@ -473,7 +473,7 @@ public abstract class InboundPublisher extends LoopDrain
     }
     QueueAccount account = this.account;
     if (account == null) {
-      UnreadBudget budget = UnreadBudget.of(s.connection());
+      UnreadBudget budget = UnreadBudget.of(s);
       account = this.account = budget == null ? null : new QueueAccount(this, budget);
     }
     if (account != null && !account.budget.admit(account, queuedBytes, size)) {
@@ -601,7 +601,7 @@ public abstract class InboundPublisher extends LoopDrain
   @Override
   public UnreadBudget unreadBudget() {
     Stream s = stream;
-    return s == null ? null : UnreadBudget.of(s.connection());
+    return s == null ? null : UnreadBudget.of(s);
   }
 
   /** Ends the inbound half with {@code error} (delivered after what is queued). Loop only. */
