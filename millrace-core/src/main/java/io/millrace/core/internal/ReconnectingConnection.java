@@ -1016,10 +1016,6 @@ public final class ReconnectingConnection implements Connection {
     }
   }
 
-  /**
-   * A request made while there was no connection: it waits for the next one (or fails at once),
-   * then stands for the stream the connection gives it.
-   */
   /** The budget of the connection {@code stream} (one of this one's) was sent on, or null. */
   static UnreadBudget unreadBudgetOf(Stream stream) {
     return stream instanceof ReconnectingConnection.Waiting w && w.sent instanceof DefaultStream d
@@ -1027,6 +1023,10 @@ public final class ReconnectingConnection implements Connection {
         : null;
   }
 
+  /**
+   * A request made while there was no connection: it waits for the next one (or fails at once),
+   * then stands for the stream the connection gives it.
+   */
   private final class Waiting implements Stream, StreamListener {
     static final int FNF = 0;
     static final int PUSH = 1;

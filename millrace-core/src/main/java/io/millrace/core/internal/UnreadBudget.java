@@ -146,8 +146,9 @@ public final class UnreadBudget {
    * A message of {@code size} bytes comes to {@code account}'s queue, in which {@code waiting}
    * bytes wait now (what {@link Account#waitingNow} would say). Returns true when it may be queued
    * (charged), false when it would take the connection past its limit (then the account is charged
-   * what waits, without it). Off the loop it is let through, uncounted: once it is in the queue,
-   * the caller has the loop count it ({@link #recountLater}).
+   * what waits, without it). Off the loop it is let through, uncounted: once the caller has counted
+   * it in the account ({@link Account#waitingNow}), it has the loop count it ({@link
+   * #recountLater}).
    */
   public boolean admit(Account account, long waiting, long size) {
     if (!loop.inEventLoop()) {
@@ -178,9 +179,9 @@ public final class UnreadBudget {
   }
 
   /**
-   * Has the loop count what waits in {@code account} soon: a message was queued in it on another
-   * thread (after {@link #admit} let it through there). Any thread; what the caller wrote before is
-   * seen by the loop.
+   * Has the loop count what waits in {@code account} soon: a message was counted in it on another
+   * thread (after {@link #admit} let it through there), to be queued. Any thread; what the caller
+   * wrote before is seen by the loop.
    */
   public void recountLater(Account account) {
     try {

@@ -367,6 +367,30 @@ class ReconnectingConnectionTest {
   }
 
   @Test
+  void aWaitingRequestOnceSent_isCountedOnTheBudgetOfTheConnectionItWentOn() {
+    try (Net net = new Net(fast().build())) {
+      net.refuse = true;
+      net.cut();
+      Recorder stream = new Recorder();
+      Stream[] sent = new Stream[1];
+      net.onLoop(
+          () -> {
+            sent[0] = net.connection.requestStream(null, net.count(3), 3, stream);
+            return null;
+          });
+      assertThat(net.loop.call(() -> UnreadBudget.of(sent[0]))).as("not sent yet").isNull();
+      net.refuse = false;
+      net.until(() -> stream.completed);
+      assertThat(net.loop.call(() -> UnreadBudget.of(sent[0].connection())))
+          .as("the reconnecting connection has no budget of its own")
+          .isNull();
+      assertThat(net.loop.call(() -> UnreadBudget.of(sent[0])))
+          .as("the connection it went on has")
+          .isNotNull();
+    }
+  }
+
+  @Test
   void aWaitingRequestFailsWithRejectedAfterTheMaximumWait() {
     try (Net net = new Net(fast().maxWait(Duration.ofSeconds(1)).build())) {
       net.refuse = true;
