@@ -184,6 +184,27 @@ class UnreadBytesTest {
   }
 
   @Test
+  void aRoutedCallsFirstRequest_takenOnTheHandlersThread_isCountedToo() throws Exception {
+    // A routed call (rsocket-java's, Spring's) carries its first message in the frame that opens
+    // it, and the handler's iterator takes that one on the handler's thread, off the loop.
+    tcp =
+        RpcOverTcp.serve(
+            RpcServer.builder().service(EchoServiceFutures.bind(service, handlers)).build(), SMALL);
+    EchoServiceFutures.Client echo =
+        new EchoServiceFutures.Client(
+            RpcClient.routing(tcp.connect("message/x.rsocket.composite-metadata.v0")));
+    for (int i = 0; i < 500 && tcp.accepted().isEmpty(); i++) {
+      Thread.sleep(10);
+    }
+    EchoRequest one = EchoRequest.newBuilder().setPayload(CHUNK).build();
+    CompletableFuture<EchoReply> call =
+        CompletableFuture.supplyAsync(() -> echo.collect(List.of(one)), callers);
+    awaitUnread(tcp.accepted().get(0), COUNTED); // its only request, waiting for the handler
+    gate.countDown();
+    assertThat(call.get(10, TimeUnit.SECONDS).getSequence()).isEqualTo(1);
+  }
+
+  @Test
   void aClientsBlockingReaders_togetherPastTheLimit_failTheCallThatPassesIt_andRoomComesBack()
       throws Exception {
     tcp =
