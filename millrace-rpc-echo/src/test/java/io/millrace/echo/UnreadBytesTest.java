@@ -168,31 +168,26 @@ class UnreadBytesTest {
 
   @Test
   void aBlockingHandlersOnlyRequest_waitingForTheHandler_isCounted() throws Exception {
-    tcp =
-        RpcOverTcp.serve(
-            RpcServer.builder().service(EchoServiceFutures.bind(service, handlers)).build(), SMALL);
-    EchoServiceFutures.Client echo = new EchoServiceFutures.Client(tcp.client());
-    for (int i = 0; i < 500 && tcp.accepted().isEmpty(); i++) {
-      Thread.sleep(10);
-    }
-    EchoRequest one = EchoRequest.newBuilder().setPayload(CHUNK).build();
-    CompletableFuture<EchoReply> call =
-        CompletableFuture.supplyAsync(() -> echo.collect(List.of(one)), callers);
-    awaitUnread(tcp.accepted().get(0), COUNTED); // its only request, waiting for the handler
-    gate.countDown();
-    assertThat(call.get(10, TimeUnit.SECONDS).getSequence()).isEqualTo(1);
+    onlyRequestCountedWhileItWaits(false); // a native call: its requests come on the loop
   }
 
   @Test
   void aRoutedCallsFirstRequest_takenOnTheHandlersThread_isCountedToo() throws Exception {
     // A routed call (rsocket-java's, Spring's) carries its first message in the frame that opens
     // it, and the handler's iterator takes that one on the handler's thread, off the loop.
+    onlyRequestCountedWhileItWaits(true);
+  }
+
+  /** One request to a blocked collect handler is counted on the server while it waits. */
+  private void onlyRequestCountedWhileItWaits(boolean routed) throws Exception {
     tcp =
         RpcOverTcp.serve(
             RpcServer.builder().service(EchoServiceFutures.bind(service, handlers)).build(), SMALL);
-    EchoServiceFutures.Client echo =
-        new EchoServiceFutures.Client(
-            RpcClient.routing(tcp.connect("message/x.rsocket.composite-metadata.v0")));
+    RpcClient client =
+        routed
+            ? RpcClient.routing(tcp.connect("message/x.rsocket.composite-metadata.v0"))
+            : tcp.client();
+    EchoServiceFutures.Client echo = new EchoServiceFutures.Client(client);
     for (int i = 0; i < 500 && tcp.accepted().isEmpty(); i++) {
       Thread.sleep(10);
     }
