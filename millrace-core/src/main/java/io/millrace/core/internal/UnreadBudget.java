@@ -151,9 +151,11 @@ public final class UnreadBudget {
    * #recountLater}).
    */
   public boolean admit(Account account, long waiting, long size) {
-    if (!loop.inEventLoop()) {
-      return true;
-    }
+    return !loop.inEventLoop() || admitOnLoop(account, waiting, size);
+  }
+
+  /** {@link #admit} from a caller that knows it is on the loop ({@link #onLoop}). */
+  public boolean admitOnLoop(Account account, long waiting, long size) {
     recharge(account, waiting);
     long bytes = size + MESSAGE_OVERHEAD;
     boolean fits = fits(bytes);

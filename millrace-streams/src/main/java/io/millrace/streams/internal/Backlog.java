@@ -75,11 +75,15 @@ public final class Backlog extends UnreadBudget.Account {
     if (++arrived > ReadAhead.FIRST_REQUEST && waiting + counted > limit) {
       return new BacklogExceededException(waiting, size, limit);
     }
-    if (budget != null && !budget.admit(this, waiting, size)) {
-      return BacklogExceededException.onConnection(budget.charged(), size, budget.limit());
-    }
-    arrivedBytes += counted;
-    if (budget != null && !budget.onLoop()) {
+    if (budget == null) {
+      arrivedBytes += counted;
+    } else if (budget.onLoop()) {
+      if (!budget.admitOnLoop(this, waiting, size)) {
+        return BacklogExceededException.onConnection(budget.charged(), size, budget.limit());
+      }
+      arrivedBytes += counted;
+    } else {
+      arrivedBytes += counted;
       budget.recountLater(this); // queued on another thread: counted by the loop from now
     }
     return null;

@@ -476,7 +476,7 @@ public abstract class InboundPublisher extends LoopDrain
       UnreadBudget budget = UnreadBudget.of(s);
       account = this.account = budget == null ? null : new QueueAccount(this, budget);
     }
-    if (account != null && !account.budget.admit(account, queuedBytes, size)) {
+    if (account != null && !account.budget.admitOnLoop(account, queuedBytes, size)) {
       overflowed(size, account.budget); // past the connection's limit
       return;
     }
